@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PY      := .venv/bin/python
+PIP     := .venv/bin/pip
+STAMP   := .venv/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: demo test test-sqlite test-postgres install bench lint clean
+
+$(PY):
+	python3 -m venv .venv
+	$(PIP) install -q -U pip
+
+# torch first, from the CPU wheel this machine keeps on disk: a bare `torch` would pull a CUDA build.
+$(STAMP): $(PY) pyproject.toml
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	CREWLET_CONFIG=var/demo/crewlet.toml $(PY) manage.py demo
+
+test: install
+	$(PY) bin/test_engines.py --engine both
+
+test-sqlite: install
+	$(PY) bin/test_engines.py --engine sqlite
+
+test-postgres: install
+	$(PY) bin/test_engines.py --engine postgres
+
+bench: install
+	for b in bench/*.py; do $(PY) $$b || exit 1; done
+
+lint: install
+	.venv/bin/ruff check .
+
+clean:
+	rm -rf var/*.sqlite3 var/demo var/screenshots

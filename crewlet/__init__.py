@@ -1,0 +1,1 @@
+"""Crewlet learning: the project package (settings, org, config, API)."""

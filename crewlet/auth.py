@@ -1,0 +1,57 @@
+"""API authentication: per-seat bearer tokens and operator tokens, stored hashed."""
+
+from __future__ import annotations
+
+from ninja.security import HttpBearer
+
+from crewlet.errors import Forbidden
+from crewlet.models import ApiToken, Seat, hash_token
+
+
+def _lookup(raw: str) -> ApiToken | None:
+    return (
+        ApiToken.objects.select_related("seat", "seat__role", "seat__unit", "company")
+        .filter(token_hash=hash_token(raw), revoked=False)
+        .first()
+    )
+
+
+class SeatAuth(HttpBearer):
+    """A seat's own token (operator tokens are accepted too; ``require_seat`` narrows them)."""
+
+    def authenticate(self, request, token):
+        found = _lookup(token)
+        if found is None or (found.kind == ApiToken.SEAT and (found.seat is None or not found.seat.active)):
+            return None
+        request.api_token = found
+        return found
+
+
+class OperatorAuth(HttpBearer):
+    def authenticate(self, request, token):
+        found = _lookup(token)
+        if found is None or found.kind != ApiToken.OPERATOR:
+            return None
+        request.api_token = found
+        return found
+
+
+def require_seat(request, handle: str | None = None) -> Seat:
+    """The seat this request acts as; a seat token may act only as itself (403 otherwise)."""
+    token: ApiToken = request.auth
+    if token.kind == ApiToken.SEAT:
+        if handle is not None and token.seat.handle != handle:
+            raise Forbidden(f"this token belongs to seat {token.seat.handle!r} and cannot act as {handle!r}")
+        return token.seat
+    if handle is None:
+        raise Forbidden("an operator token must name the seat it reads")
+    seat = Seat.objects.select_related("role", "unit", "company").filter(handle=handle, company=token.company).first()
+    if seat is None:
+        from crewlet.errors import NotFound
+
+        raise NotFound(f"no seat with handle {handle!r}")
+    return seat
+
+
+seat_auth = SeatAuth()
+operator_auth = OperatorAuth()

@@ -1,0 +1,78 @@
+"""Apply a parsed config to the org tables: company, units, roles and seats, upserted by key."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from crewlet.config import schema
+
+
+def _tristate(value: str) -> bool | None:
+    return {"true": True, "false": False}.get(value)
+
+
+@transaction.atomic
+def apply_to_org(config: schema.Config) -> dict:
+    from crewlet.models import Company, Role, Seat, Unit
+
+    c = config.company
+    company, _ = Company.objects.update_or_create(
+        name=c.name,
+        defaults={
+            "learning_enabled": c.learning_enabled,
+            "token_budget": c.token_budget or None,
+            "budget_window": c.budget_window,
+        },
+    )
+    units = {}
+    for key, spec in config.units.items():
+        units[key], _ = Unit.objects.update_or_create(
+            company=company,
+            key=key,
+            defaults={
+                "name": spec.name or key,
+                "knowledge_container": spec.knowledge_container,
+                "tracker_key": spec.tracker_key,
+            },
+        )
+    for key, spec in config.units.items():
+        parent = units.get(spec.parent)
+        if units[key].parent_id != (parent.pk if parent else None):
+            units[key].parent = parent
+            units[key].save(update_fields=["parent"])
+    roles = {}
+    for name, spec in config.roles.items():
+        roles[name], _ = Role.objects.update_or_create(
+            company=company,
+            name=name,
+            defaults={
+                "learning_enabled": _tristate(spec.learning_enabled),
+                "llm": spec.llm,
+                "llm_auxiliary": spec.llm_auxiliary,
+                "token_budget": spec.token_budget or None,
+                "tools": spec.tools,
+            },
+        )
+    created = []
+    for handle, spec in config.seats.items():
+        _seat, was_created = Seat.objects.update_or_create(
+            handle=handle,
+            defaults={
+                "company": company,
+                "role": roles.get(spec.role),
+                "unit": units.get(spec.unit),
+                "display_name": spec.display_name or handle,
+                "token_budget": spec.token_budget or None,
+                "active": spec.active,
+                "mcp_env": spec.mcp_env,
+            },
+        )
+        if was_created:
+            created.append(handle)
+    return {
+        "company": company.name,
+        "units": sorted(units),
+        "roles": sorted(roles),
+        "seats": sorted(config.seats),
+        "seats_created": created,
+    }

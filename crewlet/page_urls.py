@@ -1,0 +1,3 @@
+"""Server-rendered pages (memory tab, dashboard); each app appends its patterns here."""
+
+urlpatterns = []

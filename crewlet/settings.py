@@ -1,0 +1,112 @@
+"""Django settings. ``DATABASE_URL`` selects the engine; the default is an SQLite file under var/."""
+
+import os
+from pathlib import Path
+
+from crewlet import sqlite_driver
+
+sqlite_driver.install()
+
+import dj_database_url  # noqa: E402
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CREWLET_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-not-secret-crewlet")
+DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
+ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver").split(",")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_q",
+    "django_htmx",
+    "crewlet.apps.CrewletConfig",
+    "learning.apps.LearningConfig",
+    "knowledge.apps.KnowledgeConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "crewlet.urls"
+WSGI_APPLICATION = "crewlet.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+_default_sqlite = f"sqlite:///{VAR_DIR / 'crewlet.sqlite3'}"
+DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_sqlite))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file test database (not :memory:) so threaded tests and qcluster workers share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+else:
+    DATABASES["default"].setdefault("TEST", {})
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+AUTH_PASSWORD_VALIDATORS = []
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+LOGIN_URL = "/admin/login/"
+
+# crewlet.toml: the applied config file; a running process re-reads it when its content changes.
+CREWLET_CONFIG_PATH = os.environ.get("CREWLET_CONFIG", str(BASE_DIR / "crewlet.toml"))
+
+# django-q2: ORM broker on the same database by default; CREWLET_Q_REDIS switches to Redis.
+Q_CLUSTER = {
+    "name": "crewlet",
+    "workers": int(os.environ.get("CREWLET_Q_WORKERS", "2")),
+    "timeout": 300,
+    "retry": 360,
+    "max_attempts": 1,
+    "queue_limit": 50,
+    "bulk": 10,
+    "orm": "default",
+    "catch_up": False,
+    "sync": os.environ.get("CREWLET_Q_SYNC", "0") == "1",
+}
+if os.environ.get("CREWLET_Q_REDIS"):
+    Q_CLUSTER.pop("orm")
+    Q_CLUSTER["redis"] = os.environ["CREWLET_Q_REDIS"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        "crewlet": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
+        "learning": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
+        "knowledge": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
+    },
+}

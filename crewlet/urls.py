@@ -1,0 +1,10 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from crewlet.api import api
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+    path("", include("crewlet.page_urls")),
+]

@@ -1,0 +1,1 @@
+"""Team knowledge: the Searcher and PromotionWriter seams and their backends."""

@@ -1,0 +1,31 @@
+"""Native knowledge-base pages (the native Searcher/PromotionWriter backend's store)."""
+
+from django.db import models
+
+from learning.vectors import EmbeddedMixin
+
+AUTO_DRAFTED_PARENT = "Auto-Drafted Skills"
+AUTO_DRAFT_PREFIX = "[Auto-draft]"
+
+
+class Page(EmbeddedMixin):
+    DRAFT = "draft"
+    PUBLISHED = "published"
+    STATES = [(DRAFT, "draft"), (PUBLISHED, "published")]
+
+    container_key = models.CharField(max_length=100, db_index=True)
+    title = models.CharField(max_length=400)
+    body = models.TextField(blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="children")
+    state = models.CharField(max_length=10, choices=STATES, default=PUBLISHED)
+    author = models.CharField(max_length=150, blank=True)
+    labels = models.JSONField(default=list, blank=True)
+    source = models.JSONField(default=dict, blank=True, help_text="For auto-drafts: the skills and seats it came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        unique_together = [("container_key", "title")]
+
+    def __str__(self):
+        return f"{self.container_key}: {self.title}"

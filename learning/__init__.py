@@ -1,0 +1,1 @@
+"""Agent learning: reflection, memory, skills, prefetch, background passes, transcripts."""

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class LearningConfig(AppConfig):
+    name = "learning"
+    verbose_name = "Agent learning"

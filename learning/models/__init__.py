@@ -1,0 +1,24 @@
+"""The learning tables, one module per family, re-exported here."""
+
+from learning.models.diary import DiaryEntry
+from learning.models.episodes import Episode
+from learning.models.events import Event
+from learning.models.profiles import CounterpartyProfile, OnboardingMarker
+from learning.models.runtime import Duty, PrefetchSnapshot, RefreshLedger
+from learning.models.skills import SkillVersion, SynthesizedSkill
+from learning.models.turns import ConversationState, Turn
+
+__all__ = [
+    "ConversationState",
+    "CounterpartyProfile",
+    "DiaryEntry",
+    "Duty",
+    "Episode",
+    "Event",
+    "OnboardingMarker",
+    "PrefetchSnapshot",
+    "RefreshLedger",
+    "SkillVersion",
+    "SynthesizedSkill",
+    "Turn",
+]

@@ -1,0 +1,52 @@
+from django.db import models
+
+from learning.vectors import EmbeddedMixin
+
+
+class Episode(EmbeddedMixin):
+    """One completed turn (raw) or one cluster of turns (compacted)."""
+
+    RAW = "raw"
+    COMPACTED = "compacted"
+    KINDS = [(RAW, "raw"), (COMPACTED, "compacted")]
+
+    seat = models.ForeignKey("crewlet.Seat", on_delete=models.CASCADE, related_name="episodes")
+    kind = models.CharField(max_length=10, choices=KINDS, default=RAW)
+    run_id = models.CharField(max_length=200, blank=True)
+    work_key = models.CharField(max_length=200, blank=True)
+    work_item = models.CharField(max_length=200, blank=True)
+    conversation_id = models.CharField(max_length=300, blank=True)
+    conversation_kind = models.CharField(max_length=40, blank=True)
+    task_summary = models.TextField(blank=True, help_text="The label of the event that woke the turn.")
+    ask = models.TextField(blank=True)
+    plan_summary = models.TextField(blank=True, help_text="What it did.")
+    tool_sequence = models.JSONField(default=list, blank=True)
+    skills_used = models.JSONField(default=list, blank=True)
+    review_outcome = models.CharField(max_length=20, blank=True)
+    started_at = models.DateTimeField(db_index=True)
+    ended_at = models.DateTimeField()
+    duration_ms = models.BigIntegerField(null=True, blank=True)
+    # compacted rows
+    count = models.PositiveIntegerField(default=1)
+    common_task_pattern = models.TextField(blank=True)
+    common_outcome = models.TextField(blank=True)
+    success_rate = models.FloatField(null=True, blank=True)
+    subjects_involved = models.JSONField(default=list, blank=True)
+    notable_patterns = models.TextField(blank=True)
+    exemplar_turn_ids = models.JSONField(default=list, blank=True)
+    is_exemplar = models.BooleanField(default=False, help_text="Kept raw as a compacted row's drill-down anchor.")
+    consolidated_into_skill = models.ForeignKey(
+        "learning.SynthesizedSkill", null=True, blank=True, on_delete=models.SET_NULL, related_name="source_episodes"
+    )
+    consolidated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "episodes"
+        indexes = [
+            models.Index(fields=["seat", "kind", "started_at"]),
+            models.Index(fields=["seat", "conversation_id", "ended_at"]),
+            models.Index(fields=["seat", "work_key"]),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.task_summary[:60]}"

@@ -1,0 +1,1 @@
+"""Model providers: chat completions (``llm``) and embeddings (``embeddings``)."""

@@ -1,0 +1,138 @@
+"""Shared fixtures. Every test runs on the engine ``DATABASE_URL`` selects (see bin/test_engines.py).
+
+Unit tests serve a config with the offline provider and the hashing embedder; the few tests
+marked ``real_model`` load the packaged sentence-embedding model.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from crewlet import config
+from crewlet.config import schema
+from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory, token_for
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def test_config(**overrides) -> schema.Config:
+    """The config unit tests serve: offline + scripted providers, hashing embeddings."""
+    base = dict(
+        providers=schema.Providers(
+            llm={"offline": schema.ProviderSpec(kind="offline"), "scripted": schema.ProviderSpec(kind="scripted")},
+            embeddings=schema.EmbeddingSpec(kind="hashing", model="hashing-256", dimensions=256),
+        )
+    )
+    base.update(overrides)
+    return schema.Config(**base)
+
+
+@pytest.fixture(autouse=True)
+def _serve_test_config():
+    from learning.providers.embeddings import reset_embedder
+    from learning.providers.llm import reset_providers
+    from learning.providers.llm.scripted import ScriptedProvider
+
+    config.use(test_config())
+    reset_embedder()
+    reset_providers()
+    ScriptedProvider.reset()
+    yield
+    config.use(None)
+    reset_embedder()
+    ScriptedProvider.reset()
+
+
+@pytest.fixture
+def serve_config():
+    """Serve a config built from keyword overrides of ``test_config``: ``serve_config(learning=...)``."""
+
+    def _serve(**overrides):
+        cfg = test_config(**overrides)
+        config.use(cfg)
+        return cfg
+
+    return _serve
+
+
+@pytest.fixture
+def company(db):
+    return CompanyFactory()
+
+
+@pytest.fixture
+def unit(company):
+    return UnitFactory(company=company, key="eng", knowledge_container="ENG")
+
+
+@pytest.fixture
+def role(company):
+    return RoleFactory(company=company, name="swe")
+
+
+@pytest.fixture
+def seat(company, role, unit):
+    return SeatFactory(company=company, role=role, unit=unit, handle="ana")
+
+
+@pytest.fixture
+def other_seat(company, role, unit):
+    return SeatFactory(company=company, role=role, unit=unit, handle="bo")
+
+
+@pytest.fixture
+def seat_token(seat):
+    return token_for(seat)
+
+
+@pytest.fixture
+def api_client(client):
+    """Django test client with a ``bearer(token)`` helper for JSON calls."""
+
+    class _Api:
+        def __init__(self, django_client):
+            self.c = django_client
+
+        def _h(self, token):
+            return {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+
+        def get(self, path, token=None, **params):
+            return self.c.get(path, params, **self._h(token))
+
+        def post(self, path, body=None, token=None):
+            import json
+
+            return self.c.post(path, json.dumps(body if body is not None else {}), content_type="application/json", **self._h(token))
+
+    return _Api(client)
+
+
+def engine_vendor() -> str:
+    from django.db import connection
+
+    return connection.vendor
+
+
+def redis_available(host="127.0.0.1", port=6379) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def require_redis():
+    if not redis_available():
+        if IN_CI:
+            pytest.fail("Redis on 127.0.0.1:6379 is required in CI and is not reachable")
+        pytest.skip("Redis on 127.0.0.1:6379 is not reachable")
+
+
+@pytest.fixture
+def require_postgres():
+    if engine_vendor() != "postgresql":
+        pytest.skip("runs in the PostgreSQL engine pass")
