@@ -21,7 +21,8 @@ $(STAMP): $(PY) pyproject.toml
 install: $(STAMP)
 
 demo: install
-	CREWLET_CONFIG=var/demo/crewlet.toml $(PY) manage.py demo
+	mkdir -p var && rm -f var/demo.sqlite3
+	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
 
 test: install
 	$(PY) bin/test_engines.py --engine both

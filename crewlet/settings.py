@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "crewlet.apps.CrewletConfig",
     "learning.apps.LearningConfig",
     "knowledge.apps.KnowledgeConfig",
+    "learning.transcripts.apps.TranscriptsConfig",
 ]
 
 MIDDLEWARE = [

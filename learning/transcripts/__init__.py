@@ -1,0 +1,1 @@
+"""Harness transcripts into vetted lessons: adapters, scrubbing, shards, the ladder, artifacts."""
