@@ -9,7 +9,7 @@ from django.db import DatabaseError
 log = logging.getLogger("learning.events")
 
 
-def publish(name: str, *, seat=None, turn_id: str = "", trace_id: str = "", best_effort: bool = False, **payload):
+def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", best_effort: bool = False, **payload):
     """Append one event. ``best_effort`` (telemetry) logs a failed write once and returns None."""
     from learning.models import Event
 

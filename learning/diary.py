@@ -1,0 +1,115 @@
+"""The diary store: ``write`` (both writers), ``recall`` (vector half), ``recent`` (recency half).
+
+A note is stored verbatim, embedded in the same insert under a two-second budget and stored
+without a vector when one cannot be had. Expired short notes are excluded by the read's own
+predicate; the retention sweep deletes them.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import DatabaseError, transaction
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+
+from learning import limits
+from learning.models import DiaryEntry
+from learning.providers.embeddings import embed_one
+from learning.providers.embeddings.base import DIARY_EMBED_BUDGET
+from learning.vectors import nearest
+
+log = logging.getLogger("learning.diary")
+
+MEMORY_VECTOR_LIMIT = 50  # memoryVectorLimit
+MEMORY_RECENCY_LIMIT = 50  # memoryRecencyLimit
+RECALL_MAX_DISTANCE = 0.9  # the relevance floor: rows farther than this never leave the database
+
+
+def live(seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
+    """The seat's unexpired notes (an expired short note never takes a slot)."""
+    now = now or timezone.now()
+    return DiaryEntry.objects.filter(seat=seat).filter(Q(ttl_until__isnull=True) | Q(ttl_until__gt=now))
+
+
+def write(
+    *, seat, content: str, kind: str, ttl_days: int | None = None, source: str = "", turn_id: str = "", now=None
+) -> DiaryEntry:
+    """Store one note verbatim; refuse past the limit; embed within budget or store vectorless."""
+    limits.check_note(content)
+    if kind not in (DiaryEntry.LONG, DiaryEntry.SHORT):
+        raise limits.BadInput(f"kind must be {DiaryEntry.LONG!r} or {DiaryEntry.SHORT!r}, got {kind!r}")
+    now = now or timezone.now()
+    ttl_until = None
+    if kind == DiaryEntry.SHORT:
+        if not ttl_days or ttl_days <= 0:
+            raise limits.BadInput("ttl_days: a diary_short note needs a TTL of at least one day")
+        ttl_until = now + timedelta(days=ttl_days)
+    result = embed_one(content, budget=DIARY_EMBED_BUDGET)
+    entry = DiaryEntry(
+        seat=seat, kind=kind, content=content, ttl_until=ttl_until, source=source, turn_id=turn_id, created_at=now
+    )
+    entry.set_vector(result.vector, result.model)
+    with transaction.atomic():
+        entry.save()
+        if kind == DiaryEntry.LONG:
+            enforce_long_cap(seat)
+    return entry
+
+
+def enforce_long_cap(seat, cap: int = limits.MAX_LONG_NOTES_PER_SEAT) -> int:
+    """Evict past the cap by use: least retrieved, then least recently retrieved, then oldest."""
+    qs = DiaryEntry.objects.filter(seat=seat, kind=DiaryEntry.LONG)
+    excess = qs.count() - cap
+    if excess <= 0:
+        return 0
+    victims = list(
+        qs.order_by("use_count", F("last_retrieved_at").asc(nulls_first=True), "created_at", "id").values_list(
+            "id", flat=True
+        )[:excess]
+    )
+    DiaryEntry.objects.filter(id__in=victims).delete()
+    return len(victims)
+
+
+def recall(*, seat, vector, model: str, limit: int = MEMORY_VECTOR_LIMIT, now=None) -> list[DiaryEntry]:
+    """Vector top-K of the seat's live notes of the query's model, above the relevance floor."""
+    if not vector:
+        return []
+    qs = nearest(live(seat, now), vector, model).filter(distance__lte=RECALL_MAX_DISTANCE)
+    return list(qs[:limit])
+
+
+def recent(*, seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
+    return list(live(seat, now).order_by("-created_at", "-id")[:limit])
+
+
+def candidates(*, seat, vector, model: str, now=None) -> list[DiaryEntry]:
+    """The hybrid pool: recall (50) ∪ recent (50), deduped by id; the two halves are the bound."""
+    pool: dict[int, DiaryEntry] = {}
+    for entry in recall(seat=seat, vector=vector, model=model, now=now) + recent(seat=seat, now=now):
+        pool.setdefault(entry.id, entry)
+    return list(pool.values())
+
+
+def mark_used(entry_ids: list[int], *, now=None) -> None:
+    """Count a use for each note the relevance filter SELECTED; best effort, its own transaction."""
+    if not entry_ids:
+        return
+    try:
+        with transaction.atomic():
+            DiaryEntry.objects.filter(id__in=entry_ids).update(
+                use_count=F("use_count") + 1, last_retrieved_at=now or timezone.now()
+            )
+    except DatabaseError:
+        log.warning("diary use stamp failed for %d note(s)", len(entry_ids), exc_info=True)
+
+
+def sweep_expired(*, now=None, seat=None) -> int:
+    """The retention sweep: physically delete expired diary_short notes."""
+    qs = DiaryEntry.objects.filter(kind=DiaryEntry.SHORT, ttl_until__lte=now or timezone.now())
+    if seat is not None:
+        qs = qs.filter(seat=seat)
+    deleted, _ = qs.delete()
+    return deleted

@@ -1,0 +1,144 @@
+"""Synthesized skills: create, revise (versioned), roll back (a forward step), mark used (revives).
+
+Every change of a body archives the prior state to ``synthesized_skill_versions`` and bumps the
+version; history is bounded by ``max_versions_kept``. The body cap is ``max_body_chars``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError, transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from crewlet import config
+from crewlet.errors import BadInput, Conflict, NotFound
+from learning import events, limits
+from learning.models import SkillVersion, SynthesizedSkill
+
+log = logging.getLogger("learning.skills")
+
+
+def jaccard(a, b) -> float:
+    """Tool-SET Jaccard: order-insensitive, so a permutation of one procedure is the same skill."""
+    sa, sb = set(a or []), set(b or [])
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def catalogue(seat) -> QuerySet[SynthesizedSkill]:
+    """The seat's listed skills: active and stale (archived ones are hidden)."""
+    return SynthesizedSkill.objects.filter(seat=seat).exclude(state=SynthesizedSkill.ARCHIVED)
+
+
+def find(seat, name: str) -> SynthesizedSkill:
+    skill = SynthesizedSkill.objects.filter(seat=seat, name=name).first()
+    if skill is None:
+        raise NotFound(f"seat {seat.handle} has no skill named {name!r}")
+    return skill
+
+
+def create(
+    *, seat, name: str, description: str, body: str, tool_sequence=(), trigger: str, origin_turn_id: str = "", now=None
+) -> SynthesizedSkill:
+    """Write a new skill; a name the seat already has is rejected (the collision guard)."""
+    knobs = config.knobs_for_seat(seat).learning.skill_refinement
+    limits.check_skill_body(body, knobs.max_body_chars)
+    if SynthesizedSkill.objects.filter(seat=seat, name=name).exists():
+        raise Conflict(f"seat {seat.handle} already has a skill named {name!r}")
+    return SynthesizedSkill.objects.create(
+        seat=seat,
+        name=name,
+        description=description,
+        body=body,
+        tool_sequence=list(tool_sequence),
+        trigger=trigger,
+        origin_turn_id=origin_turn_id,
+        created_at=now or timezone.now(),
+        last_used_at=None,
+    )
+
+
+def _archive_version(skill: SynthesizedSkill, *, reason: str, actor: str, keep: int) -> None:
+    SkillVersion.objects.create(
+        skill=skill, version=skill.version, description=skill.description, body=skill.body, reason=reason, actor=actor
+    )
+    stale_ids = list(skill.versions.order_by("-version").values_list("id", flat=True)[keep:])
+    if stale_ids:
+        SkillVersion.objects.filter(id__in=stale_ids).delete()
+
+
+def revise(
+    *, skill: SynthesizedSkill, body: str, description: str | None = None, reason: str = "", actor: str = ""
+) -> SynthesizedSkill:
+    """Replace the body (whole), archiving the prior state; refuse past ``max_body_chars``."""
+    knobs = config.knobs_for_seat(skill.seat).learning.skill_refinement
+    limits.check_skill_body(body, knobs.max_body_chars)
+    with transaction.atomic():
+        locked = SynthesizedSkill.objects.select_for_update().get(pk=skill.pk)
+        _archive_version(locked, reason=reason, actor=actor, keep=knobs.max_versions_kept)
+        locked.body = body
+        if description is not None:
+            locked.description = description
+        locked.version = F("version") + 1
+        locked.save(update_fields=["body", "description", "version", "updated_at"])
+        locked.refresh_from_db()
+    return locked
+
+
+def rollback(*, skill: SynthesizedSkill, to_version: int, actor: str = "") -> SynthesizedSkill:
+    """Roll back as a forward step: the archived body becomes the body of a NEW version."""
+    archived = skill.versions.filter(version=to_version).first()
+    if archived is None:
+        raise NotFound(f"skill {skill.name!r} has no archived version {to_version}")
+    return revise(
+        skill=skill, body=archived.body, description=archived.description, reason=f"rollback to v{to_version}", actor=actor
+    )
+
+
+def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None) -> int:
+    """Bump use count and last-used; a stale skill is revived to active in the same transaction."""
+    skill_ids = list(skill_ids)
+    if not skill_ids:
+        return 0
+    now = now or timezone.now()
+    with transaction.atomic():
+        qs = SynthesizedSkill.objects.filter(id__in=skill_ids).exclude(state=SynthesizedSkill.ARCHIVED)
+        if seat is not None:
+            qs = qs.filter(seat=seat)
+        revived = list(qs.filter(state=SynthesizedSkill.STALE).select_related("seat"))
+        count = qs.update(use_count=F("use_count") + 1, last_used_at=now)
+        if revived:
+            SynthesizedSkill.objects.filter(id__in=[s.id for s in revived]).update(state=SynthesizedSkill.ACTIVE)
+    for skill in revived:
+        events.publish("skill_revived", seat=skill.seat, turn_id=turn_id, best_effort=True, skill_id=skill.id, name=skill.name)
+    return count
+
+
+def stamp_offered(skill_ids, *, seat, turn_id: str = "") -> bool:
+    """Being offered is being used. A stamp that cannot be written is announced, not swallowed."""
+    try:
+        mark_used(skill_ids, seat=seat, turn_id=turn_id)
+        return True
+    except DatabaseError as exc:
+        log.warning("skill use stamp failed for %s", seat.handle, exc_info=True)
+        events.publish(
+            "skill_telemetry_write_failed", seat=seat, turn_id=turn_id, best_effort=True, skill_ids=list(skill_ids), error=str(exc)
+        )
+        return False
+
+
+def set_state(*, skill: SynthesizedSkill, state: str, actor: str = "") -> SynthesizedSkill:
+    if state not in dict(SynthesizedSkill.STATES):
+        raise BadInput(f"state must be one of active, stale, archived; got {state!r}")
+    skill.state = state
+    skill.save(update_fields=["state", "updated_at"])
+    return skill
+
+
+def set_pinned(*, skill: SynthesizedSkill, pinned: bool) -> SynthesizedSkill:
+    skill.pinned = pinned
+    skill.save(update_fields=["pinned", "updated_at"])
+    return skill
