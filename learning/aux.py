@@ -28,8 +28,13 @@ class NoAuxiliaryModel(ConfigurationError):
     """Neither the role's ``llm_auxiliary`` nor its ``llm`` chain names a provider."""
 
 
+def _noop():
+    return None
+
+
 @dataclass(frozen=True)
 class AuxResult:
+    record: Any  # () -> None: records the spend (a no-op once recorded)
     value: Any
     text: str
     provider: str
@@ -53,8 +58,21 @@ def available(seat) -> bool:
     return any(alias in providers for alias in chain_for(seat))
 
 
-def call(*, seat, stage: str, purpose: str, turn_id: str = "", inputs: dict | None = None, max_tokens: int | None = None) -> AuxResult:
-    """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``."""
+def call(
+    *,
+    seat,
+    stage: str,
+    purpose: str,
+    turn_id: str = "",
+    inputs: dict | None = None,
+    max_tokens: int | None = None,
+    defer_record: bool = False,
+) -> AuxResult:
+    """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``.
+
+    ``defer_record`` (for calls made on worker threads) skips the database writes and returns a
+    result whose ``record()`` the calling thread runs; nothing is ever left unrecorded.
+    """
     if stage not in STAGES:
         raise UnattributedCall(f"auxiliary call refused: stage {stage!r} is not one of {', '.join(STAGES)}")
     if not purpose:
@@ -84,9 +102,14 @@ def call(*, seat, stage: str, purpose: str, turn_id: str = "", inputs: dict | No
             log.warning("provider %s failed for %s (%s); trying the next", alias, purpose, exc.kind)
             last_error = exc
             continue
-        _record(seat, stage, purpose, turn_id, alias, completion)
+        def record(alias=alias, completion=completion):
+            _record(seat, stage, purpose, turn_id, alias, completion)
+
+        if not defer_record:
+            record()
         value = spec_purpose.parse(completion.text)
         return AuxResult(
+            record=record if defer_record else _noop,
             value=value,
             text=completion.text,
             provider=alias,
