@@ -1,0 +1,1 @@
+"""Local fake HTTP servers that speak external APIs' real wire formats (no test reaches the network)."""

@@ -1,0 +1,55 @@
+"""A fake Anthropic server: ``POST /v1/messages`` in the real wire format."""
+
+from __future__ import annotations
+
+import itertools
+
+from tests.fakes.http_fake import Answer, FakeServer, Recorded, word_count
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+_ids = itertools.count(1)
+
+
+class FakeAnthropicServer(FakeServer):
+    routes = {("POST", "/v1/messages"): "message"}
+
+    @property
+    def base_url(self) -> str:
+        """What ``providers.llm.<alias>.base_url`` names for this server (the SDK adds ``/v1``)."""
+        return self.url
+
+    def key_of(self, request: Recorded) -> str:
+        # the API's documented header is x-api-key; the SDK in use sends the key as a bearer token
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+        return request.headers.get("x-api-key") or bearer
+
+    def message(self, body: dict, answer: Answer) -> dict:
+        used = word_count(body.get("messages", [])) + word_count(body.get("system", ""))
+        used = used if answer.input_tokens is None else answer.input_tokens
+        answered = word_count(answer.text) if answer.output_tokens is None else answer.output_tokens
+        usage = {"input_tokens": used, "output_tokens": answered}
+        usage.update(answer.extra.get("usage", {}))
+        return {
+            "id": f"msg_fake{next(_ids)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "content": [{"type": "text", "text": answer.text}],
+            "stop_reason": answer.extra.get("stop_reason", "end_turn"),
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    def error_body(self, status: int, message: str) -> dict:
+        kind = ERROR_TYPES.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message or f"fake error {status}"}}
