@@ -87,6 +87,14 @@ def test_drafts_are_never_returned(seat, serve_native, corpus):
     assert [p.title for p in result.pages] == ["Deploy runbook"]
 
 
+def test_drafts_never_crowd_a_published_page_out_of_the_limit(seat, serve_native, corpus):
+    parent = page("ENG", AUTO_DRAFTED_PARENT, "")
+    for i in range(6):
+        page("ENG", f"Deploy canary rollback {i}", "deploy canary rollback deploy canary", parent=parent)
+    serve_native(scope=["ENG"])
+    assert [p.title for p in search(seat, "deploy canary rollback", 1).pages] == ["Deploy runbook"]
+
+
 def test_a_query_that_cannot_be_embedded_is_still_searched_by_text(seat, serve_native, corpus):
     serve_native(
         scope=["ENG"],
