@@ -18,7 +18,13 @@ from learning.models import Event, SynthesizedSkill
 from learning.passes.promotion import PURPOSE, cluster_title, run_promotion
 from learning.providers.llm.scripted import ScriptedProvider
 from tests.factories import RoleFactory, SeatFactory, UnitFactory
-from tests.knowledge.fixtures import _fresh_backends, fake_confluence, serve_confluence, serve_native  # noqa: F401
+from tests.knowledge import fixtures as knowledge_fixtures
+
+# the knowledge fixtures, registered in this module (its package's conftest belongs to the passes)
+_fresh_backends = knowledge_fixtures._fresh_backends
+fake_confluence = knowledge_fixtures.fake_confluence
+serve_confluence = knowledge_fixtures.serve_confluence
+serve_native = knowledge_fixtures.serve_native
 
 TOOLS = ["git_diff", "run_tests", "open_pr", "post_review"]
 _clock = [timezone.now() - timedelta(days=10)]
