@@ -65,8 +65,7 @@ def ensure_lead() -> None:
     group, _ = Group.objects.get_or_create(name=LEADS_GROUP)
     group.permissions.add(*Permission.objects.filter(content_type__app_label="knowledge", codename__in=LEAD_PERMISSIONS))
     user, created = User.objects.get_or_create(username=LEAD_USERNAME, defaults={"is_staff": True})
-    if created or not user.check_password(LEAD_PASSWORD):
-        user.is_staff = True
+    if created:
         user.set_password(LEAD_PASSWORD)
         user.save()
     user.groups.add(group)
@@ -97,7 +96,7 @@ def show_promotion(ctx, report: dict) -> None:
                  f"{draft.title}")
         ctx.line(f"     from seats {', '.join(draft.source.get('seats', []))}; skills "
                  f"{', '.join(s['name'] for s in draft.source.get('skills', []))}")
-        for line in draft.body.splitlines()[:BODY_PREVIEW_LINES]:
+        for line in [x for x in draft.body.splitlines() if x.strip()][:BODY_PREVIEW_LINES]:
             ctx.line(f"     | {line}")
         ctx.line("     (hidden from every agent's search until a lead publishes it)")
 

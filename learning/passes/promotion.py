@@ -184,27 +184,39 @@ def provenance(unit, cluster: Cluster, now) -> dict:
     }
 
 
-def distil(unit, cluster: Cluster, title: str, now) -> Draft:
-    """One auxiliary call (charged to the cluster's first seat with a model) -> the draft page."""
-    payer = next((s.seat for s in cluster.members if aux.available(s.seat)), None)
-    if payer is None:
-        raise aux.NoAuxiliaryModel(f"no seat of cluster {title!r} has an auxiliary model")
-    inputs = {
+def distil_inputs(unit, cluster: Cluster) -> dict:
+    return {
         "unit": unit.name or unit.key,
         "tools": sorted(cluster.seed_tools),
         "sibling_count": len(cluster.members),
         "distinct_agents": len(cluster.seat_ids),
         "skills": [
-            {"seat": s.seat.handle, "name": s.name, "description": s.description, "body": s.body,
-             "tool_sequence": tool_names(s)}
+            {
+                "seat": s.seat.handle,
+                "name": s.name,
+                "description": s.description,
+                "body": s.body,
+                "tool_sequence": tool_names(s),
+            }
             for s in prompt_skills(cluster)
         ],
     }
-    answer = aux.call(seat=payer, stage="background", purpose=PURPOSE, inputs=inputs).value
+
+
+def distil(unit, cluster: Cluster, title: str, now) -> Draft:
+    """One auxiliary call (charged to the cluster's first seat with a model) -> the draft page."""
+    payer = next((s.seat for s in cluster.members if aux.available(s.seat)), None)
+    if payer is None:
+        raise aux.NoAuxiliaryModel(f"no seat of cluster {title!r} has an auxiliary model")
+    answer = aux.call(seat=payer, stage="background", purpose=PURPOSE, inputs=distil_inputs(unit, cluster)).value
     summary = f"{answer['name']}: {answer['summary']}" if answer["name"] else answer["summary"]
     return Draft(
-        title=title, summary=summary, when_to_use=answer["when_to_use"], steps=tuple(answer["steps"]),
-        tools=tuple(sorted(cluster.seed_tools)), source=provenance(unit, cluster, now),
+        title=title,
+        summary=summary,
+        when_to_use=answer["when_to_use"],
+        steps=tuple(answer["steps"]),
+        tools=tuple(sorted(cluster.seed_tools)),
+        source=provenance(unit, cluster, now),
     )
 
 
