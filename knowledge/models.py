@@ -1,4 +1,8 @@
-"""Native knowledge-base pages (the native Searcher/PromotionWriter backend's store)."""
+"""Native knowledge-base pages (the native Searcher/PromotionWriter backend's store).
+
+Rows are written through ``knowledge.pages.save_page`` (which embeds them), never ``Page.save``
+directly, so a page's vector always matches its title and body.
+"""
 
 from django.db import models
 
@@ -26,6 +30,7 @@ class Page(EmbeddedMixin):
 
     class Meta:
         unique_together = [("container_key", "title")]
+        permissions = [("publish_page", "Can publish an auto-drafted page (move it out of the drafts parent)")]
 
     def __str__(self):
         return f"{self.container_key}: {self.title}"

@@ -1,0 +1,1 @@
+"""Knowledge backends: native pages in our tables, and Confluence."""

@@ -1,0 +1,192 @@
+"""The native backend: pages in our own tables, searched by vector similarity and text, merged.
+
+Both halves rank in SQL over the same visible set: published pages in the readable containers,
+never a draft, the Auto-Drafted Skills parent, anything beneath it, or an ``[Auto-draft]`` title.
+The query is embedded under the knowledge search's two-second budget; a query that cannot be
+embedded is still searched by text (``served_mode`` "text" instead of "hybrid").
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from django.db import DatabaseError, IntegrityError
+from django.db.models import Case, IntegerField, Q, Value, When
+
+from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
+from knowledge.pages import is_auto_draft, save_page
+from knowledge.promotion_writer import (
+    DRAFTS_PARENT_BODY,
+    PROMOTION_AUTHOR,
+    Draft,
+    DraftRefused,
+    WriteFailed,
+    WriteOutcome,
+    render_markdown,
+)
+from knowledge.searcher import (
+    QUERY_EMBED_BUDGET,
+    PageHit,
+    SearchResult,
+    SearchUnavailable,
+    accessible_containers,
+)
+from learning.providers.embeddings import embed_one
+from learning.vectors import nearest
+
+log = logging.getLogger("knowledge.native")
+
+NATIVE_MAX_DISTANCE = 0.7  # cosine distance: past this a page is not "similar", however few pages there are
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), merging the vector and text rankings
+MAX_QUERY_WORDS = 8
+MIN_WORD_CHARS = 2
+SNIPPET_CHARS = 240
+EXCLUDED_PARENT_DEPTH = 4  # ancestors checked in SQL; deeper chains are checked per hit in Python
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def visible_pages(containers: list[str]):
+    """Published, non-draft pages in ``containers``: what any search may return."""
+    qs = (
+        Page.objects.filter(container_key__in=containers, state=Page.PUBLISHED)
+        .exclude(title=AUTO_DRAFTED_PARENT)
+        .exclude(title__startswith=AUTO_DRAFT_PREFIX)
+    )
+    lookup = "parent__title"
+    for _ in range(EXCLUDED_PARENT_DEPTH):
+        qs = qs.exclude(**{lookup: AUTO_DRAFTED_PARENT})
+        lookup = "parent__" + lookup
+    return qs
+
+
+def query_words(query: str) -> list[str]:
+    words = [w for w in _WORD.findall(query.lower()) if len(w) >= MIN_WORD_CHARS]
+    return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
+
+
+def text_ranked(qs, query: str, limit: int) -> list[int]:
+    """Ids of pages whose title or body contains a query word, title matches weighing double."""
+    words = query_words(query)
+    if not words:
+        return []
+    match = Q()
+    score = Value(0)
+    for word in words:
+        match |= Q(title__icontains=word) | Q(body__icontains=word)
+        score = score + Case(When(title__icontains=word, then=Value(2)), default=Value(0), output_field=IntegerField())
+        score = score + Case(When(body__icontains=word, then=Value(1)), default=Value(0), output_field=IntegerField())
+    ranked = qs.filter(match).annotate(text_score=score).order_by("-text_score", "-updated_at", "-id")
+    return list(ranked.values_list("id", flat=True)[:limit])
+
+
+def vector_ranked(qs, query: str, limit: int) -> list[int] | None:
+    """Ids of the nearest pages within ``NATIVE_MAX_DISTANCE``; None when the query has no vector."""
+    result = embed_one(query, budget=QUERY_EMBED_BUDGET)
+    if result.vector is None:
+        return None
+    ranked = nearest(qs, result.vector, result.model).filter(distance__lte=NATIVE_MAX_DISTANCE)
+    return list(ranked.values_list("id", flat=True)[:limit])
+
+
+def fuse(*rankings: list[int]) -> list[int]:
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, page_id in enumerate(ranking):
+            scores[page_id] = scores.get(page_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(scores, key=lambda pid: (-scores[pid], -pid))
+
+
+def snippet(body: str, words: list[str]) -> str:
+    """A preview around the first query word found (a rendering, not stored content)."""
+    flat = " ".join(body.split())
+    lower = flat.lower()
+    hits = [i for i in (lower.find(w) for w in words) if i >= 0]
+    start = max(0, min(hits) - SNIPPET_CHARS // 3) if hits else 0
+    piece = flat[start : start + SNIPPET_CHARS]
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(flat) else "")
+
+
+def to_hit(page: Page, words: list[str]) -> PageHit:
+    return PageHit(
+        title=page.title, snippet=snippet(page.body, words), page_id=str(page.pk), container_key=page.container_key
+    )
+
+
+class NativeSearcher:
+    def unavailable(self, seat) -> SearchUnavailable | None:
+        return None if accessible_containers(seat) else SearchUnavailable.SCOPED_TO_NOTHING
+
+    def can_search(self, seat) -> bool:
+        return self.unavailable(seat) is None
+
+    def search(self, seat, query: str, limit: int) -> SearchResult:
+        containers = accessible_containers(seat)
+        if not containers:
+            return SearchResult.not_run(SearchUnavailable.SCOPED_TO_NOTHING)
+        try:
+            qs = visible_pages(containers)
+            by_vector = vector_ranked(qs, query, limit * 2)
+            by_text = text_ranked(qs, query, limit * 2)
+            ids = fuse(by_vector or [], by_text)
+            pages = Page.objects.in_bulk(ids[: limit * 2])
+        except DatabaseError as exc:
+            log.warning("native knowledge search could not read the pages: %s", exc)
+            return SearchResult.not_run(SearchUnavailable.UNREACHABLE, "the knowledge tables could not be read")
+        words = query_words(query)
+        hits = [to_hit(pages[i], words) for i in ids if i in pages and not is_auto_draft(pages[i])]
+        return SearchResult(pages=hits[:limit], served_mode="text" if by_vector is None else "hybrid")
+
+
+def _outcome(page: Page, *, existed: bool) -> WriteOutcome:
+    return WriteOutcome(page_id=str(page.pk), page_title=page.title, container_key=page.container_key, existed=existed)
+
+
+class NativePromotionWriter:
+    """Drafts as ``Page`` rows (state draft) under the container's Auto-Drafted Skills parent."""
+
+    def existing(self, *, container_key: str, title: str) -> WriteOutcome | None:
+        """A page already holding this cluster: the draft, or the page a lead published from it."""
+        titles = [f"{AUTO_DRAFT_PREFIX} {title}", title]
+        page = Page.objects.filter(container_key=container_key, title__in=titles).order_by("id").first()
+        return _outcome(page, existed=True) if page else None
+
+    def ensure_parent(self, container_key: str) -> Page:
+        parent = Page.objects.filter(container_key=container_key, title=AUTO_DRAFTED_PARENT).first()
+        if parent is not None:
+            return parent
+        return save_page(
+            container_key=container_key, title=AUTO_DRAFTED_PARENT, body=DRAFTS_PARENT_BODY, author=PROMOTION_AUTHOR
+        )
+
+    def write_draft(self, *, container_key: str, draft: Draft) -> WriteOutcome:
+        found = self.existing(container_key=container_key, title=draft.title)
+        if found is not None:
+            return found
+        try:
+            parent = self.ensure_parent(container_key)
+        except DatabaseError as exc:
+            raise DraftRefused(
+                f"the {AUTO_DRAFTED_PARENT!r} parent could not be created in {container_key} ({exc}); "
+                "the draft is not filed at the container root"
+            ) from exc
+        try:
+            page = save_page(
+                container_key=container_key,
+                title=draft.draft_title,
+                body=render_markdown(draft),
+                parent=parent,
+                state=Page.DRAFT,
+                author=PROMOTION_AUTHOR,
+                labels=["auto-draft"],
+                source=draft.source,
+            )
+        except IntegrityError as exc:  # another writer filed the same title first
+            found = self.existing(container_key=container_key, title=draft.title)
+            if found is not None:
+                return found
+            raise WriteFailed(f"draft {draft.draft_title!r} could not be written: {exc}") from exc
+        except DatabaseError as exc:
+            raise WriteFailed(f"draft {draft.draft_title!r} could not be written: {exc}") from exc
+        return _outcome(page, existed=False)

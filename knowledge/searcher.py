@@ -1,0 +1,199 @@
+"""The Searcher seam: ``can_search`` (no I/O) and ``search`` -> ``SearchResult(pages, served_mode)``.
+
+``served_mode`` empty means the search did not run (the backend could not be reached, or there
+was nothing it was allowed to search), which is not "nothing found": callers render a different
+sentence for each. Auto-drafts are excluded by every backend. The backend is resolved from
+``knowledge.backend`` by alias and cached; ``reset_searcher()`` drops it (tests).
+
+Read scope is the org-wide ``knowledge.scope`` list: the spec's "no per-unit/role union" (a unit's
+container is where its drafts are written, not what its seats read).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+from crewlet import config
+from learning import events
+
+log = logging.getLogger("knowledge.searcher")
+
+SEARCH_KNOWLEDGE_LIMIT = 5  # pages the search_knowledge tool answers with
+QUERY_EMBED_BUDGET = 2.0  # seconds: knowledge QueryEmbedBudget, "a turn starting"
+MAX_QUERY_CHARS = 500  # a keyword query, not a document
+
+BACKENDS = {
+    "native": "knowledge.backends.native.NativeSearcher",
+    "confluence": "knowledge.backends.confluence.ConfluenceSearcher",
+    "none": "knowledge.searcher.NoSearcher",
+}
+
+
+@dataclass(frozen=True)
+class PageHit:
+    title: str
+    snippet: str
+    page_id: str
+    container_key: str
+    url: str = ""
+
+
+class SearchUnavailable(enum.Enum):
+    """Why a search did not run; each has a sentence that claims nothing about what exists."""
+
+    UNCONFIGURED = "unconfigured"
+    SCOPED_TO_NOTHING = "scoped_to_nothing"
+    UNREACHABLE = "unreachable"
+
+    def sentence(self, detail: str = "") -> str:
+        why = {
+            SearchUnavailable.UNCONFIGURED: "no knowledge backend is configured for this company",
+            SearchUnavailable.SCOPED_TO_NOTHING: (
+                "nothing is in this seat's read scope (knowledge.scope is empty) and the seat has no "
+                "knowledge-base credentials of its own for an unscoped search"
+            ),
+            SearchUnavailable.UNREACHABLE: "the knowledge backend could not be reached just now",
+        }[self]
+        extra = f" ({detail})" if detail else ""
+        return (
+            f"The knowledge base could not be searched: {why}{extra}. This says nothing about whether "
+            "a page exists, so do not conclude it does not and write a duplicate."
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    pages: list[PageHit] = field(default_factory=list)
+    served_mode: str = ""
+    unavailable: SearchUnavailable | None = None
+    detail: str = ""
+
+    @property
+    def ran(self) -> bool:
+        return bool(self.served_mode)
+
+    @classmethod
+    def not_run(cls, reason: SearchUnavailable, detail: str = "") -> SearchResult:
+        return cls(pages=[], served_mode="", unavailable=reason, detail=detail)
+
+
+class Searcher(Protocol):
+    def unavailable(self, seat) -> SearchUnavailable | None:
+        """Why this seat cannot search, or None; reads config and the environment only (no I/O)."""
+
+    def can_search(self, seat) -> bool: ...
+
+    def search(self, seat, query: str, limit: int) -> SearchResult: ...
+
+
+class NoSearcher:
+    """``knowledge.backend = "none"``: nothing is wired, every search says it is unconfigured."""
+
+    def unavailable(self, seat) -> SearchUnavailable | None:
+        return SearchUnavailable.UNCONFIGURED
+
+    def can_search(self, seat) -> bool:
+        return False
+
+    def search(self, seat, query: str, limit: int) -> SearchResult:
+        return SearchResult.not_run(SearchUnavailable.UNCONFIGURED, "knowledge.backend is \"none\"")
+
+
+def accessible_containers(seat=None) -> list[str]:
+    """The containers any seat may read: the org-wide ``knowledge.scope``, in order, deduplicated."""
+    return list(dict.fromkeys(key for key in config.current().knowledge.scope if key))
+
+
+_lock = threading.Lock()
+_cached: tuple | None = None
+
+
+def get_searcher() -> Searcher:
+    """The configured backend, cached until ``[knowledge]`` changes; a bad alias raises naming it."""
+    global _cached
+    spec = config.current().knowledge
+    with _lock:
+        if _cached is None or _cached[0] != spec:
+            path = BACKENDS.get(spec.backend)
+            if path is None:
+                raise ImproperlyConfigured(
+                    f"knowledge.backend: unknown backend {spec.backend!r} (known: {', '.join(sorted(BACKENDS))})"
+                )
+            _cached = (spec, import_string(path)())
+        return _cached[1]
+
+
+def reset_searcher() -> None:
+    global _cached
+    with _lock:
+        _cached = None
+
+
+def search(seat, query: str, limit: int, *, via: str = "search", turn_id: str = "") -> SearchResult:
+    """Run one search for ``seat``; never raises (best-effort by contract) and records ``knowledge_read``."""
+    searcher = get_searcher()
+    reason = searcher.unavailable(seat)
+    if reason is not None:
+        result = SearchResult.not_run(reason)
+    else:
+        try:
+            result = searcher.search(seat, query, limit)
+        except Exception as exc:  # the seam is best-effort: a broken backend never fails a turn
+            log.warning("knowledge search failed for %s: %s", getattr(seat, "handle", seat), exc, exc_info=True)
+            result = SearchResult.not_run(SearchUnavailable.UNREACHABLE, type(exc).__name__)
+    record_read(seat=seat, via=via, query=query, result=result, turn_id=turn_id)
+    return result
+
+
+def record_read(*, seat, via: str, query: str, result: SearchResult, turn_id: str = "") -> None:
+    """Publish ``knowledge_read`` naming the pages reached (telemetry: a failed write is swallowed)."""
+    try:
+        events.publish(
+            "knowledge_read",
+            seat=seat,
+            turn_id=turn_id,
+            best_effort=True,
+            via=via,
+            query=query,
+            served_mode=result.served_mode,
+            unavailable=result.unavailable.value if result.unavailable else "",
+            pages=[{"page_id": p.page_id, "title": p.title, "container_key": p.container_key} for p in result.pages],
+        )
+    except Exception:  # telemetry never breaks the read it measures
+        log.warning("knowledge_read could not be recorded", exc_info=True)
+
+
+def render_hits(pages: list[PageHit]) -> str:
+    lines = []
+    for page in pages:
+        where = f" ({page.url})" if page.url else ""
+        lines.append(f"- {page.title} [{page.container_key}, page {page.page_id}]{where}")
+        if page.snippet:
+            lines.append(f"  {page.snippet}")
+    return "\n".join(lines)
+
+
+def search_knowledge_answer(seat, query: str, *, limit: int = SEARCH_KNOWLEDGE_LIMIT, turn_id: str = "") -> str:
+    """The ``search_knowledge`` tool's answer: the pages, "nothing matched", or why it could not run."""
+    query = (query or "").strip()
+    if not query:
+        return "search_knowledge needs a query: a few keywords describing what you are looking for."
+    if len(query) > MAX_QUERY_CHARS:
+        return f"The query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}. Send a few keywords."
+    result = search(seat, query, limit, via="search_knowledge", turn_id=turn_id)
+    if not result.ran:
+        return (result.unavailable or SearchUnavailable.UNREACHABLE).sentence(result.detail)
+    if not result.pages:
+        return (
+            f'The knowledge base was searched for "{query}" and no published page in your readable '
+            "containers matched. Try other keywords before concluding it is not written down."
+        )
+    header = f'Knowledge-base pages for "{query}" ({len(result.pages)}):'
+    return f"{header}\n{render_hits(result.pages)}"

@@ -1,0 +1,298 @@
+"""Cross-agent promotion: a procedure several seats of one unit arrived at becomes a draft page.
+
+Daily, per unit, over the active skills of the unit's DIRECT members only (a parent never pools
+its children: it would re-draft what the child already promoted, naming a team that never
+converged), skills are greedy-clustered by tool-set Jaccard (the pooling threshold,
+``learning.promotion.cluster_jaccard_threshold``). A cluster spanning at least ``min_sibling_count``
+DISTINCT seats (one seat with four near-identical skills is a catalogue to curate, not a team
+convergence) is distilled by the auxiliary model into a draft under the unit's knowledge container,
+written through the PromotionWriter. The title is a function of the cluster, so the writer's
+title dedup makes a later tick that finds the draft stay quiet; a write failure announces nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError
+from django.utils import timezone
+
+from crewlet import config
+from knowledge.models import AUTO_DRAFT_PREFIX
+from knowledge.pages import MAX_PAGE_TITLE_CHARS
+from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
+from learning import aux, events, purposes
+from learning.providers.errors import ProviderError
+
+log = logging.getLogger("learning.passes.promotion")
+
+PURPOSE = "skill_promotion_draft"
+MAX_TITLE_TOOLS = 4  # tools named in a draft's title; more are counted and the set is hashed
+MAX_SKILLS_IN_PROMPT = 8  # one skill per distinct seat first: convergence is across seats
+
+
+# ---- clustering ---------------------------------------------------------------------------------
+def tool_names(skill) -> list[str]:
+    """The skill's tool run in order (a step may be a name or a {"name": ...} object)."""
+    names = []
+    for step in skill.tool_sequence or []:
+        name = (step.get("name") or step.get("tool")) if isinstance(step, dict) else step
+        if name:
+            names.append(str(name))
+    return names
+
+
+def tool_set(skill) -> frozenset[str]:
+    return frozenset(tool_names(skill))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Tool-set similarity; two empty sets are no evidence of anything, so 0."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+@dataclass
+class Cluster:
+    seed_tools: frozenset[str]
+    members: list = field(default_factory=list)  # SynthesizedSkill rows, oldest first
+
+    @property
+    def seat_ids(self) -> list[int]:
+        return list(dict.fromkeys(s.seat_id for s in self.members))
+
+
+def cluster_skills(skills: list, threshold: float) -> list[Cluster]:
+    """Greedy: each skill joins the first cluster whose seed (its oldest skill) it is similar to."""
+    clusters: list[Cluster] = []
+    for skill in skills:
+        tools = tool_set(skill)
+        if not tools:
+            continue
+        home = next((c for c in clusters if jaccard(c.seed_tools, tools) >= threshold), None)
+        if home is None:
+            home = Cluster(seed_tools=tools)
+            clusters.append(home)
+        home.members.append(skill)
+    return clusters
+
+
+def converged(clusters: list[Cluster], min_sibling_count: int) -> list[Cluster]:
+    """Clusters spanning enough distinct seats; skill rows are never what is counted."""
+    return [c for c in clusters if len(c.seat_ids) >= min_sibling_count]
+
+
+def cluster_title(unit, tools: frozenset[str]) -> str:
+    """Deterministic for a cluster (its seed's tool set), so dedup across ticks holds."""
+    ordered = sorted(tools)
+    room = MAX_PAGE_TITLE_CHARS - len(AUTO_DRAFT_PREFIX) - 1
+    for shown in range(min(MAX_TITLE_TOOLS, len(ordered)), 0, -1):
+        named = ", ".join(ordered[:shown])
+        if shown < len(ordered):
+            digest = hashlib.sha256("\n".join(ordered).encode()).hexdigest()[:8]
+            named = f"{named} +{len(ordered) - shown} more [{digest}]"
+        title = f"{unit.name or unit.key} procedure: {named}"
+        if len(title) <= room:
+            return title
+    digest = hashlib.sha256("\n".join(ordered).encode()).hexdigest()[:12]
+    return f"{unit.key} procedure [{digest}]"
+
+
+# ---- the purpose ----------------------------------------------------------------------------------
+def _render(inputs: dict) -> list[dict]:
+    system = (
+        "Several agents of one team independently arrived at the same procedure; each learned it as "
+        "its own skill. Distil them into ONE page for the team knowledge base, which a lead will review "
+        "before any agent reads it. Write for a teammate: what it is for, when to use it, and the steps "
+        "in order. Use only what the skills say: no tool, step or fact they do not contain. Answer with "
+        'one JSON object: {"name": "short procedure name", "summary": "one paragraph", '
+        '"when_to_use": "one or two sentences", "steps": ["step", ...]}.'
+    )
+    skills = "\n\n".join(
+        f"### {s['name']} (agent {s['seat']})\nDescription: {s['description']}\n"
+        f"Tools in order: {', '.join(s['tool_sequence']) or 'none recorded'}\n\n{s['body']}"
+        for s in inputs.get("skills", [])
+    )
+    user = (
+        f"Team: {inputs.get('unit')}\nTools they share: {', '.join(inputs.get('tools', []))}\n"
+        f"{inputs.get('sibling_count')} skills from {inputs.get('distinct_agents')} distinct agents:\n\n{skills}"
+    )
+    return purposes.system_user(system, user)
+
+
+def _parse(text: str) -> dict:
+    value = purposes.parse_json_object(PURPOSE, text)
+    summary = value.get("summary")
+    if not isinstance(summary, str) or not summary.strip():
+        raise purposes.AnswerUnparseable(PURPOSE, "no summary", text)
+    steps = value.get("steps") or []
+    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
+        raise purposes.AnswerUnparseable(PURPOSE, "steps is not a list of strings", text)
+    return {
+        "name": str(value.get("name") or "").strip(),
+        "summary": summary.strip(),
+        "when_to_use": str(value.get("when_to_use") or "").strip(),
+        "steps": [s.strip() for s in steps if s.strip()],
+    }
+
+
+def _offline(inputs: dict) -> str:
+    """The most common skill name, the seed's description, and the most common tool order as steps."""
+    skills = inputs.get("skills") or []
+    names = Counter(s["name"] for s in skills)
+    name = max(names, key=lambda n: (names[n], -[s["name"] for s in skills].index(n))) if names else ""
+    orders = Counter(tuple(s["tool_sequence"]) for s in skills if s["tool_sequence"])
+    order = max(orders, key=lambda o: (orders[o], len(o))) if orders else ()
+    steps = [f"Call {tool}." for i, tool in enumerate(order) if i == 0 or order[i - 1] != tool]
+    seed = skills[0] if skills else {"description": ""}
+    summary = (
+        f"{inputs.get('distinct_agents')} agents of {inputs.get('unit')} arrived at this procedure "
+        f"independently ({inputs.get('sibling_count')} skills). {seed['description']}".strip()
+    )
+    return json.dumps({"name": name, "summary": summary, "when_to_use": seed["description"], "steps": steps})
+
+
+purposes.register(
+    purposes.Purpose(name=PURPOSE, render=_render, parse=_parse, offline=_offline, max_tokens=900, json=True)
+)
+
+
+# ---- the pass ---------------------------------------------------------------------------------------
+def prompt_skills(cluster: Cluster) -> list:
+    firsts = {}
+    for skill in cluster.members:
+        firsts.setdefault(skill.seat_id, skill)
+    rest = [s for s in cluster.members if firsts.get(s.seat_id) is not s]
+    return (list(firsts.values()) + rest)[:MAX_SKILLS_IN_PROMPT]
+
+
+def provenance(unit, cluster: Cluster, now) -> dict:
+    return {
+        "unit": unit.key,
+        "container_key": unit.knowledge_container,
+        "tool_set": sorted(cluster.seed_tools),
+        "skills": [{"id": s.pk, "name": s.name, "seat": s.seat.handle} for s in cluster.members],
+        "seats": list(dict.fromkeys(s.seat.handle for s in cluster.members)),
+        "sibling_count": len(cluster.members),
+        "distinct_agents": len(cluster.seat_ids),
+        "drafted_at": now.isoformat(),
+        "purpose": PURPOSE,
+    }
+
+
+def distil_inputs(unit, cluster: Cluster) -> dict:
+    return {
+        "unit": unit.name or unit.key,
+        "tools": sorted(cluster.seed_tools),
+        "sibling_count": len(cluster.members),
+        "distinct_agents": len(cluster.seat_ids),
+        "skills": [
+            {
+                "seat": s.seat.handle,
+                "name": s.name,
+                "description": s.description,
+                "body": s.body,
+                "tool_sequence": tool_names(s),
+            }
+            for s in prompt_skills(cluster)
+        ],
+    }
+
+
+def distil(unit, cluster: Cluster, title: str, now) -> Draft:
+    """One auxiliary call (charged to the cluster's first seat with a model) -> the draft page."""
+    payer = next((s.seat for s in cluster.members if aux.available(s.seat)), None)
+    if payer is None:
+        raise aux.NoAuxiliaryModel(f"no seat of cluster {title!r} has an auxiliary model")
+    answer = aux.call(seat=payer, stage="background", purpose=PURPOSE, inputs=distil_inputs(unit, cluster)).value
+    summary = f"{answer['name']}: {answer['summary']}" if answer["name"] else answer["summary"]
+    return Draft(
+        title=title,
+        summary=summary,
+        when_to_use=answer["when_to_use"],
+        steps=tuple(answer["steps"]),
+        tools=tuple(sorted(cluster.seed_tools)),
+        source=provenance(unit, cluster, now),
+    )
+
+
+def announce(unit, outcome, cluster: Cluster) -> None:
+    events.publish(
+        "skill_promoted",
+        unit=unit.key,
+        container_key=outcome.container_key,
+        page_id=outcome.page_id,
+        page_title=outcome.page_title,
+        sibling_count=len(cluster.members),
+        distinct_agents=len(cluster.seat_ids),
+        skills=[s.pk for s in cluster.members],
+        seats=list(dict.fromkeys(s.seat.handle for s in cluster.members)),
+    )
+
+
+def unit_clusters(unit, knobs) -> list[Cluster]:
+    from learning.models import SynthesizedSkill
+
+    skills = list(
+        SynthesizedSkill.objects.filter(seat__unit=unit, seat__active=True, state=SynthesizedSkill.ACTIVE)
+        .select_related("seat")
+        .order_by("created_at", "id")
+    )
+    return converged(cluster_skills(skills, knobs.cluster_jaccard_threshold), knobs.min_sibling_count)
+
+
+def promote_cluster(unit, cluster: Cluster, writer, report: dict, now) -> None:
+    title = cluster_title(unit, cluster.seed_tools)
+    container = unit.knowledge_container
+    try:
+        if writer.existing(container_key=container, title=title) is not None:
+            report["already_drafted"] += 1
+            return
+        draft = distil(unit, cluster, title, now)
+        outcome = writer.write_draft(container_key=container, draft=draft)
+    except (WriteFailed, DatabaseError, ProviderError, purposes.AnswerUnparseable) as exc:
+        log.warning("promotion: %s in %s not drafted (next tick retries): %s", title, container, exc)
+        report["failed"].append({"unit": unit.key, "title": title, "error": str(exc)})
+        return
+    if outcome.existed:
+        report["already_drafted"] += 1
+        return
+    announce(unit, outcome, cluster)
+    report["promoted"].append({"unit": unit.key, "page_id": outcome.page_id, "page_title": outcome.page_title})
+
+
+def run_promotion(*, now=None) -> dict:
+    """One daily tick over every unit; returns what it found, drafted, skipped and failed."""
+    from crewlet.models import Unit
+
+    now = now or timezone.now()
+    knobs = config.knobs().learning
+    report = {"units": 0, "converged": 0, "promoted": [], "already_drafted": 0, "skipped_units": [], "failed": []}
+    if not (knobs.enabled and knobs.promotion.enabled):
+        report["disabled"] = True
+        return report
+    writer = get_promotion_writer()
+    for unit in Unit.objects.select_related("company").order_by("id"):
+        if not unit.company.learning_enabled:
+            continue
+        report["units"] += 1
+        clusters = unit_clusters(unit, knobs.promotion)
+        report["converged"] += len(clusters)
+        if not clusters:
+            continue
+        if not unit.knowledge_container or writer is None:
+            why = (
+                f"no knowledge container: set Unit.knowledge_container (units.{unit.key}.knowledge_container)"
+                if writer
+                else 'knowledge.backend is "none"'
+            )
+            log.info("promotion: unit %s skipped (%d converged clusters): %s", unit.key, len(clusters), why)
+            report["skipped_units"].append({"unit": unit.key, "why": why})
+            continue
+        for cluster in clusters:
+            promote_cluster(unit, cluster, writer, report, now)
+    return report
