@@ -21,11 +21,13 @@ log = logging.getLogger("learning.skills")
 
 
 def jaccard(a, b) -> float:
-    """Tool-SET Jaccard: order-insensitive, so a permutation of one procedure is the same skill."""
+    """Tool-SET Jaccard: order-insensitive, so a permutation of one procedure is the same skill.
+
+    Two empty sets are no evidence of sameness, so 0.
+    """
     sa, sb = set(a or []), set(b or [])
-    if not sa and not sb:
-        return 1.0
-    return len(sa & sb) / len(sa | sb)
+    union = sa | sb
+    return len(sa & sb) / len(union) if union else 0.0
 
 
 def catalogue(seat) -> QuerySet[SynthesizedSkill]:

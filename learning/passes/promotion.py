@@ -26,6 +26,7 @@ from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
 from learning import aux, events, purposes
+from learning.skills import jaccard
 from learning.providers.errors import ProviderError
 
 log = logging.getLogger("learning.passes.promotion")
@@ -48,12 +49,6 @@ def tool_names(skill) -> list[str]:
 
 def tool_set(skill) -> frozenset[str]:
     return frozenset(tool_names(skill))
-
-
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """Tool-set similarity; two empty sets are no evidence of anything, so 0."""
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
 
 
 @dataclass
