@@ -11,7 +11,13 @@ from learning.providers.errors import ProviderError
 from learning.purposes import AnswerUnparseable
 from learning.transcripts import ladder
 from learning.transcripts.artifacts import install, review_recommendation
-from learning.transcripts.models import Recommendation, Shard, TranscriptEpisode, TranscriptSession, TranscriptSource
+from learning.transcripts.models import (
+    Recommendation,
+    Shard,
+    TranscriptEpisode,
+    TranscriptSession,
+    TranscriptSource,
+)
 from learning.transcripts.telemetry import render_uses
 
 
