@@ -24,8 +24,12 @@ class Pattern:
     label: str
     regex: re.Pattern
     keeps_key: bool = False  # the match's ``key`` group (``Bearer ``, ``password=``) stays readable
+    triggers: tuple[str, ...] = ()  # lower-case substrings without which the pattern cannot match (a cheap prefilter)
 
-    def apply(self, text: str) -> tuple[str, int]:
+    def apply(self, text: str, lowered: str | None = None) -> tuple[str, int]:
+        lowered = text.lower() if lowered is None else lowered
+        if self.triggers and not any(t in lowered for t in self.triggers):
+            return text, 0
         repl = ("\\g<key>" if self.keeps_key else "") + placeholder(self.label)
         return self.regex.subn(repl, text)
 
@@ -36,22 +40,25 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern(
         "private-key",
         re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY-----.*?-----END \1PRIVATE KEY-----", re.S),
+        triggers=("private key-----",),
     ),
-    Pattern("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}")),
-    Pattern("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    Pattern("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})")),
-    Pattern("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    Pattern("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}")),
-    Pattern("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    Pattern("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), triggers=("sk-ant-",)),
+    Pattern("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), triggers=("sk-",)),
+    Pattern("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})"), triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    Pattern("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), triggers=("akia", "asia")),
+    Pattern("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"), triggers=("xox",)),
+    Pattern("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), triggers=("aiza",)),
     Pattern(
         "bearer-token",
         re.compile(r"(?P<key>\bBearer\s+)(?!\[REDACTED)[A-Za-z0-9._~+/=\-]{8,}", re.I),
         keeps_key=True,
+        triggers=("bearer",),
     ),
     Pattern(
         "url-password",
         re.compile(r"(?P<key>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@\"'`]+:)(?!\[REDACTED)[^\s@/\"'`]+(?=@)"),
         keeps_key=True,
+        triggers=("://",),
     ),
     Pattern(
         "password",
@@ -61,6 +68,7 @@ PATTERNS: tuple[Pattern, ...] = (
             re.I,
         ),
         keeps_key=True,
+        triggers=("pass", "pwd", "secret", "token", "key"),
     ),
 )
 
@@ -73,6 +81,7 @@ def _home_pattern(home: str | None) -> re.Pattern:
 
 
 _HOME = _home_pattern(os.path.expanduser("~"))
+_HOME_TRIGGERS = tuple({"/home/", "/users/", "users\\", os.path.expanduser("~").lower()} - {"", "/"})
 
 
 @dataclass
@@ -90,10 +99,15 @@ def scrub(text: str, stats: ScrubStats | None = None) -> str:
     """``text`` with every secret replaced by its labelled placeholder and the home path by ``~``."""
     if not text:
         return text
+    lowered = text.lower()
     for pattern in PATTERNS:
-        text, n = pattern.apply(text)
-        if stats is not None:
-            stats.add(pattern.label, n)
+        text, n = pattern.apply(text, lowered)
+        if n:
+            lowered = text.lower()
+            if stats is not None:
+                stats.add(pattern.label, n)
+    if not any(t in lowered for t in _HOME_TRIGGERS):
+        return text
     text, n = _HOME.subn(HOME_PLACEHOLDER, text)
     if stats is not None:
         stats.add("home-path", n)

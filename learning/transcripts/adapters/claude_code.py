@@ -314,7 +314,7 @@ class ClaudeCodeAdapter:
             record = json.loads(raw)
         except ValueError as exc:
             if offset >= walker.wm.observed_to:
-                warnings.append(f"{display}:{lineno}: malformed line skipped ({exc.msg} at column {exc.colno})")
+                warnings.append(f"{display}:{lineno}: malformed line skipped (invalid JSON at column {exc.colno}: {exc.msg.removesuffix(' at')})")
             return
         if not isinstance(record, dict):
             if offset >= walker.wm.observed_to:
