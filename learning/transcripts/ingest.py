@@ -68,7 +68,8 @@ def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progr
     for path in files:
         source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
         result = adapter.read(path, source.watermark)
-        new.extend(shards.store_read(seat=seat, source=source, result=result))
+        if not shards.nothing_new(source, result):
+            new.extend(shards.store_read(seat=seat, source=source, result=result))
         summary.files += 1
         summary.bytes_read += result.bytes_read
         summary.warnings.extend(result.warnings)
@@ -84,7 +85,8 @@ def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progr
 
 
 def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
-    """Each new shard through the ladder in order; what it accepted goes to the judge."""
+    """Each new shard through the ladder in order; what it accepted goes to the judge before the next
+    shard climbs, so a later shard meets it as published (the duplicate veto, corroboration)."""
     for shard in sorted(shards_in, key=lambda s: s.pk):
         shard.refresh_from_db()
         if shard.status != Shard.PENDING:

@@ -63,25 +63,41 @@ def store_read(*, seat, source: TranscriptSource, result: ReadResult) -> list[Tr
         row.observations = _merge_counts(row.observations, seen.observations)
         row.save()
         sessions[seen.session_id] = row
-    created = []
-    for episode in result.episodes:
-        session = sessions.get(episode.session_id) or TranscriptSession.objects.get_or_create(
-            source=source, session_id=episode.session_id, defaults={"seat": seat}
-        )[0]
-        row, was_new = TranscriptEpisode.objects.get_or_create(
-            session=session,
-            key=episode.key,
-            defaults=dict(
-                seat=seat, kind=episode.kind, ask=episode.ask, attempt=episode.attempt, failure=episode.failure,
-                correction=episode.correction, started_at=episode.started_at, ended_at=episode.ended_at,
-            ),
-        )
-        if was_new:
-            created.append(row)
+    created = _new_episodes(seat, source, sessions, result.episodes)
     source.watermark = result.watermark
     source.read_at = timezone.now()
     source.save(update_fields=["watermark", "read_at"])
     return created
+
+
+def _new_episodes(seat, source, sessions: dict, episodes) -> list[TranscriptEpisode]:
+    """Insert the episodes not stored yet (a re-read yields the same keys, so nothing lands twice)."""
+    rows = []
+    for episode in episodes:
+        session = sessions.get(episode.session_id)
+        if session is None:
+            session = sessions[episode.session_id] = TranscriptSession.objects.get_or_create(
+                source=source, session_id=episode.session_id, defaults={"seat": seat}
+            )[0]
+        rows.append(TranscriptEpisode(
+            seat=seat, session=session, key=episode.key, kind=episode.kind, ask=episode.ask, attempt=episode.attempt,
+            failure=episode.failure, correction=episode.correction, started_at=episode.started_at, ended_at=episode.ended_at,
+        ))
+    if not rows:
+        return []
+    known = set(TranscriptEpisode.objects.filter(session__in=list(sessions.values()), key__in=[r.key for r in rows]).values_list("session_id", "key"))
+    fresh, seen = [], set()
+    for row in rows:
+        ident = (row.session.pk, row.key)
+        if ident not in known and ident not in seen:
+            seen.add(ident)
+            fresh.append(row)
+    return TranscriptEpisode.objects.bulk_create(fresh)
+
+
+def nothing_new(source: TranscriptSource, result: ReadResult) -> bool:
+    """A read that moved nothing: no write at all (re-reading a whole corpus stays cheap)."""
+    return result.watermark == source.watermark and not result.episodes and not result.bytes_read
 
 
 def episode_inputs(episode: TranscriptEpisode) -> dict:

@@ -111,3 +111,19 @@ def test_the_admin_shows_the_rendered_diff(client, lead, seat, tmp_path):
     listing = client.get("/admin/transcripts/recommendation/").content.decode()
     assert "unknown" in listing or "0" in listing
     assert os.path.exists(str(tmp_path))
+
+
+def test_a_grown_file_adds_only_its_new_episodes_and_a_rewritten_one_none_twice(seat, tmp_path):
+    from tests.learning.transcripts.conftest import corrected
+
+    s = corrected("s1")
+    path = s.write(tmp_path / "s1.jsonl")
+    ingest(paths=[str(path)], seat=seat)
+    s.call("t9", command="rm -rf build").result("t9", "ok").user("Don't delete the build folder; the cache lives there and takes an hour.")
+    path.write_text(s.text())
+    grown = ingest(paths=[str(path)], seat=seat)
+    assert grown.episodes == 1 and TranscriptEpisode.objects.count() == 2
+    path.write_text('{"type": "summary", "summary": "rewritten"}\n' + s.text())
+    rewritten = ingest(paths=[str(path)], seat=seat)
+    assert any("changed since the last read" in w for w in rewritten.warnings)
+    assert rewritten.episodes == 0 and TranscriptEpisode.objects.count() == 2
