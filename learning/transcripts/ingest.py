@@ -1,0 +1,121 @@
+"""The loop end to end: read transcripts, store episodes, extract shards, climb the ladder, judge
+what it accepted, classify and draft recommendations, and recount telemetry.
+
+Transcripts belong to the seat whose work they record; that seat's auxiliary chain and budget pay
+for every model call, and every row carries it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+from crewlet.errors import BadInput
+from learning.providers.errors import ProviderError
+from learning.purposes import AnswerUnparseable
+from learning.transcripts import artifacts, ladder, shards, telemetry
+from learning.transcripts.adapters import get_adapter
+from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSource
+from learning.transcripts.scrub import scrub
+
+
+@dataclass
+class IngestSummary:
+    files: int = 0
+    bytes_read: int = 0
+    sessions: set = field(default_factory=set)
+    human_messages: int = 0
+    pseudo_user: Counter = field(default_factory=Counter)
+    scrubbed: Counter = field(default_factory=Counter)
+    episodes: int = 0
+    shards: list = field(default_factory=list)
+    outcomes: Counter = field(default_factory=Counter)  # ladder status -> count
+    decisions: list = field(default_factory=list)  # (shard, status, reason)
+    judged: list = field(default_factory=list)  # judge answers
+    recommendations: list = field(default_factory=list)
+    covered: list = field(default_factory=list)
+    inventory: list = field(default_factory=list)
+    telemetry: telemetry.TelemetryReport | None = None
+    warnings: list = field(default_factory=list)
+
+
+def default_seat():
+    """The company's first active seat (by creation), for transcripts nobody attributed."""
+    from crewlet import config
+    from crewlet.models import Seat
+
+    config.current()  # a config file not yet applied creates its seats now
+    seat = Seat.objects.filter(active=True).select_related("role", "company").order_by("created_at", "pk").first()
+    if seat is None:
+        raise BadInput("no active seat to attribute transcripts to; apply a config with seats first")
+    return seat
+
+
+def files_of(adapter, paths: list[str], warnings: list[str]) -> list[str]:
+    found = []
+    for path in paths:
+        if not os.path.exists(path):
+            warnings.append(f"{scrub(path)}: no such file or directory")
+            continue
+        found.extend(adapter.sources(os.path.abspath(path)))
+    return found
+
+
+def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
+    """Read each file from its watermark and store what is new."""
+    new = []
+    for path in files:
+        source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
+        result = adapter.read(path, source.watermark)
+        if not shards.nothing_new(source, result):
+            new.extend(shards.store_read(seat=seat, source=source, result=result))
+        summary.files += 1
+        summary.bytes_read += result.bytes_read
+        summary.warnings.extend(result.warnings)
+        summary.scrubbed.update(result.scrubbed)
+        for seen in result.sessions:
+            summary.sessions.add(seen.session_id)
+            summary.human_messages += seen.human_messages
+            summary.pseudo_user.update(seen.pseudo_user)
+        if progress is not None:
+            progress.update(os.path.getsize(path) if os.path.exists(path) else 0)
+    summary.episodes += len(new)
+    return new
+
+
+def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
+    """Each new shard through the ladder in order; what it accepted goes to the judge before the next
+    shard climbs, so a later shard meets it as published (the duplicate veto, corroboration)."""
+    for shard in sorted(shards_in, key=lambda s: s.pk):
+        shard.refresh_from_db()
+        if shard.status != Shard.PENDING:
+            continue  # folded into a later shard it recurred with
+        outcome = ladder.evaluate(shard)
+        summary.decisions.append((shard, outcome.status, outcome.reason))
+        if outcome.status == Shard.ACCEPTED:
+            try:
+                summary.judged.append(ladder.publish_memory(shard=shard, stage="background"))
+            except (ProviderError, AnswerUnparseable) as exc:
+                summary.warnings.append(f"shard {shard.pk}: the judge did not answer ({exc}); it stays accepted")
+    for shard in shards_in:
+        shard.refresh_from_db()
+        summary.outcomes[shard.status] += 1
+
+
+def ingest(*, paths: list[str], seat=None, adapter: str = "claude-code", repo: str = "", progress=None) -> IngestSummary:
+    """Run the whole loop over ``paths`` (files or folders) for ``seat``; bad lines are warnings, never a dead run."""
+    seat = seat or default_seat()
+    summary = IngestSummary()
+    reader = get_adapter(adapter)
+    files = files_of(reader, paths, summary.warnings)
+    read_files(seat=seat, adapter=reader, files=files, summary=summary, progress=progress)
+    todo = list(TranscriptEpisode.objects.filter(seat=seat, extracted_at__isnull=True).select_related("session").order_by("pk"))
+    summary.shards = shards.extract(seat=seat, episodes=todo, warnings=summary.warnings)
+    climb(shards_in=summary.shards, summary=summary)
+    published = list(Shard.objects.filter(seat__company_id=seat.company_id, status=Shard.PUBLISHED, classified_at__isnull=True))
+    artifacts.classify(seat=seat, shards=published, warnings=summary.warnings)
+    report = artifacts.recommend(seat=seat, repo_root=repo, warnings=summary.warnings)
+    summary.recommendations, summary.covered, summary.inventory = report.recommendations, report.covered, report.inventory
+    summary.telemetry = telemetry.refresh(company_id=seat.company_id)
+    return summary
