@@ -12,6 +12,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from learning import budgets, events, purposes
 from learning.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
 
@@ -122,20 +124,23 @@ def call(
 
 
 def _record(seat, stage, purpose, turn_id, alias, completion) -> None:
+    """Charge both counters and append the spend event in ONE transaction (one commit per call)."""
     tokens = completion.input_tokens + completion.output_tokens
-    try:
-        budgets.charge(seat, tokens)
-    except Exception:
-        log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
-    events.publish(
-        "auxiliary_spend",
-        seat=seat,
-        turn_id=turn_id,
-        best_effort=True,
-        stage=stage,
-        purpose=purpose,
-        provider=alias,
-        model=completion.model,
-        input_tokens=completion.input_tokens,
-        output_tokens=completion.output_tokens,
-    )
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                budgets.charge(seat, tokens)
+        except Exception:
+            log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
+        events.publish(
+            "auxiliary_spend",
+            seat=seat,
+            turn_id=turn_id,
+            best_effort=True,
+            stage=stage,
+            purpose=purpose,
+            provider=alias,
+            model=completion.model,
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+        )

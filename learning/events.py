@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 
 log = logging.getLogger("learning.events")
 
@@ -13,10 +13,12 @@ def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", b
     """Append one event. ``best_effort`` (telemetry) logs a failed write once and returns None."""
     from learning.models import Event
 
+    fields = dict(name=name, seat=seat, turn_id=turn_id or "", trace_id=trace_id or turn_id or "", payload=_jsonable(payload))
+    if not best_effort:
+        return Event.objects.create(**fields)
     try:
-        return Event.objects.create(
-            name=name, seat=seat, turn_id=turn_id or "", trace_id=trace_id or turn_id or "", payload=_jsonable(payload)
-        )
+        with transaction.atomic():  # a savepoint: a failed telemetry write never breaks the caller's transaction
+            return Event.objects.create(**fields)
     except DatabaseError:
         if not best_effort:
             raise
