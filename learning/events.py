@@ -20,8 +20,6 @@ def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", b
         with transaction.atomic():  # a savepoint: a failed telemetry write never breaks the caller's transaction
             return Event.objects.create(**fields)
     except DatabaseError:
-        if not best_effort:
-            raise
         log.warning("telemetry event %s could not be written", name, exc_info=True)
         return None
 
