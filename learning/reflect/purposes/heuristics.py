@@ -93,7 +93,12 @@ def third_person(text: str, who: str) -> str:
     return text
 
 
+LEAD_IN = re.compile(r"^(?:heads up|fyi|note|btw|just so you know|quick note)\s*[:,!-]*\s*", re.I)
+TRAILING_PLEASE = re.compile(r"[,\s]+please[.!\s]*$", re.I)
+
+
 def finish(text: str) -> str:
+    text = TRAILING_PLEASE.sub("", LEAD_IN.sub("", text.strip()))
     text = text.strip().rstrip(".!,;:") + "."
     return text[0].upper() + text[1:]
 
@@ -120,9 +125,11 @@ def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | No
         return None
     end = _named_date(sentence, today)
     ttl = _ttl_days(sentence, today, end)
-    note = third_person(sentence, who)
+    note = third_person(sentence, who).rstrip(".!")
     if end is None:
-        note = f"{note.rstrip('.!')} (as of {today.isoformat()})"
+        note = f"{note} (as of {today.isoformat()})"
+    elif not ISO_DATE.search(sentence):
+        note = f"{note} (ends {end.isoformat()})"
     return finish(note), ttl
 
 

@@ -68,7 +68,7 @@ def _name(asks: list[str], tools: list[str]) -> str:
     counts: Counter = Counter()
     order: list[str] = []
     for ask in asks:
-        for w in h.content_words(_generalise(ask)):
+        for w in h.content_words(ask):  # words with digits (keys, versions, dates) name the incident
             counts[w] += 1
             if w not in order:
                 order.append(w)
