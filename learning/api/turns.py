@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from ninja import Field, Router, Schema
+from ninja import Field, Router, Schema, Status
 from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
 from crewlet.auth import require_seat, seat_auth
@@ -107,4 +107,4 @@ def post_turn(request, payload: TurnIn):
     seat = require_seat(request, payload.seat)
     turn, created = turns.store_turn(seat=seat, record=payload.model_dump(mode="json"))
     status = "accepted" if created else "duplicate"
-    return (202 if created else 200), TurnAccepted(turn_id=turn.pk, run_id=turn.run_id, status=status)
+    return Status(202 if created else 200, TurnAccepted(turn_id=turn.pk, run_id=turn.run_id, status=status))
