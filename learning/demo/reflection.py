@@ -125,12 +125,13 @@ def _closed_gates(payload: dict) -> str:
     if payload.get("gate"):
         return f"pass closed by {payload['gate']}"
     workers = payload.get("workers", {})
+    walked = [(name, workers[name]) for name in payload.get("order", list(workers))]
     closed = [
         f"{name}={r['gate']}" if r.get("status") == "skipped" else f"{name} FAILED ({r.get('error')})"
-        for name, r in workers.items()
+        for name, r in walked
         if r.get("status") != "ran"
     ]
-    wrote = [w for name, r in workers.items() if r.get("status") == "ran" for w in [_wrote(name, r.get("result", {}))] if w]
+    wrote = [w for name, r in walked if r.get("status") == "ran" for w in [_wrote(name, r.get("result", {}))] if w]
     return "; ".join(wrote) + " | closed: " + (", ".join(closed) if closed else "none")
 
 

@@ -110,6 +110,7 @@ def run_pass(ctx: TurnContext) -> PassResult:
         run_id=ctx.run_id,
         gate=result.gate,
         workers=result.workers,
+        order=list(result.workers),  # the walk's order (a JSON object's keys keep none on PostgreSQL)
         failed=result.failed,
         duration_ms=result.duration_ms,
     )

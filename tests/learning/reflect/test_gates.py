@@ -20,7 +20,7 @@ def test_every_wired_worker_reports_and_the_record_is_the_seats_latest_reflectio
     reflect_turn(turn.pk)
     payload = latest(seat)
     assert payload["gate"] is None and payload["run_id"] == turn.run_id and payload["turn"] == turn.pk
-    assert list(payload["workers"]) == [*WORKERS, "skill_reflection"]
+    assert payload["order"] == [*WORKERS, "skill_reflection"] and set(payload["workers"]) == set(payload["order"])
     assert payload["workers"]["persist_decider"]["status"] == "ran"
     assert payload["workers"]["synthesizer"] == {"status": "skipped", "gate": "too_few_tools"}
 

@@ -5,7 +5,7 @@ import json
 from crewlet.config import schema
 from learning import events, skills
 from learning.models import SkillVersion, SynthesizedSkill
-from learning.reflect import reflect_turn, refiner, skill_body
+from learning.reflect import refiner, reflect_turn, skill_body
 from learning.reflect.purposes import skill_refinement
 
 TOOLS = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]

@@ -1,7 +1,7 @@
 """Skill reflection on the persistence pass: signal, cooldown, cron exclusion, rails, golden prompt."""
 
 import json
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from learning.reflect.purposes import persist_decision
 from tests.learning.reflect.conftest import human
 
 GOLDEN = Path(__file__).parent / "golden" / "persist_decision_without_signal.txt"
-FIXED_NOW = datetime(2026, 5, 1, 12, 0, tzinfo=dt_timezone.utc)
+FIXED_NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 TEN = [f"tool_{i}" for i in range(10)]
 RELEASE = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]
 CORRECTION = "Cut the branch for 4.5. Next time run the migrations check before you create the branch."
