@@ -36,4 +36,7 @@ def reflect_turn(turn_id: int, *, now=None) -> dict:
     except LockTimeout as exc:
         log.warning("reflect_turn %s left for the backlog: %s", turn_id, exc)
         return {"turn": turn_id, "status": "lock_timeout"}
+    except Exception as exc:  # reflection is about a turn that is over: the task always completes
+        log.exception("reflect_turn %s failed outside its workers; left for the backlog", turn_id)
+        return {"turn": turn_id, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
     return {"turn": turn_id, "status": "reflected", "gate": result.gate, "failed": result.failed}

@@ -42,7 +42,7 @@ class Command(BaseCommand):
         statuses: Counter = Counter()
         gates: Counter = Counter()
         progress = None
-        if self.stdout.isatty() if hasattr(self.stdout, "isatty") else sys.stdout.isatty():
+        if self.stdout.isatty():  # a progress bar on a terminal, a plain summary otherwise
             from tqdm import tqdm
 
             progress = tqdm(total=len(ids), unit="turn", desc="reflecting", file=sys.stderr)

@@ -126,3 +126,11 @@ def test_a_run_id_another_seat_already_stored_is_a_conflict(seat, other_seat, ap
     clash = {**body, "seat": other_seat.handle}
     response = api_client.post(URL, clash, token=token_for(other_seat))
     assert response.status_code == 409 and Turn.objects.count() == 1
+
+
+def test_the_route_and_its_schema_are_in_the_openapi_document(client):
+    document = client.get("/api/v1/openapi.json").json()
+    assert "post" in document["paths"]["/api/v1/turns"]
+    schema = document["components"]["schemas"]["TurnIn"]
+    assert {"run_id", "conversation_kind", "review_outcome"} <= set(schema["required"])
+    assert schema["additionalProperties"] is False

@@ -52,3 +52,11 @@ def test_bad_arguments_are_named(seat):
         run("--since", "last tuesday")
     with pytest.raises(CommandError, match="--seat"):
         run("--seat", "nobody")
+
+
+def test_a_terminal_gets_a_progress_bar(seat, make_turn, capsys):
+    make_turn()
+    out = StringIO()
+    out.isatty = lambda: True
+    call_command("reflect_backlog", stdout=out)
+    assert "reflecting" in capsys.readouterr().err and "1 reflected" in out.getvalue()

@@ -180,3 +180,21 @@ def test_refiner_is_unbuilt_when_refinement_is_off_or_both_auto_flags_are(seat, 
     assert "refiner" not in [w.NAME for w in registry.wired_workers()]
     reflect_turn(make_turn().pk)
     assert "refiner" not in latest(seat)["workers"]
+
+
+def test_the_task_completes_even_when_the_lock_cannot_be_had(seat, make_turn):
+    from learning.reflect import lock
+
+    turn = make_turn()
+    with mock.patch.object(lock, "_lease", side_effect=lock.LockTimeout("busy")), \
+            mock.patch.object(lock, "_advisory", side_effect=lock.LockTimeout("busy")):
+        assert reflect_turn(turn.pk)["status"] == "lock_timeout"
+    assert Turn.objects.get(pk=turn.pk).reflected_at is None  # left for reflect_backlog
+
+
+def test_the_task_completes_when_the_pass_itself_cannot_start(seat, make_turn):
+    turn = make_turn()
+    with mock.patch.object(dispatcher, "reflect", side_effect=RuntimeError("database went away")):
+        result = reflect_turn(turn.pk)
+    assert result["status"] == "error" and "database went away" in result["error"]
+    assert Turn.objects.get(pk=turn.pk).reflected_at is None
