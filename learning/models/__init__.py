@@ -4,6 +4,7 @@ from learning.models.diary import DiaryEntry
 from learning.models.episodes import Episode
 from learning.models.events import Event
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
+from learning.models.reflection import SeatReflectionLock
 from learning.models.runtime import Duty, PrefetchSnapshot, RefreshLedger
 from learning.models.skills import SkillVersion, SynthesizedSkill
 from learning.models.turns import ConversationState, Turn
@@ -18,6 +19,7 @@ __all__ = [
     "OnboardingMarker",
     "PrefetchSnapshot",
     "RefreshLedger",
+    "SeatReflectionLock",
     "SkillVersion",
     "SynthesizedSkill",
     "Turn",

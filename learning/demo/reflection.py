@@ -1,0 +1,172 @@
+"""Demo step: fixture turns for ana, bo and cy through ``POST /api/v1/turns``, then what each seat learned.
+
+The queue runs synchronously for the step (django-q2's sync mode), so each 202 has reflected by
+the time the next turn is posted, in the order a seat's turns happened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.test import Client
+from django.utils import timezone
+
+FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "turns"
+SEATS = ("ana", "bo", "cy")
+PLACEHOLDER = re.compile(r"\{(date|now)([+-]\d+)(m?)\}")
+
+
+@contextmanager
+def synchronous_queue():
+    from django_q.conf import Conf
+
+    previous, Conf.SYNC = Conf.SYNC, True
+    try:
+        yield
+    finally:
+        Conf.SYNC = previous
+
+
+def _fill(value, now):
+    """Placeholders keep the fixture's dates relative to the day the demo runs."""
+    if isinstance(value, dict):
+        return {k: _fill(v, now) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, now) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def sub(m):
+        n = int(m.group(2))
+        if m.group(1) == "date":
+            return (now + timedelta(days=n)).date().isoformat()
+        return (now + timedelta(minutes=n)).isoformat()
+
+    return PLACEHOLDER.sub(sub, value)
+
+
+def _resolve_skills(record: dict) -> dict:
+    """``"@name"`` in skills_offered is the seat's skill of that name, as the prompt would have offered it."""
+    from learning.models import SynthesizedSkill
+
+    offered = []
+    for item in record.get("skills_offered", []):
+        if isinstance(item, str) and item.startswith("@"):
+            found = SynthesizedSkill.objects.filter(seat__handle=record["seat"], name=item[1:]).first()
+            if found is not None:
+                offered.append(found.pk)
+        else:
+            offered.append(item)
+    return {**record, "skills_offered": offered}
+
+
+def load_fixtures(now=None) -> list[dict]:
+    now = now or timezone.now()
+    records = []
+    for path in sorted(FIXTURES.glob("*.json")):
+        records.extend(_fill(json.loads(path.read_text(encoding="utf-8")), now))
+    return records
+
+
+def _tokens(ctx) -> dict[str, str]:
+    from crewlet import config
+    from crewlet.models import ApiToken, Seat
+
+    config.current()  # applies the configured file (crewlet.toml.example in `make demo`) when it changed
+    for handle in SEATS:
+        if handle not in ctx.tokens:
+            seat = Seat.objects.get(handle=handle)
+            _token, raw = ApiToken.issue(company=seat.company, seat=seat, label="demo")
+            ctx.tokens[handle] = raw
+    return ctx.tokens
+
+
+def post_all(ctx, records: list[dict]) -> dict:
+    client, tokens, answers = Client(), _tokens(ctx), {}
+    with synchronous_queue():
+        for record in records:
+            record = _resolve_skills(record)
+            response = client.post(
+                "/api/v1/turns", json.dumps(record), content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {tokens[record['seat']]}",
+            )
+            answers[record["run_id"]] = response.status_code
+        repeat = _resolve_skills(records[0])
+        response = client.post(
+            "/api/v1/turns", json.dumps(repeat), content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {tokens[repeat['seat']]}",
+        )
+        answers["repeat of " + repeat["run_id"]] = response.status_code
+    return answers
+
+
+def _wrote(name: str, result: dict) -> str | None:
+    if name == "persist_decider":
+        return f"decided {result.get('classification')}"
+    if name == "profiler":
+        return f"profiled {', '.join(result.get('subjects', []))}"
+    if name == "synthesizer":
+        return f"drafted {result['name']}" if result.get("drafted") else f"no draft ({result.get('why')})"
+    if name == "refiner":
+        return f"refined {result['name']} to v{result['version']}" if result.get("refined") else f"refiner {result.get('why')}"
+    if name == "skill_reflection":
+        done = [f"{a['action']} {a['name']} ({a['status']})" for a in result.get("actions", [])]
+        return "skill reflection: " + (", ".join(done) if done else "nothing worth keeping")
+    return None
+
+
+def _closed_gates(payload: dict) -> str:
+    if payload.get("gate"):
+        return f"pass closed by {payload['gate']}"
+    workers = payload.get("workers", {})
+    walked = [(name, workers[name]) for name in payload.get("order", list(workers))]
+    closed = [
+        f"{name}={r['gate']}" if r.get("status") == "skipped" else f"{name} FAILED ({r.get('error')})"
+        for name, r in walked
+        if r.get("status") != "ran"
+    ]
+    wrote = [w for name, r in walked if r.get("status") == "ran" for w in [_wrote(name, r.get("result", {}))] if w]
+    return "; ".join(wrote) + " | closed: " + (", ".join(closed) if closed else "none")
+
+
+def show_seat(ctx, handle: str) -> None:
+    from learning.models import CounterpartyProfile, DiaryEntry, Episode, Event, SynthesizedSkill
+
+    ctx.line(f"\n-- {handle}")
+    for event in Event.objects.filter(name="reflection_completed", seat__handle=handle).order_by("id"):
+        ctx.line(f"   turn {event.payload.get('run_id')}: {_closed_gates(event.payload)}")
+    for note in DiaryEntry.objects.filter(seat__handle=handle).order_by("id"):
+        ttl = f" (until {note.ttl_until:%Y-%m-%d})" if note.ttl_until else ""
+        ctx.line(f"   note [{note.kind}{ttl}] {note.content}")
+    for ep in Episode.objects.filter(seat__handle=handle).order_by("started_at", "id"):
+        vec = "vector" if ep.embedding is not None else "no vector yet"
+        ctx.line(f"   episode [{ep.review_outcome}, {len(ep.tool_sequence)} tools, {vec}] {ep.task_summary}")
+    for p in CounterpartyProfile.objects.filter(observer__handle=handle).order_by("subject_handle"):
+        extra = "; ".join(p.sensitivities[:1] + p.past_decisions[:1])
+        ctx.line(f"   profile {p.subject_handle or p.subject_external_id}@{p.subject_platform}: {p.communication_style} {extra}")
+    for s in SynthesizedSkill.objects.filter(seat__handle=handle).order_by("id"):
+        ctx.line(f"   skill {s.name} v{s.version} [{s.trigger}, {s.state}]: {s.description}")
+        for line in s.body.splitlines():
+            if line.startswith("- ") and ("Observed in practice" in line or "Counter-example" in line or "corrected" in line):
+                ctx.line(f"      {line}")
+
+
+def run(ctx) -> None:
+    ctx.heading("Reflection: fixture turns through POST /api/v1/turns, reflected by the queue")
+    records = load_fixtures(ctx.clock)
+    q_log = logging.getLogger("django-q")
+    level, q_log.level = q_log.level, logging.WARNING  # the sync queue logs every task's lifecycle
+    try:
+        answers = post_all(ctx, records)
+    finally:
+        q_log.setLevel(level)
+    counts = {code: sum(1 for c in answers.values() if c == code) for code in sorted(set(answers.values()))}
+    ctx.line(f"   posted {len(answers)} record(s): " + ", ".join(f"{n} answered {code}" for code, n in counts.items()))
+    for handle in SEATS:
+        show_seat(ctx, handle)

@@ -1,0 +1,61 @@
+"""Reflect stored turns that never reflected (a broker that was down, a budget that was spent)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from datetime import datetime, time
+
+from django.core.management import BaseCommand, CommandError
+from django.utils import timezone
+from django.utils.dateparse import parse_date
+
+from learning.models import Turn
+
+
+class Command(BaseCommand):
+    help = "Reflect every stored turn with no reflection yet, oldest first; --since DATE and --seat HANDLE narrow it."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--since", help="only turns received on or after this date (YYYY-MM-DD)")
+        parser.add_argument("--seat", help="only this seat's turns (its handle)")
+
+    def _pending(self, since: str | None, seat: str | None):
+        qs = Turn.objects.filter(reflected_at__isnull=True).order_by("received_at", "id")
+        if since:
+            day = parse_date(since)
+            if day is None:
+                raise CommandError(f"--since: {since!r} is not a date (YYYY-MM-DD)")
+            qs = qs.filter(received_at__gte=timezone.make_aware(datetime.combine(day, time.min)))
+        if seat:
+            from crewlet.models import Seat
+
+            if not Seat.objects.filter(handle=seat).exists():
+                raise CommandError(f"--seat: no seat with handle {seat!r}")
+            qs = qs.filter(seat__handle=seat)
+        return list(qs.values_list("id", flat=True))
+
+    def handle(self, *args, since=None, seat=None, **options):
+        from learning.tasks import reflect_turn
+
+        ids = self._pending(since, seat)
+        statuses: Counter = Counter()
+        gates: Counter = Counter()
+        progress = None
+        if self.stdout.isatty():  # a progress bar on a terminal, a plain summary otherwise
+            from tqdm import tqdm
+
+            progress = tqdm(total=len(ids), unit="turn", desc="reflecting", file=sys.stderr)
+        for turn_id in ids:
+            result = reflect_turn(turn_id)
+            statuses[result["status"]] += 1
+            if result.get("gate"):
+                gates[result["gate"]] += 1
+            if progress is not None:
+                progress.update(1)
+        if progress is not None:
+            progress.close()
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "nothing to reflect"
+        self.stdout.write(f"{len(ids)} turn(s) without a reflection: {summary}")
+        if gates:
+            self.stdout.write("gates closed: " + ", ".join(f"{g} x{n}" for g, n in sorted(gates.items())))

@@ -1,0 +1,10 @@
+"""The post-turn learning loop: the reflect dispatcher and its workers.
+
+``reflect_turn(turn_id)`` (the queue's entry) takes the seat's lock, re-checks the row, and runs one
+pass; ``dispatcher.run_pass(ctx)`` is the pass itself; ``registry`` lists the workers in order.
+"""
+
+from learning.reflect import purposes  # noqa: F401  (registers the purposes)
+from learning.reflect.service import reflect_turn
+
+__all__ = ["reflect_turn"]

@@ -1,0 +1,121 @@
+"""The reflect dispatcher: one pass per turn, the gates in the spec's order, every worker isolated.
+
+Gates, in order, each recorded by name per worker per turn on ``reflection_completed``:
+no_workers, no_role, role_opted_out, no_budget, duplicate, no_engagement, then each worker's own.
+A failed worker is logged and reported by name; the others still run and the pass completes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+
+from learning import budgets, events
+from learning.reflect import registry, skill_reflection
+from learning.reflect.context import TurnContext
+from learning.reflect.ring import RING
+
+log = logging.getLogger("learning.reflect")
+
+NO_WORKERS = "no_workers"
+NO_ROLE = "no_role"
+ROLE_OPTED_OUT = "role_opted_out"
+NO_BUDGET = "no_budget"
+DUPLICATE = "duplicate"
+NO_ENGAGEMENT = "no_engagement"
+GATES = (NO_WORKERS, NO_ROLE, ROLE_OPTED_OUT, NO_BUDGET, DUPLICATE, NO_ENGAGEMENT)
+# The one transient refusal: a turn skipped for it stays reflectable when the ceiling moves.
+TRANSIENT_GATES = (NO_BUDGET,)
+
+
+@dataclass
+class PassResult:
+    turn_id: int
+    run_id: str
+    gate: str | None
+    workers: dict = field(default_factory=dict)
+    duration_ms: int = 0
+
+    @property
+    def reflectable_again(self) -> bool:
+        return self.gate in TRANSIENT_GATES
+
+    @property
+    def failed(self) -> list[str]:
+        return [name for name, r in self.workers.items() if r.get("status") == "failed"]
+
+
+def _role_opted_out(ctx: TurnContext) -> bool:
+    return not ctx.seat.role.learns or not ctx.knobs.learning.enabled
+
+
+def _no_engagement(ctx: TurnContext) -> bool:
+    return ctx.outcome == "skipped" or (ctx.outcome == "done" and not ctx.tools_called)
+
+
+def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
+    """The first pass-wide gate that closes for this turn, or None (the ring is taken on the way)."""
+    if not wired:
+        return NO_WORKERS
+    if ctx.seat.role is None:
+        return NO_ROLE
+    if _role_opted_out(ctx):
+        return ROLE_OPTED_OUT
+    if budgets.has_room(ctx.seat) is False:  # None (unreadable counter) reflects anyway
+        return NO_BUDGET
+    if RING.seen(ctx.run_id):
+        return DUPLICATE
+    skill_reflection.accumulate(ctx)  # the signal outlives a turn that engaged with nothing
+    if _no_engagement(ctx):
+        return NO_ENGAGEMENT
+    return None
+
+
+def _run_worker(worker, ctx: TurnContext) -> dict:
+    try:
+        gate = worker.applies(ctx)
+        if gate:
+            return {"status": "skipped", "gate": gate}
+        return {"status": "ran", "result": worker.run(ctx) or {}}
+    except Exception as exc:  # isolation: one worker's bug costs neither the others nor the pass
+        log.exception("reflection worker %s failed on turn %s", worker.NAME, ctx.run_id)
+        return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+
+
+def run_pass(ctx: TurnContext) -> PassResult:
+    """Gates, then every wired worker in registry order; the reflection record is always published."""
+    started = time.monotonic()
+    wired = registry.wired_workers()
+    result = PassResult(turn_id=ctx.turn.pk, run_id=ctx.run_id, gate=None)
+    try:
+        result.gate = dispatch_gate(ctx, wired)
+    except Exception as exc:
+        log.exception("reflection gates failed on turn %s", ctx.run_id)
+        result.gate = f"gate_error: {type(exc).__name__}"
+    if result.gate:
+        result.workers = {w.NAME: {"status": "skipped", "gate": result.gate} for w in wired}
+    else:
+        ctx.notes["skill_reflection_gate"] = skill_reflection.applies(ctx)
+        for worker in wired:
+            result.workers[worker.NAME] = _run_worker(worker, ctx)
+        result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
+    result.duration_ms = int((time.monotonic() - started) * 1000)
+    events.publish(
+        "reflection_completed",
+        seat=ctx.seat,
+        turn_id=ctx.run_id,
+        best_effort=True,
+        turn=ctx.turn.pk,
+        run_id=ctx.run_id,
+        gate=result.gate,
+        workers=result.workers,
+        order=list(result.workers),  # the walk's order (a JSON object's keys keep none on PostgreSQL)
+        failed=result.failed,
+        duration_ms=result.duration_ms,
+    )
+    return result
+
+
+def reflect(turn, *, now=None) -> PassResult:
+    return run_pass(TurnContext.of(turn, now=now))

@@ -1,0 +1,101 @@
+"""Episodist: one raw episode per turn, embedded as ONE text (label, ask, what it did), whole.
+
+A scheduled turn's label names its schedule and never the fire's run id, which differs on every
+fire. A redelivered trigger (same work key, new run) is collapsed onto the episode already filed
+under that work key rather than filed twice. Compacted rows are never touched or embedded here.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from learning import episodes, events
+from learning.models import Episode
+from learning.providers.embeddings import embed_one
+from learning.providers.embeddings.base import DIARY_EMBED_BUDGET
+
+log = logging.getLogger("learning.reflect.episodist")
+
+NAME = "episodist"
+EPISODE_EMBED_BUDGET = DIARY_EMBED_BUDGET  # one short text; a row without a vector is filled later
+
+
+def wired(learning) -> bool:
+    return learning.enabled
+
+
+def applies(ctx) -> str | None:
+    return None  # every engaged turn is an episode, settled or not
+
+
+def schedule_name(ctx) -> str:
+    name = ctx.get("schedule", "")
+    if not name and ":" in ctx.conversation_id:
+        name = ctx.conversation_id.split(":", 1)[1]
+    return name or ctx.conversation_id
+
+
+def label_of(ctx) -> str:
+    """The waking event's label; for a scheduled turn, one that names the schedule."""
+    if ctx.scheduled:
+        return f"{ctx.seat.handle} was assigned scheduled work {schedule_name(ctx)}"
+    label = ctx.label
+    if ctx.run_id and ctx.run_id in label:
+        label = " ".join(label.replace(ctx.run_id, " ").split())
+    return label
+
+
+def _fields(ctx) -> dict:
+    started, ended = ctx.time("started_at") or ctx.now, ctx.time("ended_at") or ctx.now
+    duration = ctx.get("duration_ms")
+    if duration is None and ctx.time("started_at") and ctx.time("ended_at"):
+        duration = int((ended - started).total_seconds() * 1000)
+    return {
+        "kind": Episode.RAW,
+        "run_id": ctx.run_id,
+        "work_key": ctx.get("work_key", ""),
+        "work_item": ctx.get("work_item", ""),
+        "conversation_id": ctx.conversation_id,
+        "conversation_kind": ctx.conversation_kind,
+        "task_summary": label_of(ctx),
+        "ask": ctx.ask,
+        "plan_summary": ctx.what_it_did,
+        "tool_sequence": ctx.tool_sequence,
+        "skills_used": ctx.skills_offered,
+        "review_outcome": ctx.outcome,
+        "started_at": started,
+        "ended_at": ended,
+        "duration_ms": duration,
+    }
+
+
+def run(ctx) -> dict:
+    fields = _fields(ctx)
+    text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
+    vector = embed_one(text, budget=EPISODE_EMBED_BUDGET)
+    with transaction.atomic():
+        existing = None
+        if fields["work_key"]:
+            existing = (
+                Episode.objects.select_for_update()
+                .filter(seat=ctx.seat, kind=Episode.RAW, work_key=fields["work_key"])
+                .first()
+            )
+        episode = existing or Episode(seat=ctx.seat)
+        for key, value in fields.items():
+            setattr(episode, key, value)
+        episode.set_vector(vector.vector, vector.model)
+        episode.save()
+    events.publish(
+        "episode_written",
+        seat=ctx.seat,
+        turn_id=ctx.run_id,
+        best_effort=True,
+        episode_id=episode.pk,
+        replaced=existing is not None,
+        embedded=episode.embedding is not None,
+        label=episode.task_summary,
+    )
+    return {"episode_id": episode.pk, "replaced": existing is not None, "embedded": episode.embedding is not None}

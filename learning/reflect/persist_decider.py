@@ -1,0 +1,95 @@
+"""PersistDecider: the deterministic post-turn decision, what (if anything) should persist?
+
+Settled turns only (``done`` / ``failed``; ``self_iterate`` is a mid-state). Skipped when the turn
+already self-persisted, so the two writers do not double-write one fact, unless the conversation's
+skill-reflection signal starts the pass on its own. Shown the seat's recent notes and asked not to
+repeat one. LONG and SHORT write through ``learning.diary.write`` (the one place the 2,000-character
+rule lives: a note past it is skipped and logged, never trimmed); DOC is a logged recommendation.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from learning import aux, diary, events, limits
+from learning.models import DiaryEntry
+from learning.reflect import skill_reflection
+from learning.reflect.purposes import persist_decision
+from learning.reflect.purposes.describe import turn_inputs
+
+log = logging.getLogger("learning.reflect.persist_decider")
+
+NAME = "persist_decider"
+RECENT_NOTES_SHOWN = 50
+KINDS = {"LONG": DiaryEntry.LONG, "SHORT": DiaryEntry.SHORT}
+
+
+def wired(learning) -> bool:
+    return learning.enabled
+
+
+def applies(ctx) -> str | None:
+    if not ctx.settled:
+        return "unsettled"
+    if ctx.get("self_persisted", False) and not skill_reflection.due(ctx):
+        return "self_persisted"
+    if not aux.available(ctx.seat):
+        return "no_auxiliary_model"
+    return None
+
+
+def build_inputs(ctx, *, reflect: bool) -> dict:
+    inputs = turn_inputs(ctx)
+    inputs["recent_notes"] = [e.content for e in diary.recent(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)]
+    if reflect:
+        inputs["skill_reflection"] = {
+            "skills": skill_reflection.catalogue_inputs(ctx.seat),
+            "read": {},
+            "memory_closed": bool(ctx.get("self_persisted", False)),
+        }
+    return inputs
+
+
+def _ask(ctx):
+    def ask(inputs: dict) -> dict:
+        return aux.call(
+            seat=ctx.seat, stage="reflection", purpose=persist_decision.NAME, turn_id=ctx.run_id, inputs=inputs
+        ).value
+
+    return ask
+
+
+def run(ctx) -> dict:
+    reflect = skill_reflection.due(ctx)
+    inputs = build_inputs(ctx, reflect=reflect)
+    ask = _ask(ctx)
+    answer = skill_reflection.converse(ctx, inputs, ask) if reflect else ask(inputs)
+    if ctx.get("self_persisted", False):
+        answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
+    return store(ctx, answer)
+
+
+def store(ctx, answer: dict) -> dict:
+    """Act on one decision and announce it with ``persist_decider_completed``."""
+    classification, content = answer["classification"], answer["content"]
+    outcome = {"classification": classification, "ttl_until": None, "entry_id": None, "reason": answer.get("reason", "")}
+    if classification in KINDS:
+        try:
+            entry = diary.write(
+                seat=ctx.seat,
+                content=content,
+                kind=KINDS[classification],
+                ttl_days=answer.get("ttl_days"),
+                source="persist_decider",
+                turn_id=ctx.run_id,
+                now=ctx.now,
+            )
+            outcome.update(entry_id=entry.pk, ttl_until=entry.ttl_until)
+        except limits.LimitExceeded as exc:  # nobody is there to ask for a tighter note
+            log.warning("persist decider skipped a %s note for %s: %s", classification, ctx.seat.handle, exc)
+            outcome.update(skipped=exc.limit_name, size=exc.size)
+    elif classification == "DOC":
+        log.info("persist decider recommends team documentation for %s: %s", ctx.seat.handle, content)
+        outcome["recommendation"] = content
+    events.publish("persist_decider_completed", seat=ctx.seat, turn_id=ctx.run_id, best_effort=True, **outcome)
+    return outcome

@@ -1,0 +1,130 @@
+"""``persist_decision``: the PersistDecider's question, what (if anything) should persist?
+
+The answer is one JSON object: ``classification`` LONG / SHORT / DOC / NOOP (the default),
+``content`` (a declarative fact), ``ttl_days`` for SHORT, ``reason``. When skill reflection rides
+this pass its section is appended (``learning.reflect.purposes.skill_reflection``) and the answer
+may carry ``skill_actions``; without it the prompt is exactly the base prompt below.
+"""
+
+from __future__ import annotations
+
+from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from learning.reflect.purposes import heuristics as h
+from learning.reflect.purposes import skill_reflection as sr
+from learning.reflect.purposes.describe import as_json, describe_turn
+
+NAME = "persist_decision"
+CLASSIFICATIONS = ("LONG", "SHORT", "DOC", "NOOP")
+
+WRITING_STYLE_RULE = (
+    'Writing-style rule: persisted entries are declarative facts, not instructions. "User prefers concise '
+    'responses" ✓ — "Always respond concisely" ✗. Instructions drift out of date and get re-discovered as '
+    "contradictions; facts compose cleanly."
+)
+
+SYSTEM = f"""You review one turn an agent has just finished and decide what, if anything, the agent should keep in its private diary.
+
+The turn is described by what woke it (the label of the waking event, which says what kind of event it was and nothing of what it said), the messages it received with their senders (or, for a wake with no messages, what it was asked), and what it did (the review's account of what landed, or its final answer).
+
+Pick exactly one tier:
+- LONG: a durable preference or fact about a person, the team or the work (no expiry).
+- SHORT: a situation that will stop being true (a sprint focus, a vacation, a freeze, a delegation); give ttl_days, the number of days it stays true.
+- DOC: something the whole team should know; it belongs in the team knowledge base, not in this agent's diary. Nothing is written; the recommendation is logged.
+- NOOP: nothing worth persisting. This is the default and the common answer.
+
+Persist only what a sender actually stated or what the turn established. Do not persist what the agent merely did, guesses, or anything already in the recent notes (a paraphrase of a recent note is a repeat).
+
+{WRITING_STYLE_RULE}
+
+A note is at most 2000 characters.
+
+Answer with one JSON object and nothing else:
+{{"classification": "LONG" | "SHORT" | "DOC" | "NOOP", "content": "the fact, or empty for NOOP", "ttl_days": number or null, "reason": "one short sentence"}}"""
+
+
+def render(inputs: dict) -> list[dict]:
+    recent = inputs.get("recent_notes") or []
+    notes = "\n".join(f"- {n}" for n in recent) if recent else "(none)"
+    user = (
+        f"Agent: {inputs.get('seat', '')}\nToday: {inputs.get('today', '')}\n\n"
+        f"{describe_turn(inputs, with_senders=True)}\n\n"
+        f"The agent's recent notes (do not repeat one):\n{notes}"
+    )
+    reflection = inputs.get("skill_reflection")
+    if not reflection:
+        return system_user(SYSTEM, user)
+    return system_user(SYSTEM + "\n\n" + sr.SECTION, user + "\n\n" + sr.render_context(reflection))
+
+
+def parse(text: str) -> dict:
+    value = parse_json_object(NAME, text)
+    classification = str(value.get("classification", "NOOP")).strip().upper()
+    if classification not in CLASSIFICATIONS:
+        raise AnswerUnparseable(NAME, f"classification {classification!r} is not one of {', '.join(CLASSIFICATIONS)}", text)
+    content = str(value.get("content") or "").strip()
+    ttl = value.get("ttl_days")
+    if classification in ("LONG", "SHORT", "DOC") and not content:
+        raise AnswerUnparseable(NAME, f"a {classification} answer needs content", text)
+    if classification == "SHORT":
+        try:
+            ttl = int(ttl)
+        except (TypeError, ValueError):
+            raise AnswerUnparseable(NAME, "a SHORT answer needs ttl_days, a whole number of days", text) from None
+        if ttl < 1:
+            raise AnswerUnparseable(NAME, "ttl_days must be at least 1", text)
+    else:
+        ttl = None
+    actions = value.get("skill_actions") or []
+    if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+        raise AnswerUnparseable(NAME, "skill_actions must be a list of objects", text)
+    return {
+        "classification": classification,
+        "content": content if classification != "NOOP" else "",
+        "ttl_days": ttl,
+        "reason": str(value.get("reason") or ""),
+        "skill_actions": actions,
+    }
+
+
+def decide(inputs: dict) -> dict:
+    """The offline decision: the first stated situation, preference or team practice; else NOOP."""
+    from datetime import date
+
+    today = date.fromisoformat(inputs.get("today") or date.today().isoformat())
+    sources = [(i["sender"], i["body"]) for i in inputs.get("interactions") or [] if i.get("sender_kind", "human") == "human"]
+    if not inputs.get("interactions") and inputs.get("asked"):
+        sources = [("The requester", inputs["asked"])]
+    recent = inputs.get("recent_notes") or []
+    for who, body in sources:
+        for sentence in h.sentences(body):
+            found = _classify(sentence, who, today)
+            if found is None:
+                continue
+            if any(h.overlap(found["content"], note) >= 0.8 for note in recent):
+                return {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "already in the recent notes"}
+            return found
+    return {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "nothing stated worth keeping"}
+
+
+def _classify(sentence: str, who: str, today) -> dict | None:
+    situation = h.situation_note(sentence, who, today)
+    if situation:
+        return {"classification": "SHORT", "content": situation[0], "ttl_days": situation[1], "reason": "a dated situation"}
+    team = h.team_note(sentence, who)
+    if team:
+        return {"classification": "DOC", "content": team, "ttl_days": None, "reason": "team-relevant practice"}
+    fact = h.preference_fact(sentence, who)
+    if fact:
+        return {"classification": "LONG", "content": fact, "ttl_days": None, "reason": "a stated preference"}
+    return None
+
+
+def offline(inputs: dict) -> str:
+    answer = decide(inputs)
+    reflection = inputs.get("skill_reflection")
+    if reflection:
+        answer["skill_actions"] = sr.offline_actions(inputs, reflection)
+    return as_json(answer)
+
+
+PERSIST_DECISION = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=600, json=True))

@@ -1,0 +1,118 @@
+"""``skill_draft``: draft a procedural skill from one turn (inline) or one cluster of turns (clustered).
+
+Declining is the ordinary answer: most turns are not procedures. The answer is a JSON object,
+either ``{"decline": true, "reason": ...}`` or ``{"name", "summary", "body"}``; a draft missing
+any of the three is dropped by the caller rather than written with the gap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from learning.purposes import Purpose, parse_json_object, register, system_user
+from learning.reflect.purposes import heuristics as h
+from learning.reflect.purposes.describe import as_json, describe_turn
+
+NAME = "skill_draft"
+
+SYSTEM = """You decide whether an agent's work shows a reusable procedure worth keeping as a skill, and if so you draft it.
+
+Each turn is described by what woke it (the label of the waking event, which says what kind of event it was and nothing of what it said), what it was asked, and what it did (the review's account of what landed, or its final answer), with its outcome and the tools it called in order.
+
+Declining is the ordinary answer: most work is not a procedure. Draft only when the tool run is a repeatable way of doing a class of work that will come again. Name the skill for the class of work (lowercase words joined by hyphens), never for this incident: no ticket keys, names, dates or version numbers.
+
+The body is a SKILL.md Markdown document: a title, "## When to use", and "## Steps" as a numbered list naming the tools in the order they are called, with what to check at each step.
+
+Answer with one JSON object and nothing else: {"decline": true, "reason": "..."} or {"name": "...", "summary": "one sentence: what the skill does and when", "body": "..."}"""
+
+
+def render(inputs: dict) -> list[dict]:
+    existing = ", ".join(inputs.get("existing_skills") or []) or "(none)"
+    if inputs.get("mode") == "cluster":
+        members = "\n\n".join(
+            f"Turn {n}:\n{describe_turn(m)}" for n, m in enumerate(inputs.get("members") or [], start=1)
+        )
+        body = (
+            f"Agent: {inputs.get('seat', '')}\n"
+            f"{inputs.get('cluster_size', 0)} of the agent's recent turns ran this same shape of tool run. "
+            f"A run that actually happened: {', '.join(inputs.get('tool_sequence') or [])}\n\n"
+            f"Examples:\n{members}"
+        )
+    else:
+        body = (
+            f"Agent: {inputs.get('seat', '')}\n{describe_turn(inputs)}\n"
+            f"Earlier turns of this agent with a similar tool run: {inputs.get('prior_runs', 0)}"
+        )
+    return system_user(SYSTEM, f"{body}\n\nThe agent's existing skills: {existing}")
+
+
+def parse(text: str) -> dict:
+    value = parse_json_object(NAME, text)
+    if value.get("decline") is True:
+        return {"decline": True, "reason": str(value.get("reason") or "")}
+    draft = {key: str(value.get(key) or "").strip() for key in ("name", "summary", "body")}
+    draft["name"] = h.slug(draft["name"])
+    draft["missing"] = [key for key in ("name", "summary", "body") if not draft[key]]
+    draft["decline"] = False
+    return draft
+
+
+def _generalise(text: str) -> str:
+    text = re.sub(r"\b[A-Z][A-Z0-9]+-\d+\b", "<ticket>", text)
+    text = re.sub(r"\b\d+(?:\.\d+)+\b|\b\d{2,}\b", "<n>", text)
+    return " ".join(text.split())
+
+
+def _name(asks: list[str], tools: list[str]) -> str:
+    counts: Counter = Counter()
+    order: list[str] = []
+    for ask in asks:
+        for w in h.content_words(ask):  # words with digits (keys, versions, dates) name the incident
+            counts[w] += 1
+            if w not in order:
+                order.append(w)
+    ranked = sorted(order, key=lambda w: (-counts[w], order.index(w))) if len(asks) > 1 else order
+    picked = ranked[:3]
+    if picked:
+        return h.slug("-".join(picked))
+    return h.slug(f"{tools[0]}-to-{tools[-1]}") if tools else ""
+
+
+def _steps(tools: list[str]) -> list[str]:
+    steps: list[str] = []
+    for tool in tools:
+        if not steps or steps[-1] != tool:
+            steps.append(tool)
+    return steps
+
+
+def draft(inputs: dict) -> dict:
+    """The offline draft: decline a first run, a failure or a one-tool loop; else a SKILL.md from the run."""
+    tools = list(inputs.get("tool_sequence") or [])
+    cluster = inputs.get("mode") == "cluster"
+    if len(set(tools)) < (2 if cluster else 3):
+        return {"decline": True, "reason": "the tool run is one or two tools repeated, not a procedure"}
+    if not cluster and inputs.get("outcome") != "done":
+        return {"decline": True, "reason": "a failed run is not a procedure to repeat"}
+    if not cluster and int(inputs.get("prior_runs") or 0) < 1:
+        return {"decline": True, "reason": "the first run of this shape; not yet a pattern"}
+    members = inputs.get("members") if cluster else [inputs]
+    asks = [m.get("asked") or m.get("woken_by") or "" for m in members or []]
+    name = _name(asks, tools)
+    title = name.replace("-", " ").capitalize()
+    first_ask = next((s for s in (h.sentences(_generalise(a)) for a in asks) if s), [""])[0]
+    steps = "\n".join(f"{n}. Call `{tool}`." for n, tool in enumerate(_steps(tools), start=1))
+    summary = f"{title}: the {len(_steps(tools))}-step run of {', '.join(dict.fromkeys(tools))}."
+    body = (
+        f"# {title}\n\n## When to use\nWhen asked for work like: {first_ask or title}\n\n"
+        f"## Steps\n{steps}\n"
+    )
+    return {"name": name, "summary": summary, "body": body}
+
+
+def offline(inputs: dict) -> str:
+    return as_json(draft(inputs))
+
+
+SKILL_DRAFT = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=900, json=True))

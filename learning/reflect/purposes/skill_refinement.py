@@ -1,0 +1,80 @@
+"""``skill_refinement``: one call, one bullet, at most one skill; NOOP is the expected answer.
+
+The turn's whole offered catalogue goes into one prompt and the model picks which skill, if any,
+learned something. The prefix (``Observed in practice:`` / ``Counter-example:``) is the code's,
+chosen by the outcome.
+"""
+
+from __future__ import annotations
+
+from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from learning.reflect.purposes.describe import as_json, describe_turn
+
+NAME = "skill_refinement"
+
+SYSTEM = """You review one turn an agent has just finished, in which it was offered some of its own skills (procedures), and decide whether the turn taught one of those skills something new.
+
+The turn is described by what woke it (the label of the waking event, which says what kind of event it was and nothing of what it said), what it was asked, and what it did (the review's account of what landed, or its final answer), with its outcome and the tools it called in order.
+
+Answering NOOP is correct, and it is the expected answer for most turns: a skill that grows a line per turn stops being a procedure and becomes a diary of the turns that read it.
+
+Only when the turn clearly shows something the procedure lacks, choose at most one skill and write one observation of one sentence: on a successful turn what practice showed that the steps do not say; on a failed turn the counter-example that the steps should warn about. Use a skill name exactly as listed. Never write about transient errors or environment trouble.
+
+Again: if nothing new was learned, NOOP is the right answer, not a failure.
+
+Answer with one JSON object and nothing else: {"noop": true} or {"skill": "exact skill name", "observation": "one sentence"}"""
+
+
+def render(inputs: dict) -> list[dict]:
+    skills = "\n\n".join(
+        f"### {s['name']}\n{s.get('description', '')}\n\n{s.get('body', '')}" for s in inputs.get("skills") or []
+    )
+    user = f"Agent: {inputs.get('seat', '')}\n{describe_turn(inputs)}\n\nThe skills it was offered:\n\n{skills}"
+    return system_user(SYSTEM, user)
+
+
+def parse(text: str) -> dict:
+    stripped = text.strip().strip("`").strip()
+    if stripped.upper().rstrip(".") == "NOOP":
+        return {"noop": True}
+    value = parse_json_object(NAME, text)
+    if value.get("noop") is True or str(value.get("skill") or "").upper() == "NOOP":
+        return {"noop": True}
+    skill, observation = str(value.get("skill") or "").strip(), str(value.get("observation") or "").strip()
+    if not skill or not observation:
+        raise AnswerUnparseable(NAME, "an answer that is not NOOP needs both skill and observation", text)
+    return {"noop": False, "skill": skill, "observation": observation}
+
+
+def observe(inputs: dict) -> dict:
+    """Offline: a step the run added to the best-matching skill, or a reviewer's failure; else NOOP."""
+    from learning.skills import jaccard
+
+    tools = list(inputs.get("tool_sequence") or [])
+    ranked = sorted(
+        inputs.get("skills") or [], key=lambda s: -jaccard(tools, s.get("tool_sequence") or [])
+    )
+    if not ranked or not tools:
+        return {"noop": True}
+    skill = ranked[0]
+    if jaccard(tools, skill.get("tool_sequence") or []) < 0.3:
+        return {"noop": True}
+    if inputs.get("outcome") == "failed":
+        if inputs.get("failure_set_by") != "reviewer":
+            return {"noop": True}  # a fired guard or a spent budget says nothing about the procedure
+        reason = inputs.get("failure_reason") or "the reviewer judged the result incomplete"
+        return {"skill": skill["name"], "observation": f"a run that ended after `{tools[-1]}` failed review: {reason}."}
+    known = set(skill.get("tool_sequence") or [])
+    for i, tool in enumerate(tools):
+        if tool not in known:
+            after = f" after `{tools[i - 1]}`" if i else " first"
+            return {"skill": skill["name"], "observation": f"the run also needed `{tool}`{after}."}
+    return {"noop": True}
+
+
+def offline(inputs: dict) -> str:
+    answer = observe(inputs)
+    return "NOOP" if answer.get("noop") else as_json(answer)
+
+
+SKILL_REFINEMENT = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=300, json=True))

@@ -1,0 +1,101 @@
+"""Synthesizer, single-turn induction: a settled turn with enough tools is offered for a skill draft.
+
+Every gate sits before the model call, because a draft made only to be discarded is money spent for
+nothing: the per-seat cap, and a duplicate check of the turn's tool SET against the seat's skills
+by Jaccard (order-insensitive: a permutation of one procedure is the same skill). A draft without a
+name, summary or body is dropped; a name the seat already has is rejected by the collision guard.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from crewlet.errors import Conflict
+from learning import aux, events, limits, skills
+from learning.models import Episode
+from learning.reflect import skill_body
+from learning.reflect.purposes import skill_draft
+from learning.reflect.purposes.describe import turn_inputs
+
+log = logging.getLogger("learning.reflect.synthesizer")
+
+NAME = "synthesizer"
+
+
+def wired(learning) -> bool:
+    return learning.enabled and learning.skill_synthesis.enabled
+
+
+def duplicate_of(seat, tools, threshold: float):
+    """The seat's listed skill whose tool set is at least ``threshold`` alike, or None."""
+    for skill in skills.catalogue(seat).only("id", "name", "tool_sequence"):
+        if skill.tool_sequence and skills.jaccard(tools, skill.tool_sequence) >= threshold:
+            return skill
+    return None
+
+
+def applies(ctx) -> str | None:
+    knobs = ctx.knobs.learning.skill_synthesis
+    if not knobs.enabled:
+        return "synthesis_disabled"
+    if not ctx.settled:
+        return "unsettled"
+    if len(ctx.tool_sequence) < knobs.min_tool_calls:
+        return "too_few_tools"
+    if skills.catalogue(ctx.seat).count() >= knobs.max_skills_per_agent:
+        return "max_skills_per_agent"
+    if duplicate_of(ctx.seat, ctx.tool_sequence, knobs.duplicate_jaccard_threshold):
+        return "duplicate_skill"
+    if not aux.available(ctx.seat):
+        return "no_auxiliary_model"
+    return None
+
+
+def prior_runs(ctx) -> int:
+    """Earlier raw turns of this seat whose tool set is as alike as a cluster would pool."""
+    knobs = ctx.knobs.learning.skill_synthesis
+    rows = (
+        Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
+        .exclude(run_id=ctx.run_id)
+        .order_by("-ended_at", "-id")
+        .values_list("tool_sequence", flat=True)[: knobs.episode_fetch_limit]
+    )
+    return sum(1 for seq in rows if seq and skills.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold)
+
+
+def write_draft(*, seat, draft: dict, tool_sequence, trigger: str, origin_turn_id: str = "", now=None):
+    """Store a parsed draft, or return why not: (skill or None, reason)."""
+    if draft.get("decline"):
+        return None, "declined"
+    if draft.get("missing"):
+        log.info("skill draft for %s dropped: no %s", seat.handle, ", ".join(draft["missing"]))
+        return None, "incomplete_draft"
+    body = skill_body.skill_md(name=draft["name"], description=draft["summary"], body=draft["body"])
+    try:
+        skill = skills.create(
+            seat=seat, name=draft["name"], description=draft["summary"], body=body,
+            tool_sequence=tool_sequence, trigger=trigger, origin_turn_id=origin_turn_id, now=now,
+        )
+    except Conflict:
+        log.info("skill draft %r for %s rejected: the seat already has that name", draft["name"], seat.handle)
+        return None, "name_collision"
+    except limits.LimitExceeded as exc:
+        log.warning("skill draft %r for %s skipped: %s", draft["name"], seat.handle, exc)
+        return None, exc.limit_name
+    return skill, "drafted"
+
+
+def run(ctx) -> dict:
+    inputs = turn_inputs(ctx)
+    inputs.update(mode="turn", prior_runs=prior_runs(ctx), existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
+    draft = aux.call(seat=ctx.seat, stage="reflection", purpose=skill_draft.NAME, turn_id=ctx.run_id, inputs=inputs).value
+    skill, why = write_draft(
+        seat=ctx.seat, draft=draft, tool_sequence=ctx.tool_sequence, trigger="inline", origin_turn_id=ctx.run_id, now=ctx.now
+    )
+    if skill is None:
+        return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
+    events.publish(
+        "skill_synthesized", seat=ctx.seat, turn_id=ctx.run_id, best_effort=True,
+        trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence,
+    )
+    return {"drafted": True, "skill_id": skill.pk, "name": skill.name}

@@ -1,0 +1,136 @@
+"""POST /api/v1/turns: the turn_completed intake. Stored whole, idempotent by run id, one task per new turn."""
+
+import pytest
+from django.utils.dateparse import parse_datetime
+from django_q.models import OrmQ
+
+from learning.models import Turn
+from tests.factories import token_for
+from tests.learning.reflect.conftest import record
+
+URL = "/api/v1/turns"
+
+
+@pytest.fixture
+def sync_queue(monkeypatch):
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+
+
+def test_a_new_turn_is_stored_whole_and_answered_202_with_its_id(seat, seat_token, api_client):
+    body = record(seat)
+    response = api_client.post(URL, body, token=seat_token)
+    assert response.status_code == 202
+    turn = Turn.objects.get()
+    assert response.json() == {"turn_id": turn.pk, "run_id": body["run_id"], "status": "accepted"}
+    times = ("started_at", "ended_at")
+    assert {k: v for k, v in turn.payload.items() if k not in times} == {k: v for k, v in body.items() if k not in times}
+    assert all(parse_datetime(turn.payload[k]) == parse_datetime(body[k]) for k in times)
+    assert turn.seat == seat and turn.reflected_at is None
+    assert (turn.work_key, turn.conversation_kind, turn.review_outcome) == (body["work_key"], "chat", "done")
+
+
+def test_one_task_is_enqueued_per_new_turn_and_a_repeat_is_not(seat, seat_token, api_client, django_capture_on_commit_callbacks):
+    body = record(seat)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api_client.post(URL, body, token=seat_token).status_code == 202
+    assert OrmQ.objects.count() == 1
+    task = OrmQ.objects.get().task
+    assert task["func"] == "learning.tasks.reflect_turn" and task["args"] == (Turn.objects.get().pk,)
+    assert task["group"] == f"seat-{seat.pk}"
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        repeat = api_client.post(URL, body, token=seat_token)
+    assert callbacks == []
+    assert repeat.status_code == 200 and repeat.json()["status"] == "duplicate"
+    assert repeat.json()["turn_id"] == Turn.objects.get().pk
+    assert OrmQ.objects.count() == 1 and Turn.objects.count() == 1
+
+
+def test_with_a_synchronous_queue_the_turn_is_reflected_by_the_time_it_is_answered(
+    seat, seat_token, api_client, sync_queue, django_capture_on_commit_callbacks
+):
+    from learning import events
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.post(URL, record(seat), token=seat_token)
+    assert response.status_code == 202
+    assert Turn.objects.get().reflected_at is not None
+    assert events.latest("reflection_completed", seat=seat).payload["turn"] == response.json()["turn_id"]
+
+
+def test_schema_errors_are_422_naming_each_bad_field_and_nothing_is_stored(seat, seat_token, api_client):
+    body = record(seat)
+    body.update(review_outcome="finished", conversation_kind="carrier-pigeon", tool_sequence="jira_search", duration_ms=-5)
+    del body["run_id"]
+    body["interactions"][0]["sender"] = {"platform": "mattermost"}
+    response = api_client.post(URL, body, token=seat_token)
+    assert response.status_code == 422
+    fields = {e["field"] for e in response.json()["errors"]}
+    assert {"run_id", "review_outcome", "conversation_kind", "tool_sequence", "duration_ms", "interactions.0.sender"} <= fields
+    for name in ("run_id", "review_outcome", "conversation_kind"):
+        assert name in response.json()["detail"]
+    assert not Turn.objects.exists() and not OrmQ.objects.exists()
+
+
+def test_a_rolled_back_intake_enqueues_nothing(seat, seat_token, api_client, django_capture_on_commit_callbacks):
+    from unittest import mock
+
+    from django.db import DatabaseError
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks, mock.patch(
+        "learning.models.Turn.save", side_effect=DatabaseError("disk full")
+    ), pytest.raises(DatabaseError):
+        api_client.post(URL, record(seat), token=seat_token)
+    assert callbacks == [] and not OrmQ.objects.exists()
+
+
+def test_an_unknown_field_is_refused_rather_than_silently_dropped(seat, seat_token, api_client):
+    body = record(seat)
+    body["tool_sequnce"] = body.pop("tool_sequence")
+    response = api_client.post(URL, body, token=seat_token)
+    assert response.status_code == 422
+    assert [e["field"] for e in response.json()["errors"]] == ["tool_sequnce"]
+
+
+def test_failure_set_by_is_only_for_a_failed_turn(seat, seat_token, api_client):
+    response = api_client.post(URL, record(seat, failure_set_by="reviewer"), token=seat_token)
+    assert response.status_code == 422 and response.json()["errors"][0]["field"] == "failure_set_by"
+    ok = api_client.post(URL, record(seat, review_outcome="failed", failure_set_by="guard"), token=seat_token)
+    assert ok.status_code == 202
+
+
+def test_every_field_the_gates_read_rides_on_the_record(seat, seat_token, api_client):
+    body = record(seat, schedule="", worker_completed=True, self_persisted=True, skills_offered=[3, 4],
+                  tools_called=["a", "b", "a"], ask="asked", subject_is_label=False, work_item="jira:PLAT-1")
+    api_client.post(URL, body, token=seat_token)
+    stored = Turn.objects.get().payload
+    for key in ("run_id", "work_key", "seat", "conversation_id", "conversation_kind", "label", "subject_is_label", "ask",
+                "plan_summary", "tool_sequence", "tools_called", "review_outcome", "failure_set_by", "skills_offered",
+                "interactions", "self_persisted", "worker_completed"):
+        assert stored[key] == body[key], key
+
+
+def test_a_seat_token_may_post_only_its_own_turns(seat, other_seat, api_client):
+    response = api_client.post(URL, record(other_seat), token=token_for(seat))
+    assert response.status_code == 403 and not Turn.objects.exists()
+
+
+def test_no_token_is_401(seat, api_client):
+    assert api_client.post(URL, record(seat)).status_code == 401
+
+
+def test_a_run_id_another_seat_already_stored_is_a_conflict(seat, other_seat, api_client):
+    body = record(seat)
+    api_client.post(URL, body, token=token_for(seat))
+    clash = {**body, "seat": other_seat.handle}
+    response = api_client.post(URL, clash, token=token_for(other_seat))
+    assert response.status_code == 409 and Turn.objects.count() == 1
+
+
+def test_the_route_and_its_schema_are_in_the_openapi_document(client):
+    document = client.get("/api/v1/openapi.json").json()
+    assert "post" in document["paths"]["/api/v1/turns"]
+    schema = document["components"]["schemas"]["TurnIn"]
+    assert {"run_id", "conversation_kind", "review_outcome"} <= set(schema["required"])
+    assert schema["additionalProperties"] is False

@@ -1,0 +1,42 @@
+"""The demo step: fixture turns for three seats through the API, and what each learned, printed."""
+
+from io import StringIO
+
+import pytest
+from django.core.management.color import no_style
+
+from learning.demo import reflection
+from learning.demo.context import DemoContext
+from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill, Turn
+from tests.factories import SeatFactory
+
+
+class _Out(StringIO):
+    def write(self, text="", *args, **kwargs):
+        return super().write(str(text) + "\n")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_fixtures_teach_each_seat_what_the_issue_promises(company, role, unit):
+    for handle in ("ana", "bo", "cy"):
+        SeatFactory(company=company, role=role, unit=unit, handle=handle)
+    out = _Out()
+    reflection.run(DemoContext(out=out, style=no_style()))
+    text = out.getvalue()
+
+    records = reflection.load_fixtures()
+    assert Turn.objects.count() == len(records) and not Turn.objects.filter(reflected_at__isnull=True).exists()
+    assert f"posted {len(records) + 1} record(s): 1 answered 200, {len(records)} answered 202" in text
+    notes = dict(DiaryEntry.objects.filter(seat__handle="ana").values_list("kind", "content"))
+    assert notes["diary_long"] == "Maya prefers short bullet-point status updates over long paragraphs."
+    assert notes["diary_short"].startswith("Maya is on vacation through ")
+    skill = SynthesizedSkill.objects.get(seat__handle="bo")
+    assert skill.name == "cut-release-branch" and skill.version == 4
+    assert "Observed in practice:" in skill.body and "Counter-example:" in skill.body and "Priya corrected" in skill.body
+    assert set(CounterpartyProfile.objects.filter(observer__handle="cy").values_list("subject_handle", flat=True)) == {"tom", "maya"}
+    assert Episode.objects.filter(task_summary="ana was assigned scheduled work weekly-report").exists()
+    for gate in ("no_engagement", "persist_decider=unsettled", "persist_decider=self_persisted", "profiler=internal_trigger",
+                 "skill_reflection=scheduled_conversation", "skill_reflection=cooldown", "synthesizer=duplicate_skill",
+                 "profiler=no_human_senders"):
+        assert gate in text, gate
+    assert "FAILED" not in text

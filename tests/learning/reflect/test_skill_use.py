@@ -1,0 +1,28 @@
+"""SkillUse: every offered skill is marked used; a stale one is revived in the same transaction."""
+
+from learning import events, skills
+from learning.models import SynthesizedSkill
+from learning.reflect import reflect_turn, skill_use
+
+
+def test_every_offered_skill_is_marked_used_and_a_stale_one_revived(seat, make_turn):
+    a = skills.create(seat=seat, name="a", description="d", body="b", trigger="inline")
+    b = skills.create(seat=seat, name="b", description="d", body="b", trigger="inline")
+    SynthesizedSkill.objects.filter(pk=b.pk).update(state=SynthesizedSkill.STALE)
+    reflect_turn(make_turn(skills_offered=[a.pk, b.pk]).pk)
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.use_count, b.use_count) == (1, 1) and a.last_used_at is not None
+    assert b.state == SynthesizedSkill.ACTIVE
+    assert events.latest("skill_revived", seat=seat).payload["skill_id"] == b.pk
+
+
+def test_no_offered_skills_closes_the_gate(make_turn, ctx_of):
+    assert skill_use.applies(ctx_of(make_turn())) == "no_offered_skills"
+
+
+def test_another_seats_skill_id_is_not_marked(seat, other_seat, make_turn):
+    theirs = skills.create(seat=other_seat, name="x", description="d", body="b", trigger="inline")
+    reflect_turn(make_turn(skills_offered=[theirs.pk]).pk)
+    theirs.refresh_from_db()
+    assert theirs.use_count == 0

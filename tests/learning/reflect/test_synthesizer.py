@@ -1,0 +1,114 @@
+"""Synthesizer, single-turn induction: gates before any model call, drops, collisions, the event."""
+
+import json
+
+from crewlet.config import schema
+from learning import events, skills
+from learning.models import SynthesizedSkill
+from learning.reflect import reflect_turn, synthesizer
+from tests.learning.reflect.conftest import human
+
+RELEASE = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]
+
+
+def release_turn(make_turn, **kw):
+    fields = dict(
+        conversation_kind="tracker", label="PLAT-1: Cut release", subject_is_label=False,
+        interactions=[human("Cut the release branch for 4.2 and run the release checklist.", handle="priya", name="Priya")],
+        tool_sequence=RELEASE, tools_called=RELEASE,
+    )
+    fields.update(kw)
+    return make_turn(**fields)
+
+
+def draft_calls(scripted):
+    return [c for c in scripted.calls if c["purpose"] == "skill_draft"]
+
+
+def test_applicability_settled_and_enough_tools(make_turn, ctx_of):
+    assert synthesizer.applies(ctx_of(release_turn(make_turn))) is None
+    assert synthesizer.applies(ctx_of(release_turn(make_turn, review_outcome="self_iterate"))) == "unsettled"
+    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[:4]))) == "too_few_tools"
+
+
+def test_min_tool_calls_follows_the_role_override(seat, make_turn, ctx_of, serve_config):
+    serve_config(roles={"swe": schema.RoleSpec(learning={"skill_synthesis": {"min_tool_calls": 3}})})
+    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[:3]))) is None
+
+
+def test_the_per_seat_cap_closes_before_any_model_call(seat, make_turn, scripted, serve_config):
+    serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(max_skills_per_agent=1)))
+    skills.create(seat=seat, name="other", description="d", body="b", trigger="inline", tool_sequence=["x"])
+    reflect_turn(release_turn(make_turn).pk)
+    assert events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["gate"] == "max_skills_per_agent"
+    assert draft_calls(scripted) == []
+
+
+def test_duplicate_by_tool_set_jaccard_is_order_insensitive(seat, make_turn, ctx_of, scripted):
+    skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline",
+                  tool_sequence=list(reversed(RELEASE)))
+    reflect_turn(release_turn(make_turn).pk)
+    assert events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["gate"] == "duplicate_skill"
+    assert draft_calls(scripted) == []
+
+
+def test_a_tool_set_below_the_threshold_is_not_a_duplicate(seat, make_turn, ctx_of):
+    skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline",
+                  tool_sequence=RELEASE[:3] + ["other_tool"])
+    assert skills.jaccard(RELEASE, RELEASE[:3] + ["other_tool"]) < 0.8
+    assert synthesizer.applies(ctx_of(release_turn(make_turn))) is None
+
+
+def test_the_first_run_of_a_shape_is_declined_and_a_repeat_is_drafted(seat, make_turn):
+    reflect_turn(release_turn(make_turn).pk)
+    assert not SynthesizedSkill.objects.exists()
+    turn = release_turn(make_turn, tool_sequence=[RELEASE[0], RELEASE[2], RELEASE[1], RELEASE[3], RELEASE[4]])
+    reflect_turn(turn.pk)
+    skill = SynthesizedSkill.objects.get()
+    assert skill.name == "cut-release-branch" and skill.trigger == "inline" and skill.origin_turn_id == turn.run_id
+    assert skill.body.startswith("---\nname: cut-release-branch\ndescription: ")
+    assert "## Steps" in skill.body and "1. Call `jira_get_issue`." in skill.body
+    assert skill.tool_sequence == turn.payload["tool_sequence"]
+    event = events.latest("skill_synthesized", seat=seat)
+    assert event.payload["trigger"] == "inline" and event.turn_id == turn.run_id and event.payload["skill_id"] == skill.pk
+
+
+def test_a_draft_missing_a_name_summary_or_body_is_dropped(seat, make_turn, scripted):
+    for missing in ("name", "summary", "body"):
+        draft = {"name": "cut-release", "summary": "s", "body": "# b"}
+        draft[missing] = ""
+        scripted.queue("skill_draft", json.dumps(draft))
+        reflect_turn(release_turn(make_turn).pk)
+        result = events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["result"]
+        assert result == {"drafted": False, "why": "incomplete_draft", "reason": ""}, missing
+    assert not SynthesizedSkill.objects.exists()
+
+
+def test_a_name_the_seat_already_has_is_rejected(seat, make_turn, scripted):
+    existing = skills.create(seat=seat, name="cut-release", description="old", body="old", trigger="inline", tool_sequence=["z"])
+    scripted.queue("skill_draft", json.dumps({"name": "cut-release", "summary": "new", "body": "# new"}))
+    reflect_turn(release_turn(make_turn).pk)
+    existing.refresh_from_db()
+    assert existing.body == "old" and SynthesizedSkill.objects.count() == 1
+    result = events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["result"]
+    assert result["why"] == "name_collision"
+
+
+def test_another_seats_skill_of_that_name_is_no_collision(seat, other_seat, make_turn, scripted):
+    skills.create(seat=other_seat, name="cut-release", description="d", body="b", trigger="inline")
+    scripted.queue("skill_draft", json.dumps({"name": "cut-release", "summary": "s", "body": "# b"}))
+    reflect_turn(release_turn(make_turn).pk)
+    assert SynthesizedSkill.objects.filter(seat=seat, name="cut-release").exists()
+
+
+def test_a_decline_writes_nothing(seat, make_turn, scripted):
+    scripted.queue("skill_draft", json.dumps({"decline": True, "reason": "not a procedure"}))
+    reflect_turn(release_turn(make_turn).pk)
+    assert not SynthesizedSkill.objects.exists()
+
+
+def test_the_draft_prompt_names_woken_by_asked_and_what_it_did(seat, make_turn, scripted):
+    reflect_turn(release_turn(make_turn).pk)
+    text = "\n".join(m["content"] for m in draft_calls(scripted)[0]["messages"])
+    assert "Woken by: PLAT-1: Cut release" in text and "Asked: PLAT-1: Cut release\nCut the release branch" in text
+    assert "What it did:" in text and "task" not in text.lower() and "plan" not in text.lower()
