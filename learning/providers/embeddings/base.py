@@ -104,7 +104,12 @@ def _embed_whole(embedder: Embedder, texts: list[str]) -> list[list[float] | Non
 
 
 def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embedder | None = None) -> list[EmbedResult]:
-    embedder = embedder or get_embedder()
+    if embedder is None:
+        try:
+            embedder = get_embedder()
+        except (ImproperlyConfigured, ImportError) as exc:
+            log.error("embedder could not be built: %s", exc)
+            return [EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts]
     if embedder is None:
         return [EmbedResult(None, "", "unconfigured") for _ in texts]
     future = _pool.submit(_embed_whole, embedder, list(texts))
