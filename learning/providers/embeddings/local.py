@@ -32,6 +32,12 @@ CONTENT_WORD_PIECES = MODEL_MAX_WORD_PIECES - 2  # [CLS] and [SEP] take two
 # base64, long digit runs: ~1.5 chars a piece) is caught by the word-piece guard below.
 LOCAL_MAX_INPUT_CHARS = 600
 ENCODE_BATCH_SIZE = 32
+# torch's intra-op threads. One by default: measured on this 2-core host under load, one thread
+# embedded a note in 78 ms where two took 512 ms (the threads spin against each other and against
+# the other processes: web workers, qcluster workers, each with its own model). Raise it on a host
+# with cores to spare for this process.
+TORCH_THREADS_ENV = "CREWLET_EMBED_THREADS"
+DEFAULT_TORCH_THREADS = 1
 
 _load_lock = threading.Lock()
 _encode_lock = threading.Lock()  # the Rust tokenizer is not safe to share across threads at once
@@ -57,6 +63,16 @@ def _force_offline() -> None:
         constants.HF_HUB_OFFLINE = True
 
 
+def _set_torch_threads() -> None:
+    import torch
+
+    try:
+        threads = int(os.environ.get(TORCH_THREADS_ENV, DEFAULT_TORCH_THREADS))
+    except ValueError:
+        threads = DEFAULT_TORCH_THREADS
+    torch.set_num_threads(max(1, threads))
+
+
 def load_model():
     """The process's one model instance, loaded on first use (thread-safe)."""
     global _model, _load_seconds
@@ -72,6 +88,7 @@ def load_model():
 
                 hf_logging.disable_progress_bar()
                 hf_logging.set_verbosity_error()  # "sequence longer than 256": we split before encoding
+                _set_torch_threads()
                 path = model_dir()
                 model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
             except Exception as exc:  # a missing wheel or broken files is the deployment's
