@@ -1,0 +1,244 @@
+"""Vector recall: a seat's top-50 by cosine distance, ranked in SQL, against loading the seat's
+vectors into Python and ranking with numpy (load included), on SQLite + sqlite-vec and on a
+throwaway PostgreSQL + pgvector.
+
+20 seats each get N diary rows of 384-wide random unit vectors (N = 500, then topped up to
+10,000); each query is for one seat. Prints median and p95 per engine and size.
+
+Usage: python bench/vector_recall.py [--engine sqlite|postgres|both] [--sizes 500,10000] [--runs 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEATS = 20
+DIM = 384
+TOP_K = 50
+BATCH = 2000
+MODEL = "bench-random-384"
+BASELINE_BUDGET_SECONDS = 10.0  # the numpy baseline stops early past this, after at least 5 runs
+
+
+# ---- parent: one child process per engine -----------------------------------------------------
+
+
+def run_child(url: str, label: str, args) -> int:
+    env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="crewlet.settings", PYTHONPATH=ROOT)
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", label, "--sizes", args.sizes, "--runs", str(args.runs)]
+    return subprocess.call(cmd, cwd=ROOT, env=env)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
+    parser.add_argument("--sizes", default="500,10000")
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--child", default="")
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args)
+    started, codes = time.monotonic(), []
+    if args.engine in ("sqlite", "both"):
+        bench_dir = os.path.join(ROOT, "var", "bench")
+        os.makedirs(bench_dir, exist_ok=True)
+        path = os.path.join(bench_dir, "vector_recall.sqlite3")
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(path + suffix):
+                os.remove(path + suffix)
+        try:
+            codes.append(run_child(f"sqlite:///{path}", "SQLite + sqlite-vec", args))
+        finally:
+            if os.path.exists(path):
+                os.remove(path)
+    if args.engine in ("postgres", "both"):
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        sys.path.insert(0, os.path.join(ROOT, "bin"))
+        from test_engines import start_pgserver
+
+        server, url = start_pgserver()
+        try:
+            codes.append(run_child(url, "PostgreSQL + pgvector", args))
+        finally:
+            server.cleanup()
+    print(f"\ntotal {time.monotonic() - started:.0f}s")
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+# ---- child: set up Django on the given database, fill, measure --------------------------------
+
+
+def child(args) -> int:
+    import django
+
+    sys.path.insert(0, ROOT)
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    import numpy as np
+
+    from learning.demo.foundation import engine_description
+
+    rng = np.random.default_rng(42)
+    seats = make_seats()
+    target = seats[len(seats) // 2]
+    print(f"\n== {args.child}: {engine_description()}")
+    header = f"{'rows/seat':>9} {'total rows':>10} {'fill s':>7} | {'method':<38} {'runs':>4} {'median ms':>9} {'p95 ms':>8}"
+    print(header)
+    print("-" * len(header))
+    have = 0
+    for n in [int(s) for s in args.sizes.split(",")]:
+        fill_started = time.monotonic()
+        fill(seats, target, have, n, rng)
+        analyze()
+        fill_s, have = time.monotonic() - fill_started, n
+        query = unit(rng.normal(size=DIM))
+        sql_ms, sql_ids = measure(lambda t=target, q=query: sql_top(t, q), args.runs, budget=None)
+        np_ms, np_ids = measure(lambda t=target, q=query: numpy_top(t, q), args.runs, budget=BASELINE_BUDGET_SECONDS)
+        agree = "same top-50" if sql_ids == np_ids else "TOP-50 DIFFERS"
+        for i, (method, ms) in enumerate(
+            [("nearest(...)[:50] ranked in SQL", sql_ms), ("load seat's vectors + numpy (baseline)", np_ms)]
+        ):
+            lead = f"{n:>9,} {n * SEATS:>10,} {fill_s:>7.1f}" if i == 0 else " " * 28
+            print(f"{lead} | {method:<38} {len(ms):>4} {statistics.median(ms):>9.1f} {p95(ms):>8.1f}")
+        print(f"{'':28} | ({agree})")
+    return 0
+
+
+def make_seats():
+    from crewlet.models import Company, Role, Seat, Unit
+
+    company = Company.objects.create(name="Bench")
+    role = Role.objects.create(company=company, name="swe")
+    unit_row = Unit.objects.create(company=company, key="eng", name="Engineering")
+    return [Seat.objects.create(company=company, role=role, unit=unit_row, handle=f"bench{i:02d}") for i in range(SEATS)]
+
+
+def unit(vector):
+    import numpy as np
+
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def fill(seats, target, have: int, want: int, rng) -> None:
+    """Top every seat up from ``have`` to ``want`` rows.
+
+    The queried seat's rows always go through ``bulk_create`` (the field's own write path). On
+    PostgreSQL the other seats' rows are generated by the server (INSERT ... SELECT of random
+    unit vectors): the field's text input costs ~1 ms a row in Python, so 190,000 of them would
+    take the run past its few minutes while changing nothing about one seat's query.
+    """
+    from django.db import connection
+
+    for seat in seats:
+        if seat is target or connection.vendor != "postgresql":
+            bulk_fill(seat, have, want, rng)
+        else:
+            server_fill(seat, have, want)
+
+
+def bulk_fill(seat, have: int, want: int, rng) -> None:
+    import numpy as np
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from learning.models import DiaryEntry
+
+    now, as_text = timezone.now(), connection.vendor == "postgresql"
+    for start in range(have, want, BATCH):
+        count = min(BATCH, want - start)
+        vectors = rng.normal(size=(count, DIM)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        # PostgreSQL takes vectors as text, six decimals shorten it; SQLite's float32 blob is
+        # written straight from the numpy row
+        values = [np.round(v.astype(np.float64), 6).tolist() for v in vectors] if as_text else list(vectors)
+        rows = [
+            DiaryEntry(
+                seat=seat,
+                kind=DiaryEntry.LONG,
+                content=f"note {start + i}",
+                created_at=now,
+                embedding=v,
+                embedding_model=MODEL,
+                embedding_dim=DIM,
+            )
+            for i, v in enumerate(values)
+        ]
+        with transaction.atomic():
+            DiaryEntry.objects.bulk_create(rows, batch_size=500)
+
+
+SERVER_FILL = f"""
+INSERT INTO agent_diary (seat_id, kind, content, source, turn_id, use_count, created_at,
+                         embedding, embedding_model, embedding_dim)
+SELECT %s, 'diary_long', 'note ' || g.i, '', '', 0, now(),
+       l2_normalize((SELECT array_agg(random() - 0.5) FROM generate_series(1, {DIM}) WHERE g.i > 0)::vector),
+       %s, {DIM}
+FROM generate_series(%s, %s) AS g(i)
+"""  # the WHERE on g.i ties the subquery to its row, so every row gets its own vector
+
+
+def server_fill(seat, have: int, want: int) -> None:
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(SERVER_FILL, [seat.id, MODEL, have + 1, want])
+
+
+def analyze() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def sql_top(seat, query) -> list[int]:
+    from learning.models import DiaryEntry
+    from learning.vectors import nearest
+
+    return [row.id for row in nearest(DiaryEntry.objects.filter(seat=seat), query.tolist(), MODEL)[:TOP_K]]
+
+
+def numpy_top(seat, query) -> list[int]:
+    import numpy as np
+
+    from learning.models import DiaryEntry
+
+    rows = list(
+        DiaryEntry.objects.filter(seat=seat, embedding_model=MODEL, embedding__isnull=False).values_list("id", "embedding")
+    )
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    matrix = np.asarray([r[1] for r in rows], dtype=np.float32)
+    sims = matrix @ query / np.linalg.norm(matrix, axis=1)
+    top = np.argpartition(-sims, TOP_K)[:TOP_K]
+    order = top[np.lexsort((-ids[top], -sims[top]))]  # nearest() breaks ties by -id
+    return ids[order].tolist()
+
+
+def measure(fn, runs: int, *, budget: float | None):
+    fn()  # warm the caches and the connection once, not counted
+    times, result, started = [], None, time.monotonic()
+    for i in range(runs):
+        t = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - t) * 1000)
+        if budget is not None and i >= 4 and time.monotonic() - started > budget:
+            break
+    return times, result
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,38 @@
+"""Apply a crewlet.toml: validate, upsert the organisation, record a revision, print what changed."""
+
+import hashlib
+import sys
+from pathlib import Path
+
+from django.core.management import BaseCommand, CommandError
+
+from crewlet import config
+
+
+class Command(BaseCommand):
+    help = "Validate and apply a crewlet.toml; an invalid file is refused naming the key path, and nothing changes."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", help="the TOML file to apply")
+
+    def handle(self, *args, path, **options):
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        try:
+            config.apply_text(text, path=str(Path(path).resolve()))
+        except config.ConfigError as exc:
+            self.stderr.write(f"{path}: {exc}")
+            sys.exit(1)
+        from crewlet.models import ConfigRevision
+
+        revision = ConfigRevision.objects.filter(sha256=hashlib.sha256(text.encode()).hexdigest()).first()
+        summary = revision.summary
+        self.stdout.write(f"applied {path}")
+        self.stdout.write(f"  company: {summary['company']}")
+        self.stdout.write(f"  units:   {', '.join(summary['units']) or '-'}")
+        self.stdout.write(f"  roles:   {', '.join(summary['roles']) or '-'}")
+        self.stdout.write(f"  seats:   {', '.join(summary['seats']) or '-'}")
+        self.stdout.write(f"  new seats: {', '.join(summary['seats_created']) or '-'}")
+        self.stdout.write(self.style.SUCCESS(f"revision {revision.sha256}"))

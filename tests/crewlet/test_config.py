@@ -1,0 +1,196 @@
+"""crewlet.toml: refused by key path, kept on a bad edit, re-read without a restart, merged per role."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from crewlet import config
+from crewlet.config import ConfigError, parse_text
+from crewlet.models import ConfigRevision, Seat
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "crewlet.toml.example"
+
+BASE = """
+[company]
+name = "Hotco"
+
+[providers.llm.offline]
+kind = "offline"
+
+[providers.embeddings]
+kind = "hashing"
+dimensions = 64
+
+[learning.personal_memory]
+max_refreshes_per_turn = {refreshes}
+
+[units.eng]
+name = "Engineering"
+
+[roles.swe]
+llm = ["offline"]
+llm_auxiliary = ["offline"]
+
+[roles.swe.skills.reflection]
+min_tool_iterations = 8
+
+[roles.swe.learning.skill_synthesis]
+min_tool_calls = 2
+
+[roles.sre]
+llm = ["offline"]
+
+[seats.ana]
+role = "swe"
+unit = "eng"
+{extra}
+"""
+
+
+def toml(refreshes=3, extra=""):
+    return BASE.format(refreshes=refreshes, extra=extra)
+
+
+def refused_path(text: str) -> str:
+    with pytest.raises(ConfigError) as raised:
+        parse_text(text)
+    return raised.value.path
+
+
+@pytest.fixture
+def from_file(settings, tmp_path):
+    """Serve the config from a file (not the tests' pinned one); returns the file to edit."""
+    path = tmp_path / "crewlet.toml"
+    settings.CREWLET_CONFIG_PATH = str(path)
+    config.use(None)
+    return path
+
+
+def write(path: Path, text: str) -> None:
+    """Write and move the mtime on, so an edit within the filesystem's clock tick is still seen."""
+    before = path.stat().st_mtime_ns if path.exists() else 0
+    path.write_text(text, encoding="utf-8")
+    if path.stat().st_mtime_ns <= before:
+        os.utime(path, ns=(before + 1_000_000, before + 1_000_000))
+
+
+# ---- validation names the key path ------------------------------------------------------------
+
+
+def test_an_unknown_key_is_refused_naming_its_path():
+    text = toml().replace("max_refreshes_per_turn", "max_refreshes")
+    assert refused_path(text) == "learning.personal_memory.max_refreshes"
+    with pytest.raises(ConfigError, match="unknown key"):
+        parse_text(text)
+
+
+def test_a_value_of_the_wrong_type_is_refused_naming_its_path():
+    with pytest.raises(ConfigError, match="expected an integer") as raised:
+        parse_text(toml(refreshes='"three"'))
+    assert raised.value.path == "learning.personal_memory.max_refreshes_per_turn"
+    assert str(raised.value).startswith("learning.personal_memory.max_refreshes_per_turn: ")
+
+
+def test_a_wrong_type_inside_a_role_override_names_the_roles_path():
+    text = toml().replace("min_tool_iterations = 8", 'min_tool_iterations = "eight"')
+    assert refused_path(text) == "roles.swe.skills.reflection.min_tool_iterations"
+
+
+def test_an_unknown_provider_alias_in_a_role_chain_is_refused_naming_the_chain_entry():
+    text = toml().replace('llm_auxiliary = ["offline"]', 'llm_auxiliary = ["offline", "gpt"]')
+    with pytest.raises(ConfigError, match="no provider named 'gpt'") as raised:
+        parse_text(text)
+    assert raised.value.path == "roles.swe.llm_auxiliary[1]"
+
+
+def test_a_seat_naming_a_missing_role_is_refused():
+    assert refused_path(toml(extra='[seats.bo]\nrole = "pm"')) == "seats.bo.role"
+
+
+def test_a_seat_naming_a_missing_unit_is_refused():
+    assert refused_path(toml(extra='[seats.bo]\nrole = "swe"\nunit = "sales"')) == "seats.bo.unit"
+
+
+def test_a_file_that_is_not_toml_is_refused_saying_so():
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        parse_text(toml() + "\n[seats.bo\n")
+
+
+def test_the_example_file_parses_and_applies(db):
+    cfg = parse_text(EXAMPLE.read_text())
+    assert cfg.providers.embeddings.kind == "local"
+    config.apply_text(EXAMPLE.read_text(), path=str(EXAMPLE))
+    assert set(Seat.objects.values_list("handle", flat=True)) == set(cfg.seats)
+
+
+# ---- revisions --------------------------------------------------------------------------------
+
+
+def test_a_refused_text_leaves_the_previous_revision_serving(from_file, db):
+    config.apply_text(toml(refreshes=4))
+    revisions = ConfigRevision.objects.count()
+    with pytest.raises(ConfigError):
+        config.apply_text(toml(refreshes=-1))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 4
+    assert ConfigRevision.objects.count() == revisions
+
+
+def test_a_config_change_is_picked_up_without_restart(from_file, db):
+    write(from_file, toml(refreshes=3))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+    first = ConfigRevision.objects.count()
+
+    write(from_file, toml(refreshes=5, extra='[seats.bo]\nrole = "sre"\nunit = "eng"'))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 5
+    assert ConfigRevision.objects.count() == first + 1
+    assert ConfigRevision.objects.first().path == str(from_file)
+    assert Seat.objects.get(handle="bo").role.name == "sre"
+
+
+def test_an_invalid_edit_keeps_the_old_config_and_names_the_key(from_file, db):
+    write(from_file, toml(refreshes=3))
+    config.current()
+    revision, revisions = config.revision(), ConfigRevision.objects.count()
+
+    write(from_file, toml(refreshes=3).replace("max_refreshes_per_turn", "max_refreshz"))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+    assert config.revision() == revision
+    assert ConfigRevision.objects.count() == revisions
+    assert "learning.personal_memory.max_refreshz" in config.last_error()
+
+    write(from_file, toml(refreshes=6))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 6
+    assert config.last_error() == ""
+
+
+def test_an_unchanged_file_is_not_applied_again(from_file, db):
+    write(from_file, toml())
+    config.current()
+    config.current()
+    assert ConfigRevision.objects.count() == 1
+
+
+# ---- per-role overrides -----------------------------------------------------------------------
+
+
+def test_role_overrides_are_merged_over_the_defaults(from_file, db):
+    write(from_file, toml())
+    config.current()
+    ana = Seat.objects.get(handle="ana")
+    knobs = config.knobs_for_seat(ana)
+    assert knobs.skills.reflection.min_tool_iterations == 8  # the role's
+    assert knobs.skills.reflection.cooldown_secs == 3600  # the default beside it
+    assert knobs.learning.skill_synthesis.min_tool_calls == 2
+    assert knobs.learning.skill_synthesis.max_skills_per_agent == 50
+    assert knobs.learning.personal_memory.max_refreshes_per_turn == 3
+
+
+def test_a_role_without_overrides_serves_the_defaults(from_file, db):
+    write(from_file, toml(extra='[seats.dee]\nrole = "sre"'))
+    config.current()
+    knobs = config.knobs_for_seat(Seat.objects.get(handle="dee"))
+    assert knobs.skills.reflection.min_tool_iterations == 10
+    assert knobs.learning.skill_synthesis.min_tool_calls == 5
