@@ -111,8 +111,9 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
     return {**rendered, "frozen": False}
 
 
-def bound_snapshots(keep: int = bounds.FROZEN_RUNS_KEPT) -> None:
-    """Keep the most recent ``keep`` runs' prefixes: a cache, not a leak."""
+def bound_snapshots() -> None:
+    """Keep the most recent 256 runs' prefixes: a cache, not a leak."""
+    keep = bounds.FROZEN_RUNS_KEPT
     cutoff = list(PrefetchSnapshot.objects.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
     if cutoff:
         PrefetchSnapshot.objects.filter(id__lte=cutoff[0]).delete()
