@@ -75,7 +75,7 @@ def render(
     raw = [e for e in episodes if e.kind != Episode.COMPACTED]
     texts: list[str] = []
     for episode in raw:
-        texts.extend([_one_line(episode.ask), _one_line(episode.plan_summary)])
+        texts.extend([episode.ask or "", episode.plan_summary or ""])
     rewritten = iter(
         rewrites.rewrite_all(
             seat=seat,
@@ -96,8 +96,8 @@ def render(
         asked, did = condensed[episode.pk]
         lines = [_header(episode, labels)]
         if episode.ask.strip():  # a turn that was told nothing shows no ask
-            lines.append(f"  {labels['asked']} {asked.render()}")
-        lines.append(f"  {labels['did']} {did.render() if episode.plan_summary.strip() else '(no account recorded)'}")
+            lines.append(f"  {labels['asked']} {_one_line(asked.render())}")
+        lines.append(f"  {labels['did']} {_one_line(did.render()) if episode.plan_summary.strip() else '(no account recorded)'}")
         if episode.run_id:
             lines.append(f"  turn: {episode.run_id}")
         out.append(PastTurn(episode.run_id, episode.kind, "\n".join(lines)))
