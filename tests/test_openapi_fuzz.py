@@ -24,7 +24,14 @@ MAX_EXAMPLES = 25
 @pytest.fixture
 def fuzz_seat(db):
     from learning import tools
-    from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory, operator_token, token_for
+    from tests.factories import (
+        CompanyFactory,
+        RoleFactory,
+        SeatFactory,
+        UnitFactory,
+        operator_token,
+        token_for,
+    )
     from tests.learning.memory_rows import episode, note, skill
 
     company = CompanyFactory()

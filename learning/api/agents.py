@@ -25,11 +25,20 @@ HANDLE = Path(..., pattern=r"^[-a-zA-Z0-9_]+$", max_length=100)
 TOOL_NAME = Path(..., pattern=r"^[a-z_]+$", max_length=60)
 
 
-class InteractionIn(Schema):
-    sender_handle: Text = Field("", max_length=200)
-    sender_external_id: Text = Field("", max_length=200)
+class SenderIn(Schema):
+    """A resolved sender (the same shape ``POST /turns`` takes): a handle or an external id, on a platform."""
+
+    handle: Text = Field("", max_length=200)
+    external_id: Text = Field("", max_length=200)
     platform: Text = Field("", max_length=60)
-    sender_name: Text = Field("", max_length=200)
+    display_name: Text = Field("", max_length=200)
+    kind: Literal["human", "agent", "bot"] = "human"
+
+
+class InteractionIn(Schema):
+    """One inbound message of the trigger: its sender and its salient body (the message, no scaffolding)."""
+
+    sender: SenderIn = Field(default_factory=SenderIn)
     body: Text = ""
 
 
@@ -132,7 +141,11 @@ def to_request(body: PrefetchIn) -> PrefetchRequest:
         run_id=body.run_id.strip(),
         ask=body.ask,
         requires_recon=body.requires_recon,
-        interactions=tuple(Interaction(**i.model_dump()) for i in body.interactions),
+        interactions=tuple(
+            Interaction(sender_handle=i.sender.handle, sender_external_id=i.sender.external_id,
+                        platform=i.sender.platform, sender_name=i.sender.display_name, body=i.body)
+            for i in body.interactions
+        ),
         conversation_id=body.conversation_id,
         conversation_kind=body.conversation_kind,
         thread=thread,

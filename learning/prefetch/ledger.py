@@ -52,13 +52,25 @@ def turn_entry(turn: Turn, *, newest: bool) -> str:
     payload = turn.payload if isinstance(turn.payload, dict) else {}
     tools = ", ".join(dict.fromkeys(_tools(payload))) or "none"
     lines = [f"- {turn.received_at.date().isoformat()} · {turn.review_outcome or 'outcome unknown'} · tools: {tools}"]
-    asked = " ".join(_field(payload, "ask").split())
+    asked = " ".join((_field(payload, "ask") or _interaction_bodies(payload)).split())
     if asked:
         lines.append(f"  asked: {asked if newest or nbytes(asked) <= limits.EPISODE_ACCOUNT_BYTES else _sized(asked)}")
     did = " ".join(_field(payload, "plan_summary", "final_answer").split())
     if did:
         lines.append(f"  what you did: {did if newest or nbytes(did) <= limits.EPISODE_ACCOUNT_BYTES else _sized(did)}")
     return "\n".join(lines)
+
+
+def _interaction_bodies(payload: dict) -> str:
+    """What the turn was asked where its interactions say it: each body with its sender."""
+    parts = []
+    for item in payload.get("interactions") or []:
+        if not isinstance(item, dict) or not str(item.get("body", "")).strip():
+            continue
+        sender = item.get("sender") if isinstance(item.get("sender"), dict) else {}
+        who = sender.get("display_name") or sender.get("handle") or sender.get("external_id") or ""
+        parts.append(f"{who}: {item['body']}" if who else str(item["body"]))
+    return " / ".join(parts)
 
 
 def _sized(text: str) -> str:

@@ -90,7 +90,7 @@ def test_prefetch_over_http_returns_blocks_guidance_and_the_summary(api_client, 
     role.save()
     note(seat, "Carol prefers links to the runbook")
     body = {"run_id": "turn-1", "ask": "+1", "requires_recon": True,
-            "interactions": [{"sender_handle": "carol", "platform": "mattermost", "body": "+1"}]}
+            "interactions": [{"sender": {"handle": "carol", "platform": "mattermost"}, "body": "+1"}]}
     first = api_client.post("/api/v1/agents/ana/prefetch", body, token=seat_token).json()
     assert first["frozen"] is False and first["guidance_keys"] == ["reflect-and-persist"]
     assert first["summary"]["summary"].startswith("prefetch: ") and "## Personal memory" in first["prompt"]

@@ -135,3 +135,15 @@ def test_scripted_filter_is_told_who_triggered_the_turn(seat, run, role):
     calls = [c for c in ScriptedProvider.calls if c["purpose"] == "memory_relevance_filter"]
     assert calls and calls[0]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
     assert "Carol (mattermost)" in calls[0]["messages"][1]["content"]
+
+
+def test_the_ledger_reads_what_was_asked_from_the_stored_interactions(seat, run):
+    from learning.models import Turn
+
+    Turn.objects.create(run_id="earlier", seat=seat, conversation_id="jira:PLAT-88", review_outcome="done",
+                        payload={"interactions": [{"sender": {"handle": "ravi", "display_name": "Ravi"},
+                                                   "body": "Reproduce on staging first."}],
+                                 "plan_summary": "Reproduced it on staging.", "tool_sequence": ["jira_get_issue"]})
+    text = block(run(ask="any news?", conversation_id="jira:PLAT-88"), "conversation_ledger")["text"]
+    assert "asked: Ravi: Reproduce on staging first." in text and "tools: jira_get_issue" in text
+    assert block(run(ask="any news?", conversation_id="jira:OTHER"), "conversation_ledger")["text"] == ""
