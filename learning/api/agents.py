@@ -16,7 +16,7 @@ from crewlet.errors import Forbidden
 from crewlet.models import ApiToken
 from learning import memory_read, tools
 from learning.prefetch import Interaction, PrefetchRequest, Thread, ThreadMessage, prefetch
-from learning.prefetch.request import THREAD_READ
+from learning.prefetch.request import THREAD_READ, ask_from_interactions
 from learning.tools.base import Text
 
 router = Router(tags=["agents"])
@@ -56,14 +56,16 @@ class ThreadIn(Schema):
 
 
 class PrefetchIn(Schema):
-    run_id: Text = Field(..., min_length=1, max_length=200, pattern=r"\S")
-    ask: Text = ""
-    requires_recon: bool = False
+    run_id: Text = Field(..., min_length=1, max_length=200, pattern=r"\S", description="The turn's run id.")
+    ask: Text = Field("", description="What the turn was asked (salient text, no scaffolding); when empty, "
+                      "the interactions' bodies are the ask.")
+    requires_recon: bool = Field(False, description="The notification builder's flag: the trigger is a pointer.")
     interactions: list[InteractionIn] = Field(default_factory=list, max_length=500)
     conversation_id: Text = Field("", max_length=300)
     conversation_kind: Text = Field("", max_length=40)
-    thread: ThreadIn | None = None
-    tools: list[Text] | None = Field(None, max_length=500)
+    thread: ThreadIn | None = Field(None, description="The chat thread read at turn start; only for a thread reply.")
+    tools: list[Text] | None = Field(None, max_length=500, description="Tools registered for the role; "
+                                     "omitted means the role's configured tools.")
 
 
 class BlockOut(Schema):
@@ -137,15 +139,16 @@ def to_request(body: PrefetchIn) -> PrefetchRequest:
     if body.thread is not None:
         thread = Thread(status=body.thread.status,
                         messages=tuple(ThreadMessage(**m.model_dump()) for m in body.thread.messages))
+    interactions = tuple(
+        Interaction(sender_handle=i.sender.handle, sender_external_id=i.sender.external_id,
+                    platform=i.sender.platform, sender_name=i.sender.display_name, body=i.body)
+        for i in body.interactions
+    )
     return PrefetchRequest(
         run_id=body.run_id.strip(),
-        ask=body.ask,
+        ask=body.ask if body.ask.strip() else ask_from_interactions(interactions),
         requires_recon=body.requires_recon,
-        interactions=tuple(
-            Interaction(sender_handle=i.sender.handle, sender_external_id=i.sender.external_id,
-                        platform=i.sender.platform, sender_name=i.sender.display_name, body=i.body)
-            for i in body.interactions
-        ),
+        interactions=interactions,
         conversation_id=body.conversation_id,
         conversation_kind=body.conversation_kind,
         thread=thread,

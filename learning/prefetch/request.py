@@ -67,3 +67,13 @@ class PrefetchRequest:
             seen.add(key)
             out.append(interaction)
         return out
+
+
+def ask_from_interactions(interactions) -> str:
+    """What the trigger asked where the turn start names no ask: the salient bodies, in order, each led
+    by its sender when more than one person spoke (a coalesced burst reads ``Alice: …``)."""
+    spoken = [i for i in interactions if i.body.strip()]
+    senders = {i.sender_key for i in spoken}
+    if len(senders) <= 1:
+        return "\n".join(i.body.strip() for i in spoken)
+    return "\n".join(f"{i.sender_name or i.sender_handle or i.sender_external_id}: {i.body.strip()}" for i in spoken)

@@ -136,3 +136,23 @@ def test_the_overview_lists_every_seats_totals_and_newest_note(api_client, seat,
     assert agents["ana"]["totals"]["diary"] == 2 and agents["ana"]["newest_note"]["content"] == "newest of ana"
     assert agents["bo"]["totals"]["diary"] == 0 and agents["bo"]["newest_note"] is None
     assert body["coverage"]["missing"] == []
+
+
+def test_an_empty_ask_is_read_from_the_interactions_bodies(api_client, seat, seat_token):
+    note(seat, "The billing export runs nightly at 02:00")
+    body = {"run_id": "t-ask", "interactions": [
+        {"sender": {"handle": "carol", "display_name": "Carol"}, "body": "When does the billing export run?"},
+        {"sender": {"handle": "dan", "display_name": "Dan"}, "body": "and who owns it?"}]}
+    answer = api_client.post("/api/v1/agents/ana/prefetch", body, token=seat_token).json()
+    assert answer["summary"]["thin_trigger"] is False and answer["summary"]["turn_embedding"] == "embedded"
+    body = {"run_id": "t-none", "interactions": [{"sender": {"handle": "carol"}, "body": "   "}]}
+    assert api_client.post("/api/v1/agents/ana/prefetch", body, token=seat_token).json()["summary"]["thin_trigger"]
+
+
+def test_ask_from_interactions_attributes_senders_only_when_several_spoke():
+    from learning.prefetch import Interaction
+    from learning.prefetch.request import ask_from_interactions
+
+    one = (Interaction(sender_handle="c", sender_name="Carol", body="a"), Interaction(sender_handle="c", body="b"))
+    two = (Interaction(sender_handle="c", sender_name="Carol", body="a"), Interaction(sender_handle="d", body="b"))
+    assert ask_from_interactions(one) == "a\nb" and ask_from_interactions(two) == "Carol: a\nd: b"

@@ -61,3 +61,39 @@ def test_summary_off_makes_no_summary_call(seat, run):
 def test_no_similar_turns_no_block(seat, run):
     episode(seat, ask="lunch order", did="ordered lunch", label="lunch")
     assert block(run(ask="quantum chromodynamics lattice"), "similar_prior_work")["text"] == ""
+
+
+def test_the_summary_reads_texts_whole_up_to_about_11_kb_and_condenses_past_it(seat, role, run, serve_config):
+    serve_config(learning=schema.Learning(summarize_episodes=True))
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    episode(seat, ask="the billing export failed again. " * 400, did="restarted the billing export")
+    episode(seat, ask="billing export failure again", did="restarted the billing export " * 100)
+    result = run(ask=ASK)
+    call = next(c for c in ScriptedProvider.calls if c["purpose"] == "episode_summary")
+    asks = sorted(len(t["asked"]) for t in call["inputs"]["turns"])
+    assert asks[-1] < 11_000 and "(condensed)" in "".join(t["asked"] for t in call["inputs"]["turns"])
+    assert any(len(t["what_it_did"]) > 600 for t in call["inputs"]["turns"])  # read whole, not cut at 600
+    assert aux_spend(result["run_id"], "condense") == 1
+
+
+def test_a_summary_still_running_at_the_deadline_falls_back_to_the_bullets(seat, role, run, serve_config, monkeypatch):
+    import time
+
+    from learning.prefetch import bounds
+
+    serve_config(learning=schema.Learning(summarize_episodes=True))
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    _three(seat)
+    original = ScriptedProvider.complete
+
+    def slow(self, messages, **kwargs):
+        if getattr(kwargs.get("purpose"), "name", "") == "episode_summary":
+            time.sleep(1.0)
+        return original(self, messages, **kwargs)
+
+    monkeypatch.setattr(ScriptedProvider, "complete", slow)
+    monkeypatch.setattr(bounds, "AUX_TIMEOUT", 0.3)
+    text = block(run(ask=ASK), "similar_prior_work")["text"]
+    assert "Woken by:" in text
