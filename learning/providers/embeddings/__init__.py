@@ -1,8 +1,8 @@
 """Embedders behind one protocol, and the budgeted, split-and-pool ``embed`` every caller uses."""
 
 from learning.providers.embeddings.base import (
-    Embedder,
     EmbedResult,
+    Embedder,
     embed_many,
     embed_one,
     get_embedder,
