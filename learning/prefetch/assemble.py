@@ -1,0 +1,119 @@
+"""The turn-start prefetch: run every block once per run id, freeze the prefix, publish the summary.
+
+Frozen at turn start: a second request for the same run id (a self_iterate round) gets the stored
+prefix back without recomputing anything, so the provider's prompt cache stays valid. Blocks start
+in order (their auxiliary calls run concurrently under one deadline) and finish in order; a block
+that raises renders nothing and never fails the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import IntegrityError, transaction
+
+from crewlet.errors import Conflict
+from learning.models import PrefetchSnapshot
+from learning.prefetch import (
+    bounds,
+    knowledge_block,
+    ledger,
+    onboarding,
+    personal_memory,
+    profiles,
+    similar_work,
+    skills_block,
+    summary,
+    thread,
+    tool_skills,
+)
+from learning.prefetch.blocks import BlockResult
+from learning.prefetch.context import TurnContext
+from learning.prefetch.request import PrefetchRequest
+
+log = logging.getLogger("learning.prefetch")
+
+# the engine's own block list: prefetch_summary's denominator is its length
+BLOCKS = (
+    similar_work,
+    personal_memory,
+    skills_block,
+    knowledge_block,
+    profiles,
+    thread,
+    onboarding,
+    ledger,
+)
+
+
+def _start(module, ctx: TurnContext):
+    try:
+        return module.start(ctx)
+    except Exception:
+        log.exception("prefetch block %s failed to start for %s", module.NAME, ctx.seat.handle)
+        return lambda: BlockResult(module.NAME)
+
+
+def _finish(name: str, finisher) -> BlockResult:
+    try:
+        return finisher()
+    except Exception:
+        log.exception("prefetch block %s failed", name)
+        return BlockResult(name)
+
+
+def run_blocks(ctx: TurnContext) -> list[BlockResult]:
+    if not ctx.thin:
+        ctx.turn_vector()  # the one embed, before the auxiliary deadline starts
+    ctx.arm_deadline()
+    started = [(module.NAME, _start(module, ctx)) for module in BLOCKS]
+    return [_finish(name, finisher) for name, finisher in started]
+
+
+def frozen(*, seat, run_id: str) -> dict | None:
+    snapshot = PrefetchSnapshot.objects.filter(run_id=run_id).first()
+    if snapshot is None:
+        return None
+    if snapshot.seat_id != seat.pk:
+        raise Conflict(f"run id {run_id!r} belongs to another seat's turn", field="run_id")
+    return snapshot.rendered
+
+
+def prefetch(*, seat, request: PrefetchRequest) -> dict:
+    """The turn's rendered blocks and summary; the same run id always gets the same prefix back."""
+    stored = frozen(seat=seat, run_id=request.run_id)
+    if stored is not None:
+        return {**stored, "frozen": True}
+    ctx = TurnContext.start(seat=seat, request=request)
+    results = run_blocks(ctx)
+    tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
+    guidance, guidance_keys = tool_skills.guidance(tools)
+    payload = summary.build(ctx, results)
+    rendered = {
+        "run_id": request.run_id,
+        "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes} for r in results],
+        "guidance": guidance,
+        "guidance_keys": guidance_keys,
+        "prompt": "\n\n".join([r.text for r in results if r.text] + ([guidance] if guidance else [])),
+        "summary": payload,
+        "triggered_by": personal_memory.triggered_by(ctx),
+    }
+    try:
+        with transaction.atomic():
+            PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
+    except IntegrityError:  # a concurrent start of the same run froze first: its prefix is the turn's
+        stored = frozen(seat=seat, run_id=request.run_id)
+        if stored is not None:
+            return {**stored, "frozen": True}
+        raise
+    summary.publish(ctx, payload)
+    bound_snapshots()
+    return {**rendered, "frozen": False}
+
+
+def bound_snapshots() -> None:
+    """Keep the most recent 256 runs' prefixes: a cache, not a leak."""
+    keep = bounds.FROZEN_RUNS_KEPT
+    cutoff = list(PrefetchSnapshot.objects.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
+    if cutoff:
+        PrefetchSnapshot.objects.filter(id__lte=cutoff[0]).delete()

@@ -1,0 +1,28 @@
+"""What every prefetch block hands the assembler: its rendered text and its telemetry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from learning.rewrites import nbytes
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    name: str
+    text: str = ""
+    selection_count: int | None = None  # rows rendered (None where the block counts nothing)
+    extra: dict = field(default_factory=dict)  # block-specific telemetry (the thread's counts)
+
+    @property
+    def hit(self) -> bool:
+        return bool(self.text)
+
+    @property
+    def bytes(self) -> int:
+        return nbytes(self.text)
+
+
+def done(result: BlockResult):
+    """A finisher for a block that did all its work in ``start``."""
+    return lambda: result

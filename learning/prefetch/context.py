@@ -1,0 +1,98 @@
+"""One turn start's shared state: the request, the gate's decision, the one turn vector, the deadline.
+
+The ask is embedded at most once a turn (shared by the memory and episode searches) under
+``prefetch.EmbedBudget``; nothing is embedded on a thin trigger. Every block's auxiliary calls run
+on worker threads against ONE deadline (``prefetch.AuxTimeout`` past the recall) so the prefetch's
+worst case is the embed plus thirty seconds rather than thirty seconds a block.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from dataclasses import dataclass, field
+
+from learning import aux
+from learning.prefetch import bounds
+from learning.prefetch.gate import thin_trigger
+from learning.prefetch.request import PrefetchRequest
+from learning.providers.embeddings import EmbedResult, embed_one
+from learning.providers.embeddings.base import PREFETCH_EMBED_BUDGET
+
+log = logging.getLogger("learning.prefetch")
+
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="prefetch-aux")
+
+# what became of the one turn vector, as prefetch_summary's turn_embedding reports it
+EMBEDDING_STATUS = {"embedded": "embedded", "unconfigured": "unconfigured"}
+
+
+class AuxDidNotAnswer(Exception):
+    """An auxiliary call that failed, could not be parsed, or was still running at the deadline."""
+
+
+@dataclass
+class TurnContext:
+    seat: object
+    request: PrefetchRequest
+    thin: bool = False
+    deadline: float = 0.0
+    _embedding: EmbedResult | None = field(default=None, repr=False)
+
+    @classmethod
+    def start(cls, *, seat, request: PrefetchRequest) -> TurnContext:
+        _ = seat.role  # loaded here, so worker threads never touch the database for it
+        return cls(seat=seat, request=request, thin=thin_trigger(request))
+
+    @property
+    def turn_id(self) -> str:
+        return self.request.run_id
+
+    def turn_vector(self) -> EmbedResult:
+        """The ask's vector, embedded once; a thin trigger never asks for one."""
+        if self.thin:
+            raise RuntimeError("a thin trigger embeds nothing")
+        if self._embedding is None:
+            self._embedding = embed_one(self.request.ask, budget=PREFETCH_EMBED_BUDGET)
+        return self._embedding
+
+    @property
+    def turn_embedding(self) -> str:
+        """``embedded`` / ``failed`` / ``unconfigured``, or ``absent`` where no search asked for one."""
+        if self._embedding is None:
+            return "absent"
+        return EMBEDDING_STATUS.get(self._embedding.status, "failed")
+
+    def arm_deadline(self) -> None:
+        """Start the one auxiliary deadline, past the recall (the embed has already run)."""
+        self.deadline = time.monotonic() + bounds.AUX_TIMEOUT
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def submit(self, purpose: str, inputs: dict, *, max_tokens: int | None = None) -> concurrent.futures.Future:
+        """Start one auxiliary call on a worker thread; its spend is recorded by ``collect``."""
+        return _pool.submit(
+            aux.call,
+            seat=self.seat,
+            stage="turn",
+            purpose=purpose,
+            turn_id=self.turn_id,
+            inputs=inputs,
+            max_tokens=max_tokens,
+            defer_record=True,
+        )
+
+    def collect(self, future: concurrent.futures.Future):
+        """The call's parsed answer, or ``AuxDidNotAnswer`` once the shared deadline has passed."""
+        try:
+            result = future.result(timeout=self.remaining())
+        except concurrent.futures.TimeoutError:
+            log.warning("prefetch auxiliary call for %s did not answer by the deadline", self.seat.handle)
+            raise AuxDidNotAnswer("deadline") from None
+        except Exception as exc:  # a provider error or an unparseable answer: the block degrades
+            log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
+            raise AuxDidNotAnswer(str(exc)) from exc
+        result.record()
+        return result.value

@@ -1,0 +1,66 @@
+"""Counterparty profiles: one block per distinct sender of the trigger with a stored profile.
+
+Not gated: a keyed read of what this seat (the observer, always) has learned about each sender.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError
+
+from learning.models import CounterpartyProfile
+from learning.prefetch.blocks import BlockResult, done
+from learning.prefetch.context import TurnContext
+from learning.prefetch.request import Interaction
+
+log = logging.getLogger("learning.prefetch")
+
+NAME = "counterparty_profiles"
+
+
+def profile_for(seat, sender: Interaction) -> CounterpartyProfile | None:
+    qs = CounterpartyProfile.objects.filter(observer=seat)
+    if sender.sender_handle:
+        qs = qs.filter(subject_handle=sender.sender_handle)
+    elif sender.sender_external_id:
+        qs = qs.filter(subject_external_id=sender.sender_external_id)
+    else:
+        return None
+    rows = list(qs[:10])
+    exact = [p for p in rows if p.subject_platform == sender.platform]
+    return (exact or rows or [None])[0]
+
+
+def _items(values) -> str:
+    if isinstance(values, list):
+        return "; ".join(" ".join(str(v).split()) for v in values if str(v).strip())
+    return " ".join(str(values or "").split())
+
+
+def render_profile(profile: CounterpartyProfile, sender: Interaction) -> str:
+    name = profile.display_name or sender.who or profile.subject_handle or profile.subject_external_id
+    lines = [f"## Counterparty: {name}"]
+    for label, value in (
+        ("Communication style", profile.communication_style),
+        ("Past decisions", profile.past_decisions),
+        ("Sensitivities", profile.sensitivities),
+        ("Topics of interest", profile.topics),
+    ):
+        text = _items(value)
+        if text:
+            lines.append(f"{label}: {text}")
+    return "\n".join(lines)
+
+
+def start(ctx: TurnContext):
+    blocks = []
+    try:
+        for sender in ctx.request.senders(exclude_handle=ctx.seat.handle):
+            profile = profile_for(ctx.seat, sender)
+            if profile is not None:
+                blocks.append(render_profile(profile, sender))
+    except DatabaseError:
+        log.warning("profiles unreadable for %s", ctx.seat.handle, exc_info=True)
+        return done(BlockResult(NAME, selection_count=0))
+    return done(BlockResult(NAME, "\n\n".join(blocks), selection_count=len(blocks)))

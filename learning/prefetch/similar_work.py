@@ -1,0 +1,100 @@
+"""## Similar prior work: the top 3 raw turns by similarity to the ask, or a briefing of them.
+
+With ``learning.summarize_episodes`` on, the auxiliary model reads each ask and account whole (up
+to about 11 KB, past which it is condensed first) and its briefing replaces the bullets; a summary
+that does not answer falls back to the bullets, which get what is left of the SAME deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError
+
+from crewlet import config
+from learning import aux, episodes, rewrites
+from learning.prefetch import bounds, past_turns
+from learning.prefetch.blocks import BlockResult, done
+from learning.prefetch.context import AuxDidNotAnswer, TurnContext
+from learning.prefetch.hints import EmptyRecallHint
+
+log = logging.getLogger("learning.prefetch")
+
+NAME = "similar_prior_work"
+HEADING = "## Similar prior work"
+
+
+def start(ctx: TurnContext):
+    if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
+        return done(BlockResult(NAME, f"{HEADING}\n{EmptyRecallHint}", selection_count=0))
+    embedded = ctx.turn_vector()
+    if embedded.vector is None:
+        return done(BlockResult(NAME, selection_count=0))
+    try:
+        hits = episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, limit=bounds.SIMILAR_WORK_HITS)
+    except DatabaseError:
+        log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
+        return done(BlockResult(NAME, selection_count=0))
+    if not hits:
+        return done(BlockResult(NAME, selection_count=0))
+    knobs = config.knobs_for_seat(ctx.seat).learning
+    summary = None
+    if knobs.summarize_episodes and aux.available(ctx.seat) and not _needs_condensing(hits):
+        summary = ctx.submit("episode_summary", _summary_inputs(ctx, hits), max_tokens=knobs.summarize_max_tokens)
+    return lambda: _finish(ctx, hits, summary, knobs)
+
+
+def _needs_condensing(hits) -> bool:
+    limit = bounds.EPISODE_SUMMARY_TEXT_BYTES
+    return any(rewrites.nbytes(h.ask) > limit or rewrites.nbytes(h.plan_summary) > limit for h in hits)
+
+
+def _summary_inputs(ctx: TurnContext, hits, texts: list[str] | None = None) -> dict:
+    texts = texts or [t for h in hits for t in (h.ask, h.plan_summary)]
+    turns = []
+    for i, h in enumerate(hits):
+        turns.append(
+            {
+                "when": h.ended_at.date().isoformat() if h.ended_at else "undated",
+                "outcome": h.review_outcome,
+                "tools": list(h.tool_sequence or []),
+                "woken_by": h.task_summary,
+                "asked": texts[2 * i],
+                "what_it_did": texts[2 * i + 1],
+            }
+        )
+    return {"ask": ctx.request.ask, "turns": turns}
+
+
+def _condensed_summary(ctx: TurnContext, hits, knobs):
+    """The summary's texts past about 11 KB are condensed first, under the block's one deadline."""
+    texts = [t for h in hits for t in (h.ask, h.plan_summary)]
+    out = rewrites.rewrite_all(
+        seat=ctx.seat,
+        texts=texts,
+        max_bytes=bounds.EPISODE_SUMMARY_TEXT_BYTES,
+        stage="turn",
+        turn_id=ctx.turn_id,
+        kind="what an agent was asked, or its account of what it did",
+        deadline=ctx.deadline,
+    )
+    inputs = _summary_inputs(ctx, hits, [r.render() for r in out])
+    return ctx.submit("episode_summary", inputs, max_tokens=knobs.summarize_max_tokens)
+
+
+def _finish(ctx: TurnContext, hits, summary, knobs) -> BlockResult:
+    if summary is None and knobs.summarize_episodes and aux.available(ctx.seat):
+        summary = _condensed_summary(ctx, hits, knobs)
+    if summary is not None:
+        try:
+            briefing = ctx.collect(summary)
+            ids = ", ".join(h.run_id for h in hits if h.run_id)
+            tail = f"\n(turns: {ids}; query_episodes reads them in full)" if ids else ""
+            return BlockResult(NAME, f"{HEADING}\n{briefing}{tail}", selection_count=len(hits))
+        except AuxDidNotAnswer:
+            pass  # the bullets get what is left of the same deadline
+    rendered = past_turns.render(
+        seat=ctx.seat, episodes=hits, turn_id=ctx.turn_id, labels=past_turns.BLOCK_LABELS, deadline=ctx.deadline
+    )
+    body = "\n".join(turn.text for turn in rendered)
+    return BlockResult(NAME, f"{HEADING}\nYour most similar past turns, most similar first:\n{body}", selection_count=len(hits))

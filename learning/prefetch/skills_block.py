@@ -1,0 +1,73 @@
+"""## Synthesized skills you've learned: names and descriptions within a character budget.
+
+Being offered is being used: exactly the skills whose menu line fitted the budget are stamped (a
+stamp that cannot be written is published as ``skill_telemetry_write_failed`` by the store); a
+skill whose line did not fit was never offered, so its clock does not move. Stale skills are
+listed with an ageing marker.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError
+from django.db.models import F
+
+from learning import skills
+from learning.models import SynthesizedSkill
+from learning.prefetch import bounds
+from learning.prefetch.blocks import BlockResult, done
+from learning.prefetch.context import TurnContext
+
+log = logging.getLogger("learning.prefetch")
+
+NAME = "synthesized_skills"
+HEADING = "## Synthesized skills you've learned"
+PREAMBLE = "Procedures you worked out on earlier turns; load one's full steps with use_skill(name)."
+STALE_MARK = " (stale: not used for a while; still loadable)"
+
+
+def menu_line(skill: SynthesizedSkill) -> str:
+    description = " ".join(skill.description.split())
+    mark = STALE_MARK if skill.state == SynthesizedSkill.STALE else ""
+    return f"- {skill.name}: {description}{mark}"
+
+
+def ordered_catalogue(seat) -> list[SynthesizedSkill]:
+    return list(
+        skills.catalogue(seat).order_by(
+            "-pinned", "state", F("last_used_at").desc(nulls_last=True), "-use_count", "name", "id"
+        )
+    )
+
+
+def fit(catalogue: list[SynthesizedSkill], budget: int = bounds.SKILL_CATALOGUE_CHARS):
+    """The lines that fit the character budget, in order, and the skills they offer."""
+    lines, offered, used = [], [], 0
+    for skill in catalogue:
+        line = menu_line(skill)
+        cost = len(line) + 1
+        if used + cost > budget:
+            continue
+        lines.append(line)
+        offered.append(skill)
+        used += cost
+    return lines, offered
+
+
+def start(ctx: TurnContext):
+    try:
+        catalogue = ordered_catalogue(ctx.seat)
+    except DatabaseError:
+        log.warning("skill catalogue unreadable for %s", ctx.seat.handle, exc_info=True)
+        return done(BlockResult(NAME, selection_count=0))
+    if not catalogue:
+        return done(BlockResult(NAME, selection_count=0))
+    lines, offered = fit(catalogue)
+    if not offered:
+        return done(BlockResult(NAME, selection_count=0))
+    skills.stamp_offered([s.id for s in offered], seat=ctx.seat, turn_id=ctx.turn_id)
+    missing = len(catalogue) - len(offered)
+    tail = f"\n({missing} more of your skills did not fit here.)" if missing else ""
+    text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(lines) + tail
+    return done(BlockResult(NAME, text, selection_count=len(offered), extra={"offered_skill_ids": [s.id for s in offered]}))

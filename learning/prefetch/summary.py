@@ -1,0 +1,49 @@
+"""``prefetch_summary``: one event per turn start, the only signal that tells an unreachable store
+from one with nothing to say.
+
+Per block ``hit`` and ``bytes``; the knowledge ``selection_count``; the chat thread's counts; the
+gate's ``trigger_requires_recon``; ``turn_embedding``; and the line ``prefetch: N/M hits`` whose
+denominator is the length of the block list, never a literal.
+"""
+
+from __future__ import annotations
+
+from learning import events
+from learning.prefetch.blocks import BlockResult
+from learning.prefetch.context import TurnContext
+from learning.prefetch.gate import requires_recon
+
+THREAD_COUNTS = ("thread_context_posts", "thread_context_read", "thread_context_stopped_short")
+
+
+def summary_line(hits: int, total: int, *, thin: bool) -> str:
+    line = f"prefetch: {hits}/{total} hits"
+    return f"{line} (thin trigger: relevance filters gated)" if thin else line
+
+
+def build(ctx: TurnContext, results: list[BlockResult]) -> dict:
+    by_name = {r.name: r for r in results}
+    hits = sum(1 for r in results if r.hit)
+    payload: dict = {
+        "blocks": {r.name: {"hit": r.hit, "bytes": r.bytes} for r in results},
+        "trigger_requires_recon": requires_recon(ctx.request),
+        "thin_trigger": ctx.thin,
+        "turn_embedding": ctx.turn_embedding,
+        "hits": hits,
+        "block_count": len(results),
+        "summary": summary_line(hits, len(results), thin=ctx.thin),
+    }
+    for r in results:
+        payload[f"{r.name}_hit"] = r.hit
+        payload[f"{r.name}_bytes"] = r.bytes
+    knowledge = by_name.get("relevant_knowledge")
+    payload["relevant_knowledge_selection_count"] = knowledge.selection_count if knowledge else None
+    thread = by_name.get("thread_so_far")
+    for key in THREAD_COUNTS:
+        payload[key] = thread.extra.get(key) if thread else None
+    return payload
+
+
+def publish(ctx: TurnContext, payload: dict) -> None:
+    """Best effort: a failed telemetry write never fails the turn."""
+    events.publish("prefetch_summary", seat=ctx.seat, turn_id=ctx.turn_id, best_effort=True, **payload)

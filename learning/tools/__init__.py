@@ -1,0 +1,57 @@
+"""The agent builtins, registered by name: ``definitions(seat)`` lists them, ``run(...)`` calls one."""
+
+from __future__ import annotations
+
+from crewlet.errors import BadInput, NotFound
+from learning.tools import (
+    mark_onboarded,
+    query_episodes,
+    refine_skill,
+    reflect_and_persist,
+    refresh_memory,
+    search_knowledge,
+    use_skill,
+)
+from learning.tools.base import Tool, ToolCall, ToolResult
+
+REGISTRY: dict[str, Tool] = {
+    module.TOOL.name: module.TOOL
+    for module in (
+        query_episodes,
+        reflect_and_persist,
+        refresh_memory,
+        refine_skill,
+        use_skill,
+        mark_onboarded,
+        search_knowledge,
+    )
+}
+
+
+def available(seat) -> list[Tool]:
+    return [tool for tool in REGISTRY.values() if seat is None or not tool.withdrawn(seat)]
+
+
+def definitions(seat) -> list[dict]:
+    return [tool.definition() for tool in available(seat)]
+
+
+def get(name: str, seat) -> Tool:
+    tool = REGISTRY.get(name)
+    if tool is None:
+        raise NotFound(f"no builtin named {name!r} (known: {', '.join(REGISTRY)})", field="name")
+    reason = tool.withdrawn(seat)
+    if reason:
+        raise NotFound(reason, field="name")
+    return tool
+
+
+def run(*, seat, name: str, run_id: str = "", arguments: dict | None = None) -> ToolResult:
+    tool = get(name, seat)
+    if tool.needs_run_id and not run_id.strip():
+        raise BadInput(f"run_id: {name} keeps per-turn state and needs the turn's run id", field="run_id")
+    args = tool.parse(arguments or {})
+    return tool.handler(ToolCall(seat=seat, run_id=run_id, args=args))
+
+
+__all__ = ["REGISTRY", "Tool", "ToolResult", "available", "definitions", "get", "run"]

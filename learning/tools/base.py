@@ -1,0 +1,93 @@
+"""What a builtin is: a name, a one-line when-to-use description, an argument schema and a handler.
+
+Descriptions carry the guardrails (layer 3 of the spec's four): they say when to call the tool,
+not how it works. Argument schemas are pydantic models, so one definition serves validation here
+and the JSON schema a function-calling model is handed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+
+from crewlet.errors import BadInput
+
+
+def _clean_text(value: str) -> str:
+    """Text a database can store as given: no NUL characters, no lone surrogates."""
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(_clean_text)]
+
+
+class Arguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    ok: bool
+    text: str
+    data: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    seat: object
+    run_id: str
+    args: Arguments
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str  # one line: when to use it
+    arguments: type[Arguments]
+    handler: Callable[[ToolCall], ToolResult]
+    needs_run_id: bool = False
+    withdrawn: Callable[[object], str] = lambda seat: ""  # the reason it is withdrawn for this seat, or ""
+
+    def definition(self) -> dict:
+        """A function-calling tool definition: name, description and a JSON schema of the arguments."""
+        return {"name": self.name, "description": self.description, "parameters": _schema(self.arguments)}
+
+    def parse(self, arguments: dict) -> Arguments:
+        try:
+            return self.arguments.model_validate(arguments)
+        except ValidationError as exc:
+            raise bad_arguments(exc) from None
+
+
+def _schema(model: type[BaseModel]) -> dict:
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema["additionalProperties"] = False
+    return schema
+
+
+def bad_arguments(exc: ValidationError) -> BadInput:
+    errors = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        errors.append({"field": f"arguments.{loc}" if loc else "arguments", "message": err.get("msg", "invalid")})
+    names = ", ".join(e["field"] for e in errors)
+    return BadInput(f"invalid fields: {names}", errors=errors)
+
+
+def refuse_field(exc: BadInput, field_name: str) -> BadInput:
+    """The same refusal, naming the argument it is about."""
+    return BadInput(exc.message, field=field_name, errors=[{"field": field_name, "message": exc.message}], **{
+        k: v for k, v in exc.extra.items() if k not in ("field", "errors")
+    })

@@ -1,0 +1,67 @@
+"""``reflect_and_persist``: write one declarative fact to your own diary, mid-turn.
+
+Goes through ``Diary.write`` (the same store and the same 2,000-character refusal as the
+PersistDecider) and marks the turn as self-persisted: an Event ``reflect_and_persist_called``
+keyed by the run id, written in the same transaction as the note, which the reflection intake reads
+so the post-turn decider does not write the same fact twice.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.db import transaction
+from pydantic import Field
+
+from crewlet.errors import BadInput
+from learning import diary, events, limits
+from learning.models import DiaryEntry, Event
+from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
+
+SELF_PERSISTED_EVENT = "reflect_and_persist_called"
+KINDS = {"long": DiaryEntry.LONG, "short": DiaryEntry.SHORT, DiaryEntry.LONG: DiaryEntry.LONG,
+         DiaryEntry.SHORT: DiaryEntry.SHORT}
+MAX_TTL_DAYS = 3650
+
+
+class ReflectAndPersistArgs(Arguments):
+    content: Text = Field(..., min_length=1, description="One declarative fact, at most 2,000 characters.")
+    kind: Literal["long", "short", "diary_long", "diary_short"] = Field(
+        ..., description="long: a durable fact or preference; short: situational state that expires."
+    )
+    ttl_days: int | None = Field(None, ge=1, le=MAX_TTL_DAYS, description="Days a short note stays true.")
+
+
+def self_persisted(run_id: str) -> bool:
+    """Whether the turn with this run id called reflect_and_persist (the reflection intake's question)."""
+    return bool(run_id) and Event.objects.filter(name=SELF_PERSISTED_EVENT, turn_id=run_id).exists()
+
+
+def handle(call: ToolCall) -> ToolResult:
+    args = call.args
+    if not args.content.strip():
+        raise BadInput("arguments.content: a note needs some text", field="arguments.content")
+    kind = KINDS[args.kind]
+    try:
+        with transaction.atomic():
+            entry = diary.write(seat=call.seat, content=args.content, kind=kind, ttl_days=args.ttl_days,
+                                source="reflect_and_persist", turn_id=call.run_id)
+            events.publish(SELF_PERSISTED_EVENT, seat=call.seat, turn_id=call.run_id, entry_id=entry.id, kind=kind)
+    except limits.LimitExceeded as exc:
+        raise refuse_field(exc, "arguments.content") from None
+    except BadInput as exc:
+        raise refuse_field(exc, "arguments.ttl_days" if "ttl_days" in exc.message else "arguments.kind") from None
+    until = f", until {entry.ttl_until.date().isoformat()}" if entry.ttl_until else ""
+    vector = "" if entry.embedding_model else " It was stored without a vector for now; recency still finds it."
+    return ToolResult(ok=True, text=f"Saved to your diary as note {entry.id} ({kind}{until}).{vector}",
+                      data={"entry_id": entry.id, "kind": kind})
+
+
+TOOL = Tool(
+    name="reflect_and_persist",
+    description="Save one durable fact you just learned (a preference, a decision, a situation with an end date) "
+    "to your own memory, written as a fact rather than an instruction to yourself.",
+    arguments=ReflectAndPersistArgs,
+    handler=handle,
+    needs_run_id=True,
+)

@@ -1,0 +1,146 @@
+"""``refresh_memory``: re-pick your notes for the task as you now understand it.
+
+Re-runs the relevance filter — and the similarity half of its pool — against the executor's own
+``context_hint``, told who triggered the turn exactly as the turn-start filter was. Bounded per run
+id (``RefreshLedger``): at most ``learning.personal_memory.max_refreshes_per_turn`` filter calls; a
+repeat of a hint (case- and whitespace-normalised) is answered from the ledger for free, a larger
+limit getting the extra rows; a failed filter call still spends its slot (retrying it re-runs the
+filter). State is per run, kept for the most recent 256 runs.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError, transaction
+from pydantic import Field
+
+from crewlet import config
+from crewlet.errors import BadInput, Conflict
+from learning import aux, diary
+from learning.models import PrefetchSnapshot, RefreshLedger
+from learning.prefetch import bounds
+from learning.prefetch.personal_memory import PURPOSE, filter_inputs, render_notes, selected_ids
+from learning.providers.embeddings import embed_one
+from learning.providers.embeddings.base import PREFETCH_EMBED_BUDGET
+from learning.providers.errors import ProviderError
+from learning.purposes import AnswerUnparseable
+from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
+
+log = logging.getLogger("learning.tools")
+
+DEFAULT_LIMIT = bounds.MEMORY_BLOCK_NOTES
+CAP_KNOB = "learning.personal_memory.max_refreshes_per_turn"
+
+
+class RefreshMemoryArgs(Arguments):
+    context_hint: Text = Field(..., min_length=1, max_length=8000,
+                               description="Your own account of what the task is about, now that recon has told you.")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=bounds.MEMORY_FILTER_MAX_SELECTED, description="How many notes to return.")
+
+
+def normalise(hint: str) -> str:
+    return " ".join(hint.lower().split())
+
+
+def ledger_for(*, seat, run_id: str) -> RefreshLedger:
+    row, created = RefreshLedger.objects.get_or_create(run_id=run_id, defaults={"seat": seat, "hints": {}})
+    if row.seat_id != seat.pk:
+        raise Conflict(f"run id {run_id!r} belongs to another seat's turn", field="run_id")
+    if created:
+        bound_ledgers()
+    return row
+
+
+def bound_ledgers() -> None:
+    """The most recent 256 runs' state: a cache, not a leak (nothing says when a turn ended)."""
+    keep = bounds.FROZEN_RUNS_KEPT
+    cutoff = list(RefreshLedger.objects.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
+    if cutoff:
+        RefreshLedger.objects.filter(id__lte=cutoff[0]).delete()
+
+
+def spend_slot(*, ledger: RefreshLedger, cap: int) -> tuple[bool, int]:
+    """Take one slot: (taken, the count spent after it); not taken once the cap is reached."""
+    with transaction.atomic():
+        row = RefreshLedger.objects.select_for_update().get(pk=ledger.pk)
+        if row.spent >= cap:
+            return False, row.spent
+        row.spent += 1
+        row.save(update_fields=["spent", "updated_at"])
+        return True, row.spent
+
+
+def remember(*, ledger: RefreshLedger, key: str, ids: list[int], shown: int) -> None:
+    with transaction.atomic():
+        row = RefreshLedger.objects.select_for_update().get(pk=ledger.pk)
+        row.hints = {**row.hints, key: {"ids": ids, "shown": shown}}
+        row.save(update_fields=["hints", "updated_at"])
+
+
+def triggered_by(run_id: str) -> list[str]:
+    """Who triggered the turn, as the turn-start filter was told (frozen with its prefix)."""
+    snapshot = PrefetchSnapshot.objects.filter(run_id=run_id).first()
+    return list((snapshot.rendered or {}).get("triggered_by") or []) if snapshot else []
+
+
+def run_filter(call: ToolCall, hint: str) -> list[int]:
+    embedded = embed_one(hint, budget=PREFETCH_EMBED_BUDGET)
+    pool = diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model)
+    if not pool:
+        return []
+    result = aux.call(seat=call.seat, stage="turn", purpose=PURPOSE, turn_id=call.run_id,
+                      inputs=filter_inputs(query=hint, triggered_by=triggered_by(call.run_id), candidates=pool))
+    return selected_ids(result.value, pool)
+
+
+def answer(*, ledger: RefreshLedger, key: str, cached: dict, limit: int, repeat: bool) -> ToolResult:
+    live = {e.id: e for e in diary.live(ledger.seat).filter(id__in=cached["ids"])}
+    rows = [live[i] for i in cached["ids"] if i in live][:limit]
+    fresh = [e.id for e in rows[cached.get("shown", 0):]]
+    diary.mark_used(fresh)  # a use is counted once per note per hint, when it is first shown
+    if len(rows) > cached.get("shown", 0):
+        remember(ledger=ledger, key=key, ids=cached["ids"], shown=len(rows))
+    note = " (answered from this turn's earlier refresh with the same hint; no refresh spent)" if repeat else ""
+    if not rows:
+        return ToolResult(ok=True, text=f"Nothing in your notes bears on this.{note}",
+                          data={"entry_ids": [], "repeat": repeat})
+    text = f"Your notes that bear on this, most relevant first{note}:\n{render_notes(rows)}"
+    return ToolResult(ok=True, text=text, data={"entry_ids": [e.id for e in rows], "repeat": repeat})
+
+
+def handle(call: ToolCall) -> ToolResult:
+    hint, limit = call.args.context_hint, call.args.limit
+    key = normalise(hint)
+    if not key:
+        raise BadInput("arguments.context_hint: the hint has no words in it", field="arguments.context_hint")
+    ledger = ledger_for(seat=call.seat, run_id=call.run_id)
+    cached = ledger.hints.get(key)
+    if cached is not None:
+        return answer(ledger=ledger, key=key, cached=cached, limit=limit, repeat=True)
+    cap = config.knobs_for_seat(call.seat).learning.personal_memory.max_refreshes_per_turn
+    taken, spent = spend_slot(ledger=ledger, cap=cap)
+    if not taken:
+        return ToolResult(ok=False, data={"spent": spent, "cap": cap, "refused": True}, text=(
+            f"refresh_memory refused: this turn has spent {spent} of its {cap} refreshes ({CAP_KNOB}). "
+            "A hint you already used is still answered; work with the notes you have."))
+    try:
+        ids = run_filter(call, hint)
+    except (ProviderError, AnswerUnparseable, DatabaseError) as exc:
+        log.warning("refresh_memory filter failed for %s: %s", call.seat.handle, exc)
+        return ToolResult(ok=False, data={"spent": spent, "cap": cap, "failed": True}, text=(
+            f"The relevance filter could not answer ({exc}); this refresh spent its slot ({spent} of {cap} spent). "
+            "Retrying the same hint runs the filter again."))
+    remember(ledger=ledger, key=key, ids=ids, shown=0)
+    result = answer(ledger=ledger, key=key, cached={"ids": ids, "shown": 0}, limit=limit, repeat=False)
+    return ToolResult(ok=True, text=result.text, data={**result.data, "spent": spent, "cap": cap})
+
+
+TOOL = Tool(
+    name="refresh_memory",
+    description="Re-pick your own notes for the task as you now understand it; call it after any tool result that "
+    "materially changed your understanding, even when the Personal memory block already had entries.",
+    arguments=RefreshMemoryArgs,
+    handler=handle,
+    needs_run_id=True,
+)

@@ -1,0 +1,87 @@
+"""Helpers that create memory rows directly, as the reflection workers would have written them."""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.utils import timezone
+
+from learning import episodes
+from learning.models import DiaryEntry, Episode, SynthesizedSkill
+from learning.providers.embeddings import embed_one
+
+
+def note(seat, content, *, days_ago=0, kind=DiaryEntry.LONG, ttl_days=None, embed=True):
+    now = timezone.now() - timedelta(days=days_ago)
+    entry = DiaryEntry(seat=seat, kind=kind, content=content, created_at=now,
+                       ttl_until=(timezone.now() + timedelta(days=ttl_days)) if ttl_days else None)
+    if embed:
+        result = embed_one(content)
+        entry.set_vector(result.vector, result.model)
+    entry.save()
+    return entry
+
+
+def episode(seat, *, label="Message from Ana: Slack message", ask="", did="", tools=(), outcome="done",
+            days_ago=1, run_id="", conversation_id="", kind=Episode.RAW, embed=True, **extra):
+    when = timezone.now() - timedelta(days=days_ago)
+    row = Episode(seat=seat, kind=kind, task_summary=label, ask=ask, plan_summary=did, tool_sequence=list(tools),
+                  review_outcome=outcome, started_at=when - timedelta(minutes=5), ended_at=when, run_id=run_id,
+                  conversation_id=conversation_id, **extra)
+    if embed and kind == Episode.RAW:
+        result = embed_one(episodes.embed_text(label=label, ask=ask, what_it_did=did))
+        row.set_vector(result.vector, result.model)
+    row.save()
+    return row
+
+
+def skill(seat, name, description="does a thing", *, state=SynthesizedSkill.ACTIVE, body=None, **extra):
+    return SynthesizedSkill.objects.create(seat=seat, name=name, description=description,
+                                           body=body or f"# {name}\n\n1. step", state=state,
+                                           created_at=timezone.now(), **extra)
+
+
+@dataclass
+class FakePage:
+    title: str
+    snippet: str = ""
+    page_id: str = "1"
+    container_key: str = "ENG"
+    url: str = ""
+
+
+@dataclass
+class FakeResult:
+    pages: list = field(default_factory=list)
+    served_mode: str = "native"
+
+
+class FakeSearcher:
+    """A stand-in ``knowledge.searcher`` module: records its calls and answers what it was given."""
+
+    def __init__(self, *, result=None, can=True, answer="1 page: Runbook"):
+        self.result, self.can, self.answer = result or FakeResult(), can, answer
+        self.searches: list[tuple[str, int]] = []
+        self.answers: list[str] = []
+
+    def can_search(self, seat):
+        return self.can
+
+    def search(self, seat, query, limit):
+        self.searches.append((query, limit))
+        return self.result
+
+    def search_knowledge_answer(self, seat, query):
+        self.answers.append(query)
+        return self.answer
+
+
+def install_searcher(monkeypatch, searcher: FakeSearcher) -> FakeSearcher:
+    module = types.ModuleType("knowledge.searcher")
+    for name in ("can_search", "search", "search_knowledge_answer"):
+        setattr(module, name, getattr(searcher, name))
+    monkeypatch.setitem(sys.modules, "knowledge.searcher", module)
+    return searcher

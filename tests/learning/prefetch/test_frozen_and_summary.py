@@ -1,0 +1,95 @@
+"""Frozen at turn start, and prefetch_summary with its per-block telemetry and denominator."""
+
+import types
+
+import pytest
+
+from crewlet.errors import Conflict
+from learning.models import Event, PrefetchSnapshot, SynthesizedSkill
+from learning.prefetch import BLOCKS, PrefetchRequest, assemble, prefetch
+from learning.prefetch.blocks import BlockResult
+from tests.factories import SeatFactory
+from tests.learning.memory_rows import (
+    FakePage,
+    FakeResult,
+    FakeSearcher,
+    episode,
+    install_searcher,
+    note,
+    skill,
+)
+
+from .conftest import aux_spend
+
+
+@pytest.fixture
+def memory(seat, monkeypatch):
+    note(seat, "The billing export runs nightly at 02:00")
+    episode(seat, ask="fix the billing export", did="restarted the export job", tools=["jira_get"], run_id="old-1")
+    skill(seat, "restart-export", "restart the nightly billing export")
+    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[FakePage("Billing runbook", "restart steps")])))
+
+
+def test_same_run_id_gets_the_same_prefix_back_without_recomputation(seat, run, memory, embed_calls):
+    first = run(run_id="turn-7", ask="the billing export failed again")
+    spent, embeds = aux_spend("turn-7"), len(embed_calls)
+    second = run(run_id="turn-7", ask="something else entirely", requires_recon=True)
+    assert second["frozen"] is True and first["frozen"] is False
+    assert second["blocks"] == first["blocks"] and second["prompt"] == first["prompt"]
+    assert aux_spend("turn-7") == spent and len(embed_calls) == embeds
+    assert Event.objects.filter(name="prefetch_summary", turn_id="turn-7").count() == 1
+    assert SynthesizedSkill.objects.get(name="restart-export").use_count == 1  # stamped once, not per round
+
+
+def test_another_seats_run_id_is_refused(seat, run, company, role, unit):
+    run(run_id="turn-8", ask="x")
+    other = SeatFactory(company=company, role=role, unit=unit, handle="zed")
+    with pytest.raises(Conflict):
+        prefetch(seat=other, request=PrefetchRequest(run_id="turn-8", ask="x"))
+
+
+def test_summary_records_per_block_hit_bytes_selection_count_and_embedding(seat, run, memory):
+    result = run(ask="the billing export failed again")
+    event = Event.objects.get(name="prefetch_summary", turn_id=result["run_id"])
+    payload = event.payload
+    assert set(payload["blocks"]) == {m.NAME for m in BLOCKS}
+    for b in result["blocks"]:
+        assert payload["blocks"][b["name"]] == {"hit": b["hit"], "bytes": b["bytes"]}
+        assert payload[f"{b['name']}_hit"] is b["hit"] and payload[f"{b['name']}_bytes"] == b["bytes"]
+    assert payload["relevant_knowledge_selection_count"] == 1
+    assert payload["turn_embedding"] == "embedded" and payload["trigger_requires_recon"] is False
+    hits = sum(b["hit"] for b in result["blocks"])
+    assert payload["summary"] == f"prefetch: {hits}/{len(BLOCKS)} hits"
+
+
+def test_knowledge_hint_is_a_hit_with_zero_selection_count(seat, run, monkeypatch):
+    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[], served_mode="native")))
+    payload = run(ask="rotate the signing key")["summary"]
+    assert payload["relevant_knowledge_hit"] is True and payload["relevant_knowledge_selection_count"] == 0
+
+
+def test_the_denominator_is_the_length_of_the_block_list(seat, run, monkeypatch):
+    extra = types.SimpleNamespace(NAME="extra_block", start=lambda ctx: (lambda: BlockResult("extra_block", "## Extra")))
+    monkeypatch.setattr(assemble, "BLOCKS", (*assemble.BLOCKS, extra))
+    result = run(ask="anything")
+    assert result["summary"]["block_count"] == len(BLOCKS) + 1
+    assert result["summary"]["summary"].endswith(f"/{len(BLOCKS) + 1} hits")
+
+
+def test_a_block_that_raises_renders_nothing_and_the_turn_still_gets_its_prefix(seat, run, monkeypatch):
+    def explode(ctx):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(assemble.BLOCKS[2], "start", explode)
+    note(seat, "Ana prefers digests")
+    result = run(ask="+1", requires_recon=True)
+    assert [b["text"] for b in result["blocks"] if b["name"] == "synthesized_skills"] == [""]
+    assert result["summary"]["block_count"] == len(BLOCKS)
+
+
+def test_frozen_prefixes_are_kept_for_the_most_recent_runs_only(seat, run, monkeypatch):
+    monkeypatch.setattr(assemble.bounds, "FROZEN_RUNS_KEPT", 3)
+    for i in range(5):
+        run(run_id=f"r{i}", ask="+1", requires_recon=True)
+    assert list(PrefetchSnapshot.objects.order_by("id").values_list("run_id", flat=True)) == ["r2", "r3", "r4"]
+

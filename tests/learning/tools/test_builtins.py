@@ -1,0 +1,122 @@
+"""reflect_and_persist, refine_skill, use_skill, mark_onboarded, search_knowledge and the registry."""
+
+import pytest
+
+from crewlet.config import schema
+from crewlet.errors import BadInput, Conflict, NotFound
+from learning import tools
+from learning.models import DiaryEntry, Event, SkillVersion, SynthesizedSkill
+from learning.prefetch import knowledge_seam, onboarding
+from learning.tools.reflect_and_persist import self_persisted
+from tests.learning.memory_rows import FakeSearcher, install_searcher, skill
+
+
+def test_reflect_and_persist_stores_verbatim_and_marks_the_turn_self_persisted(seat, call):
+    text = "Carol prefers links to the runbook over pasted steps.\n  (said twice)"
+    result = call("reflect_and_persist", content=text, kind="long", run_id="turn-42")
+    entry = DiaryEntry.objects.get(id=result.data["entry_id"])
+    assert entry.content == text and entry.source == "reflect_and_persist" and entry.turn_id == "turn-42"
+    assert self_persisted("turn-42") and not self_persisted("turn-43")
+
+
+def test_reflect_and_persist_refuses_past_2000_characters_naming_the_limit(seat, call):
+    with pytest.raises(BadInput) as err:
+        call("reflect_and_persist", content="x" * 2001, kind="long")
+    assert "2000" in err.value.message and "learning.MaxContentChars" in err.value.message
+    assert err.value.extra["field"] == "arguments.content"
+    assert DiaryEntry.objects.count() == 0 and not self_persisted("run-1")
+
+
+def test_a_short_note_needs_a_ttl(seat, call):
+    with pytest.raises(BadInput) as err:
+        call("reflect_and_persist", content="Freeze this week", kind="short")
+    assert err.value.extra["field"] == "arguments.ttl_days"
+    result = call("reflect_and_persist", content="Freeze this week", kind="short", ttl_days=5)
+    assert DiaryEntry.objects.get(id=result.data["entry_id"]).ttl_until is not None
+
+
+def test_refine_skill_replaces_the_body_whole_and_versions_it(seat, call):
+    skill(seat, "deploy", body="1. old step")
+    result = call("refine_skill", skill_name="deploy", content="1. new step\n2. verify", reason="step 1 changed")
+    row = SynthesizedSkill.objects.get(name="deploy")
+    assert (row.body, row.version, result.data["version"]) == ("1. new step\n2. verify", 2, 2)
+    archived = SkillVersion.objects.get(skill=row)
+    assert archived.body == "1. old step" and archived.reason == "step 1 changed"
+    assert Event.objects.filter(name="skill_refined", payload__source="refine_skill").count() == 1
+
+
+def test_refine_skill_over_max_body_chars_is_refused_naming_the_field(seat, call):
+    skill(seat, "deploy", body="ok")
+    with pytest.raises(BadInput) as err:
+        call("refine_skill", skill_name="deploy", content="z" * 20001)
+    assert "max_body_chars" in err.value.message and err.value.extra["field"] == "arguments.content"
+    assert SynthesizedSkill.objects.get(name="deploy").body == "ok"
+
+
+def test_a_seat_may_refine_only_its_own_skills(seat, other_seat, call):
+    skill(other_seat, "theirs", body="b")
+    with pytest.raises(NotFound):
+        call("refine_skill", skill_name="theirs", content="mine now")
+    assert SynthesizedSkill.objects.get(name="theirs").body == "b"
+
+
+def test_refine_skill_is_withdrawn_when_refinement_is_disabled(seat, call, serve_config):
+    skill(seat, "deploy", body="ok")
+    serve_config(learning=schema.Learning(skill_refinement=schema.SkillRefinement(enabled=False)))
+    assert "refine_skill" not in [d["name"] for d in tools.definitions(seat)]
+    with pytest.raises(NotFound, match="withdrawn"):
+        call("refine_skill", skill_name="deploy", content="x")
+    assert "use_skill" in [d["name"] for d in tools.definitions(seat)]  # reading is not changing
+
+
+def test_use_skill_returns_the_body_verbatim_revives_stale_and_emits_skill_used(seat, call):
+    body = "# deploy\n\n1. build\n2. ship  \n"
+    skill(seat, "deploy", body=body, state=SynthesizedSkill.STALE)
+    result = call("use_skill", name="deploy", run_id="turn-9")
+    row = SynthesizedSkill.objects.get(name="deploy")
+    assert result.text == body and result.data["revived"] is True
+    assert row.state == SynthesizedSkill.ACTIVE and row.use_count == 1
+    used = Event.objects.get(name="skill_used")
+    assert used.turn_id == "turn-9" and used.payload["source_kind"] == "synthesized"
+
+
+def test_use_skill_refuses_archived_and_unknown(seat, call):
+    skill(seat, "old", state=SynthesizedSkill.ARCHIVED)
+    with pytest.raises(Conflict, match="archived"):
+        call("use_skill", name="old")
+    with pytest.raises(NotFound):
+        call("use_skill", name="nope")
+    assert not Event.objects.filter(name="skill_used").exists()
+
+
+def test_mark_onboarded_stamps_the_current_chain(seat, call):
+    assert onboarding.onboarded_at(seat) is None
+    call("mark_onboarded")
+    assert onboarding.onboarded_at(seat) is not None
+
+
+def test_search_knowledge_answers_honestly_with_and_without_a_searcher(seat, call, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "knowledge.searcher", None)
+    result = call("search_knowledge", query="signing key rotation")
+    assert not result.ok and result.text == knowledge_seam.NO_SEARCHER_ANSWER
+    searcher = install_searcher(monkeypatch, FakeSearcher(answer="2 pages: Key rotation runbook; Vault notes"))
+    result = call("search_knowledge", query="  signing   key ")
+    assert result.ok and result.text == "2 pages: Key rotation runbook; Vault notes"
+    assert searcher.answers == ["signing key"]
+
+
+def test_every_builtin_has_a_one_line_description_and_a_json_schema(seat):
+    definitions = tools.definitions(seat)
+    assert {d["name"] for d in definitions} == {"query_episodes", "reflect_and_persist", "refresh_memory",
+                                                "refine_skill", "use_skill", "mark_onboarded", "search_knowledge"}
+    for d in definitions:
+        assert d["description"] and "\n" not in d["description"]
+        assert d["parameters"]["type"] == "object" and d["parameters"]["additionalProperties"] is False
+
+
+def test_unknown_arguments_are_refused_naming_the_field(seat, call):
+    with pytest.raises(BadInput) as err:
+        call("use_skill", name="x", bogus=1)
+    assert err.value.extra["errors"][0]["field"] == "arguments.bogus"

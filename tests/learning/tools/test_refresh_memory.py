@@ -1,0 +1,119 @@
+"""refresh_memory: the per-turn cap, idempotent repeats from the ledger, failed calls, per-run isolation."""
+
+import json
+
+import pytest
+
+from crewlet.config import schema
+from crewlet.errors import BadInput
+from learning.models import DiaryEntry, Event, RefreshLedger
+from learning.prefetch import Interaction, PrefetchRequest, bounds, prefetch
+from learning.providers.errors import TransientError
+from learning.providers.llm.scripted import ScriptedProvider
+from tests.learning.memory_rows import note
+
+
+@pytest.fixture
+def scripted(role):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+
+
+@pytest.fixture
+def notes(seat):
+    return [note(seat, f"The billing export fact number {i}") for i in range(6)]
+
+
+def filter_calls():
+    return [c for c in ScriptedProvider.calls if c["purpose"] == "memory_relevance_filter"]
+
+
+def spend(run_id):
+    return Event.objects.filter(name="auxiliary_spend", turn_id=run_id, payload__purpose="memory_relevance_filter").count()
+
+
+def test_the_cap_refuses_naming_the_count_spent(seat, call, notes):
+    for i in range(3):
+        assert call("refresh_memory", context_hint=f"billing export angle {i}").ok
+    refused = call("refresh_memory", context_hint="billing export angle 4")
+    assert not refused.ok and "spent 3 of its 3 refreshes" in refused.text
+    assert "learning.personal_memory.max_refreshes_per_turn" in refused.text
+    assert spend("run-1") == 3
+
+
+def test_the_cap_follows_the_knob(seat, call, notes, serve_config):
+    serve_config(learning=schema.Learning(personal_memory=schema.PersonalMemory(max_refreshes_per_turn=1)))
+    assert call("refresh_memory", context_hint="billing one").ok
+    assert "spent 1 of its 1 refreshes" in call("refresh_memory", context_hint="billing two").text
+
+
+def test_a_repeat_hint_is_answered_from_the_ledger_without_a_call(seat, call, notes, scripted):
+    first = call("refresh_memory", context_hint="The Billing   export")
+    again = call("refresh_memory", context_hint="  the billing EXPORT ")
+    assert len(filter_calls()) == 1 and spend("run-1") == 1
+    assert again.data["entry_ids"] == first.data["entry_ids"] and again.data["repeat"] is True
+    assert "no refresh spent" in again.text
+    assert RefreshLedger.objects.get(run_id="run-1").spent == 1
+    for i in range(3):  # repeats stay free after the cap is spent
+        call("refresh_memory", context_hint=f"other hint {i}")
+    assert call("refresh_memory", context_hint="the billing export").ok
+
+
+def test_a_repeat_of_nothing_bears_on_this_is_answered_from_the_ledger_too(seat, call, notes, scripted):
+    ScriptedProvider.queue("memory_relevance_filter", '{"selected": []}')
+    assert call("refresh_memory", context_hint="lunch").text == "Nothing in your notes bears on this."
+    assert call("refresh_memory", context_hint="LUNCH").text.startswith("Nothing in your notes bears on this.")
+    assert len(filter_calls()) == 1
+
+
+def test_a_larger_limit_on_a_repeat_gets_the_extra_rows(seat, call, notes, scripted):
+    ids = [n.id for n in notes]
+    ScriptedProvider.queue("memory_relevance_filter", json.dumps({"selected": ids}))
+    first = call("refresh_memory", context_hint="billing", limit=2)
+    more = call("refresh_memory", context_hint="billing", limit=5)
+    assert first.data["entry_ids"] == ids[:2] and more.data["entry_ids"] == ids[:5]
+    assert len(filter_calls()) == 1
+    counts = dict(DiaryEntry.objects.values_list("id", "use_count"))
+    assert [counts[i] for i in ids] == [1, 1, 1, 1, 1, 0]  # each shown note counted once, the unshown not at all
+
+
+def test_a_failed_filter_call_spends_its_slot_and_retrying_it_runs_the_filter(seat, call, notes, scripted):
+    ScriptedProvider.queue("memory_relevance_filter", TransientError("503"))
+    failed = call("refresh_memory", context_hint="billing")
+    assert not failed.ok and "spent its slot (1 of 3 spent)" in failed.text
+    retried = call("refresh_memory", context_hint="billing")
+    assert retried.ok and retried.data["repeat"] is False and len(filter_calls()) == 2
+    assert RefreshLedger.objects.get(run_id="run-1").spent == 2
+
+
+def test_state_is_per_run_and_never_leaks_into_another_turn(seat, call, notes):
+    for i in range(3):
+        call("refresh_memory", context_hint=f"hint {i}", run_id="turn-a")
+    assert not call("refresh_memory", context_hint="hint 9", run_id="turn-a").ok
+    fresh = call("refresh_memory", context_hint="hint 0", run_id="turn-b")
+    assert fresh.ok and fresh.data["repeat"] is False and fresh.data["spent"] == 1
+
+
+def test_state_is_bounded_to_the_most_recent_runs(seat, call, notes, monkeypatch):
+    monkeypatch.setattr(bounds, "FROZEN_RUNS_KEPT", 4)
+    for i in range(7):
+        call("refresh_memory", context_hint="billing", run_id=f"turn-{i}")
+    assert list(RefreshLedger.objects.order_by("id").values_list("run_id", flat=True)) == [
+        "turn-3", "turn-4", "turn-5", "turn-6"]
+
+
+def test_the_filter_is_told_who_triggered_the_turn(seat, call, notes, scripted):
+    prefetch(seat=seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
+        Interaction(sender_handle="carol", sender_name="Carol", platform="mattermost", body="+1"),)))
+    call("refresh_memory", context_hint="billing export for carol")
+    assert filter_calls()[-1]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
+    assert filter_calls()[-1]["inputs"]["query"] == "billing export for carol"
+
+
+def test_refresh_needs_a_run_id_and_a_hint(seat, call):
+    with pytest.raises(BadInput) as err:
+        call("refresh_memory", context_hint="x", run_id="")
+    assert err.value.extra["field"] == "run_id"
+    with pytest.raises(BadInput) as err:
+        call("refresh_memory", context_hint="   ")
+    assert err.value.extra["field"] == "arguments.context_hint"
