@@ -136,8 +136,16 @@ def reset_searcher() -> None:
         _cached = None
 
 
-def search(seat, query: str, limit: int, *, via: str = "search", turn_id: str = "") -> SearchResult:
-    """Run one search for ``seat``; never raises (best-effort by contract) and records ``knowledge_read``."""
+def can_search(seat) -> bool:
+    """Whether a search could return anything for this seat (no I/O)."""
+    return get_searcher().can_search(seat)
+
+
+def search(seat, query: str, limit: int, *, via: str = "search", turn_id: str = "", record: bool = True) -> SearchResult:
+    """Run one search for ``seat``; never raises (best-effort by contract) and records ``knowledge_read``.
+
+    ``record=False`` is for a caller that publishes its own ``knowledge_read`` (the prefetch block).
+    """
     searcher = get_searcher()
     reason = searcher.unavailable(seat)
     if reason is not None:
@@ -148,7 +156,8 @@ def search(seat, query: str, limit: int, *, via: str = "search", turn_id: str = 
         except Exception as exc:  # the seam is best-effort: a broken backend never fails a turn
             log.warning("knowledge search failed for %s: %s", getattr(seat, "handle", seat), exc, exc_info=True)
             result = SearchResult.not_run(SearchUnavailable.UNREACHABLE, type(exc).__name__)
-    record_read(seat=seat, via=via, query=query, result=result, turn_id=turn_id)
+    if record:
+        record_read(seat=seat, via=via, query=query, result=result, turn_id=turn_id)
     return result
 
 

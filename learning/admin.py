@@ -119,3 +119,8 @@ class DutyAdmin(PlainReadOnlyAdmin):
 
     list_display = ("name", "holder", "lease_until", "last_started_at", "last_finished_at")
     search_fields = ("name", "holder")
+
+
+@admin.register(m.SeatReflectionLock)
+class SeatReflectionLockAdmin(PlainReadOnlyAdmin):
+    list_display = ("seat", "holder", "lease_until")

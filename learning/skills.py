@@ -100,8 +100,12 @@ def rollback(*, skill: SynthesizedSkill, to_version: int, actor: str = "") -> Sy
     )
 
 
-def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None) -> int:
-    """Bump use count and last-used; a stale skill is revived to active in the same transaction."""
+def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None, count: bool = True) -> int:
+    """Bump use count and last-used; a stale skill is revived to active in the same transaction.
+
+    ``count=False`` moves only the staleness clock (the turn-start offer); the count is bumped by
+    ``use_skill`` and the post-turn SkillUse worker, so one offered turn counts once.
+    """
     skill_ids = list(skill_ids)
     if not skill_ids:
         return 0
@@ -111,18 +115,19 @@ def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None) -> int:
         if seat is not None:
             qs = qs.filter(seat=seat)
         revived = list(qs.filter(state=SynthesizedSkill.STALE).select_related("seat"))
-        count = qs.update(use_count=F("use_count") + 1, last_used_at=now)
+        changes = {"last_used_at": now, **({"use_count": F("use_count") + 1} if count else {})}
+        updated = qs.update(**changes)
         if revived:
             SynthesizedSkill.objects.filter(id__in=[s.id for s in revived]).update(state=SynthesizedSkill.ACTIVE)
     for skill in revived:
         events.publish("skill_revived", seat=skill.seat, turn_id=turn_id, best_effort=True, skill_id=skill.id, name=skill.name)
-    return count
+    return updated
 
 
 def stamp_offered(skill_ids, *, seat, turn_id: str = "") -> bool:
     """Being offered is being used. A stamp that cannot be written is announced, not swallowed."""
     try:
-        mark_used(skill_ids, seat=seat, turn_id=turn_id)
+        mark_used(skill_ids, seat=seat, turn_id=turn_id, count=False)
         return True
     except DatabaseError as exc:
         log.warning("skill use stamp failed for %s", seat.handle, exc_info=True)

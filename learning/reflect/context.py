@@ -58,7 +58,13 @@ class TurnContext:
 
     @classmethod
     def of(cls, turn, *, now: datetime | None = None) -> TurnContext:
-        return cls(turn=turn, seat=turn.seat, payload=dict(turn.payload or {}), now=now or timezone.now())
+        payload = dict(turn.payload or {})
+        if not payload.get("self_persisted"):
+            # the record's flag, or the builtin having been called under this run id (either writer suffices)
+            from learning.tools.reflect_and_persist import self_persisted
+
+            payload["self_persisted"] = self_persisted(turn.run_id)
+        return cls(turn=turn, seat=turn.seat, payload=payload, now=now or timezone.now())
 
     # --- the record's fields, under the names the spec gives them ---------------------------
     def get(self, name: str, default=None):

@@ -33,12 +33,14 @@ def memory(seat, monkeypatch):
 def test_same_run_id_gets_the_same_prefix_back_without_recomputation(seat, run, memory, embed_calls):
     first = run(run_id="turn-7", ask="the billing export failed again")
     spent, embeds = aux_spend("turn-7"), len(embed_calls)
+    stamped = SynthesizedSkill.objects.get(name="restart-export").last_used_at
     second = run(run_id="turn-7", ask="something else entirely", requires_recon=True)
     assert second["frozen"] is True and first["frozen"] is False
     assert second["blocks"] == first["blocks"] and second["prompt"] == first["prompt"]
     assert aux_spend("turn-7") == spent and len(embed_calls) == embeds
     assert Event.objects.filter(name="prefetch_summary", turn_id="turn-7").count() == 1
-    assert SynthesizedSkill.objects.get(name="restart-export").use_count == 1  # stamped once, not per round
+    # stamped once at the first offer, not again by the frozen repeat
+    assert stamped is not None and SynthesizedSkill.objects.get(name="restart-export").last_used_at == stamped
 
 
 def test_another_seats_run_id_is_refused(seat, run, company, role, unit):

@@ -16,7 +16,9 @@ def test_exactly_the_skills_whose_lines_fitted_are_stamped(seat, run):
     result = run(ask="anything")
     text = block(result, "synthesized_skills")["text"]
     shown = {s.name for s in SynthesizedSkill.objects.filter(seat=seat) if f"- {s.name}:" in text}
-    stamped = set(SynthesizedSkill.objects.filter(seat=seat, use_count=1).values_list("name", flat=True))
+    stamped = set(SynthesizedSkill.objects.filter(seat=seat, last_used_at__isnull=False).values_list("name", flat=True))
+    # the offer moves the staleness clock only; the use count is the post-turn SkillUse worker's
+    assert not SynthesizedSkill.objects.filter(seat=seat, use_count__gt=0).exists()
     assert 0 < len(shown) < 10
     assert stamped == shown
     assert all(s.last_used_at is None for s in SynthesizedSkill.objects.filter(seat=seat).exclude(name__in=shown))
@@ -39,7 +41,7 @@ def test_being_offered_revives_a_stale_skill(seat, run):
     stale = skill(seat, "ageing", "an old procedure", state=SynthesizedSkill.STALE)
     run(ask="anything")
     stale.refresh_from_db()
-    assert stale.state == SynthesizedSkill.ACTIVE and stale.use_count == 1
+    assert stale.state == SynthesizedSkill.ACTIVE and stale.last_used_at is not None and stale.use_count == 0
 
 
 def test_a_stamp_that_cannot_be_written_is_announced_and_the_block_still_renders(seat, run, monkeypatch):
