@@ -1,0 +1,1 @@
+"""Background passes driven by a clock rather than a turn."""
