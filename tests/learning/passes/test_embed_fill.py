@@ -183,6 +183,7 @@ def test_a_long_row_continues_across_minutes_and_pools_every_piece(seat, fill_co
     long_note, short = note(seat, text), note(seat, "short one")
     first = fill(embedder, now)
     assert first["continued"] == 1 and first["filled"] == 1  # the short row was filled meanwhile
+    assert DiaryEntry.objects.get(pk=short.pk).embedding is not None
     continued = Event.objects.filter(name="memory_fill_input_continued").latest("id")
     assert continued.payload["row"] == f"diary:{long_note.pk}" and continued.payload["pieces_total"] == 10
     minutes = 1
