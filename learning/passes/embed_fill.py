@@ -33,6 +33,7 @@ import hashlib
 import logging
 from datetime import datetime, timedelta
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -45,6 +46,7 @@ from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import duties
 from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
 from learning.providers.embeddings.base import get_embedder, pieces_of
+from learning.providers.errors import ProviderError
 
 log = logging.getLogger("learning.passes.embed_fill")
 
@@ -157,7 +159,10 @@ def run_fill(
 ) -> dict:
     """One minute's fill; returns what it sent, filled, held and why it stopped."""
     now = now or timezone.now()
-    embedder = embedder or get_embedder()
+    try:
+        embedder = embedder or get_embedder()
+    except (ImproperlyConfigured, ImportError, ProviderError) as exc:
+        return {"ran": False, "why": f"the embedder could not be built: {type(exc).__name__}: {exc}"}
     if embedder is None:
         return {"ran": False, "why": "embeddings are off (providers.embeddings.kind = none)"}
     spec = config.current().providers.embeddings
