@@ -66,6 +66,8 @@ def _detail(name: str, result: dict) -> str:
                 f"{result.get('condensed', 0)} member text(s) condensed before summarising")
     if name == "embed_fill":
         return f"{result.get('requests', 0)} request(s), {result.get('bytes', 0)} bytes, {result.get('stopped', '')}"
+    if name == "promotion":
+        return f"{result.get('converged', 0)} converged cluster(s) over {result.get('units', 0)} unit(s)"
     if name == "clustering":
         return f"{result.get('drafted', 0)} draft(s) over {result.get('seats', 0)} seat(s)"
     return ""

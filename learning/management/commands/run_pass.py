@@ -76,7 +76,8 @@ CHANGE_KEYS = (
 
 def changes(result: dict) -> str:
     """What a pass changed, from its report's counts (every pass names its counts its own way)."""
-    parts = [f"{key}={result[key]}" for key in CHANGE_KEYS if isinstance(result.get(key), int) and result[key]]
+    counted = {key: len(v) if isinstance(v, list) else v for key in CHANGE_KEYS if (v := result.get(key))}
+    parts = [f"{key}={n}" for key, n in counted.items() if isinstance(n, int) and not isinstance(n, bool) and n]
     if isinstance(result.get("would_fill"), dict):
         n = sum(v["notes"] + v["episodes"] for v in result["would_fill"].values())
         parts.append(f"rows_to_fill={n}")
