@@ -1,0 +1,214 @@
+"""The embedding fill: once a minute, vectors for live notes and raw turns that have none of the
+current model and width (an embed that failed, or one of a model or width the company has left).
+A compacted row is never embedded.
+
+A minute is one pass over every active seat, held to what the provider answers and to what it
+sends, refused requests included: ``providers.embeddings.requests_per_minute`` (16) requests on
+this node, and this node's share of ``bytes_per_minute`` (1,000,000 across the company, shared
+equally among the nodes running passes: ``CREWLET_NODES`` when set, else the live ``node:<host>``
+heartbeat duties). A request carries at most the minute's bytes over its requests, so no row
+takes more of the account's minute than any other: a row longer than that is sent a request at a
+time across minutes (``memory_fill_input_continued``), its pieces' vectors kept in
+``embed_pieces`` and pooled into one vector of the whole text when the last is in.
+
+- a rate limit, a timeout, a server error, a refused key or an unserved model ends the minute
+  for every seat; the next minute starts at that seat and sends that request again;
+- a refused batch is split in halves until the note it refuses is alone; that note is held back
+  an hour (``embed_held_until``), then offered again alone; a refused piece of a long row holds
+  the row with the pieces before it kept, so the retry resumes at that piece;
+- a vector with no direction costs only its row, held an hour (``memory_fill_vector_unusable``);
+- a refusal that is the minute's first answer is judged by one plain word sent alone: refused
+  too, it is the configuration's (``memory_fill_configuration_refused``; nothing is sent for an
+  hour, or until providers.embeddings' model, width, limits or endpoint change, which also
+  releases every held row); accepted, it was the notes', which are isolated as above;
+- a minute that runs out starts the next at the seat it ran out at.
+
+The pause, the cursor and the provider fingerprint live in the ``learning.embed_fill.state``
+duty row's ``last_result`` (no table of its own).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from datetime import datetime, timedelta
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from crewlet import config
+from crewlet.models import Seat
+from learning import diary, episodes, events
+from learning.models import DiaryEntry, Duty, Episode
+from learning.passes import duties
+from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
+from learning.providers.embeddings.base import get_embedder, pieces_of
+from learning.providers.errors import ProviderError
+
+log = logging.getLogger("learning.passes.embed_fill")
+
+CONFIGURATION_PAUSE = timedelta(hours=1)
+PAGE = 200
+STATE_DUTY = "learning.embed_fill.state"
+
+
+def lacking(queryset: QuerySet, *, model: str, dim: int, now: datetime) -> QuerySet:
+    """Rows with no vector of ``model`` at ``dim`` that are not held back."""
+    return queryset.exclude(Q(embedding__isnull=False) & Q(embedding_model=model) & Q(embedding_dim=dim)).filter(
+        Q(embed_held_until__isnull=True) | Q(embed_held_until__lte=now)
+    )
+
+
+def pending(seat, *, model: str, dim: int, now: datetime, only_model: str | None = None) -> tuple[QuerySet, QuerySet]:
+    """The seat's live notes and raw turns to fill (``only_model``: those stamped with that model;
+    ``"none"`` for the vectorless)."""
+    out = []
+    for qs in (diary.live(seat, now), episodes.raw(seat)):
+        if only_model == "none":
+            qs = qs.filter(embedding__isnull=True)
+        elif only_model:
+            qs = qs.filter(embedding_model=only_model)
+        out.append(lacking(qs, model=model, dim=dim, now=now))
+    return out[0], out[1]
+
+
+def rows_of(seat, embedder, now: datetime, *, only_model: str | None = None):
+    """Notes, then raw turns, in id order, a page at a time."""
+    sources = zip(pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=only_model),
+                  (lambda d: d.content, episodes.text_of), strict=True)
+    for qs, text_of in sources:
+        last = 0
+        while True:
+            page = list(qs.filter(pk__gt=last).order_by("pk")[:PAGE])
+            for obj in page:
+                text = text_of(obj)
+                yield Row(obj=obj, text=text, pieces=pieces_of(text, embedder.max_input_chars))
+            if len(page) < PAGE:
+                break
+            last = page[-1].pk
+
+
+# ---- state ---------------------------------------------------------------------------------------
+
+
+def fingerprint(spec) -> str:
+    """What holds and pauses are about: the provider's model, width, limits and endpoint (not its key)."""
+    parts = (spec.kind, spec.model, spec.dimensions, spec.max_input_chars, spec.requests_per_minute,
+             spec.bytes_per_minute, spec.base_url)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def load_state() -> dict:
+    row = Duty.objects.filter(name=STATE_DUTY).first()
+    return dict(row.last_result) if row else {}
+
+
+def save_state(state: dict) -> None:
+    Duty.objects.update_or_create(name=STATE_DUTY, defaults={"last_result": state})
+
+
+def release_holds() -> int:
+    """An apply that changes the provider tries every held row again at once."""
+    with transaction.atomic():
+        return sum(
+            model.objects.filter(embed_held_until__isnull=False).update(embed_held_until=None)
+            for model in (DiaryEntry, Episode)
+        )
+
+
+def _state_for(spec) -> tuple[dict, int]:
+    state, fp = load_state(), fingerprint(spec)
+    if state.get("fingerprint") == fp:
+        return state, 0
+    return {"fingerprint": fp}, release_holds()
+
+
+# ---- the pass ------------------------------------------------------------------------------------
+
+
+def _seats_from(cursor: int | None, seat) -> list:
+    if seat is not None:
+        return [seat]
+    seats = list(Seat.objects.filter(active=True).order_by("id"))
+    if cursor is None:
+        return seats
+    return [s for s in seats if s.id >= cursor] + [s for s in seats if s.id < cursor]
+
+
+def budget_for(spec, embedder, now: datetime) -> Minute:
+    nodes = duties.node_count(now=now)
+    share = spec.bytes_per_minute // nodes
+    return Minute(embedder=embedder, now=now, requests_left=spec.requests_per_minute, bytes_left=share,
+                  request_bytes=max(1, share // max(1, spec.requests_per_minute)), nodes=nodes)
+
+
+def dry_run_counts(seats, embedder, now: datetime, only_model: str | None = None) -> dict:
+    per_seat = {}
+    for s in seats:
+        notes, turns = pending(s, model=embedder.model, dim=embedder.dim, now=now, only_model=only_model)
+        per_seat[s.handle] = {"notes": notes.count(), "episodes": turns.count()}
+    return {"ran": False, "dry_run": True, "model": embedder.model, "dim": embedder.dim, "would_fill": per_seat}
+
+
+def run_fill(
+    *, seat=None, now: datetime | None = None, dry_run: bool = False, embedder=None, only_model: str | None = None,
+    progress=None,
+) -> dict:
+    """One minute's fill; returns what it sent, filled, held and why it stopped."""
+    now = now or timezone.now()
+    try:
+        embedder = embedder or get_embedder()
+    except (ImproperlyConfigured, ImportError, ProviderError) as exc:
+        return {"ran": False, "why": f"the embedder could not be built: {type(exc).__name__}: {exc}"}
+    if embedder is None:
+        return {"ran": False, "why": "embeddings are off (providers.embeddings.kind = none)"}
+    spec = config.current().providers.embeddings
+    state, released = _state_for(spec)
+    paused = parse_datetime(state["paused_until"]) if state.get("paused_until") else None
+    if paused and paused > now:
+        save_state(state)
+        return {"ran": False, "paused_until": paused.isoformat(), "why": state.get("paused_why", "")}
+    state.pop("paused_until", None)
+    seats = _seats_from(state.get("cursor_seat_id"), seat)
+    if dry_run:
+        return dry_run_counts(seats, embedder, now, only_model)
+    minute = budget_for(spec, embedder, now)
+    stopped = _fill_seats(seats, minute, state, cursor_moves=seat is None, only_model=only_model, progress=progress)
+    save_state(state)
+    paused_now = {"paused_until": state["paused_until"]} if state.get("paused_until") else {}
+    return {"ran": True, "model": embedder.model, "dim": embedder.dim, "nodes": minute.nodes,
+            "released_holds": released, "stopped": stopped, **paused_now, **minute.report}
+
+
+def _fill_seats(seats, minute: Minute, state: dict, *, cursor_moves: bool, only_model=None, progress=None) -> str:
+    for s in seats:
+        try:
+            fill_rows(rows_of(s, minute.embedder, minute.now, only_model=only_model), minute)
+        except RanOut:
+            return _stop(state, s, "the minute's budget ran out", cursor_moves)
+        except EndMinute as exc:
+            if exc.pause:
+                _pause(state, minute, exc.why)
+            return _stop(state, s, exc.why, cursor_moves)
+        if progress:
+            progress(1, s.handle)
+    if cursor_moves:
+        state["cursor_seat_id"] = None
+    return "every seat filled"
+
+
+def _stop(state: dict, seat, why: str, cursor_moves: bool) -> str:
+    if cursor_moves:
+        state["cursor_seat_id"] = seat.id
+    return f"{why} (at seat {seat.handle})"
+
+
+def _pause(state: dict, minute: Minute, why: str) -> None:
+    until = minute.now + CONFIGURATION_PAUSE
+    state["paused_until"], state["paused_why"] = until.isoformat(), why
+    log.error("embedding fill paused until %s: %s", until, why)
+    events.publish("memory_fill_configuration_refused", best_effort=True, model=minute.embedder.model,
+                   dim=minute.embedder.dim, paused_until=until, why=why)

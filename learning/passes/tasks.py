@@ -1,0 +1,55 @@
+"""Queue entry points for the background loops: thin, by dotted path, one a loop.
+
+Each tick asks the config in force whether its pass is on (off claims nothing), heartbeats the
+node, claims the loop's duty and runs the pass under it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("learning.passes.tasks")
+
+
+def tick(name: str, **kwargs) -> dict:
+    """One tick of loop ``name``: skipped when off or held elsewhere; else the pass's own report."""
+    from crewlet import config
+    from learning import schedules
+    from learning.passes import duties
+
+    loop = schedules.LOOPS[name]
+    if not loop.enabled(config.current()):
+        return {"ran": False, "why": f"{name} is off in the config in force"}
+    duties.heartbeat()
+    try:
+        fn = schedules.service(name)
+    except schedules.PassMissing as exc:
+        log.warning("%s", exc)
+        return {"ran": False, "why": str(exc)}
+    result = duties.run_singleton(loop.schedule_name, lambda: fn(**kwargs))
+    log.info("pass %s: %s", name, {k: v for k, v in result.items() if not isinstance(v, (list, dict))})
+    return result
+
+
+def lifecycle(**kwargs) -> dict:
+    return tick("lifecycle", **kwargs)
+
+
+def curator(**kwargs) -> dict:
+    return tick("curator", **kwargs)
+
+
+def clustering(**kwargs) -> dict:
+    return tick("clustering", **kwargs)
+
+
+def embed_fill(**kwargs) -> dict:
+    return tick("embed_fill", **kwargs)
+
+
+def retention(**kwargs) -> dict:
+    return tick("retention", **kwargs)
+
+
+def promotion(**kwargs) -> dict:
+    return tick("promotion", **kwargs)

@@ -1,0 +1,238 @@
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+
+from learning.models import DiaryEntry, Duty, Episode, Event
+from learning.passes import embed_fill
+from learning.passes.fill_requests import HOLD, PROBE_WORD
+from learning.providers.embeddings.base import pieces_of
+from learning.providers.errors import ConfigurationError, RateLimitedError, TransientError
+from learning.vectors import pool
+from tests.learning.passes.conftest import episode, note
+
+pytestmark = pytest.mark.django_db
+
+
+def fill(embedder, now, **kw):
+    return embed_fill.run_fill(embedder=embedder, now=now, **kw)
+
+
+def vectorless(model=DiaryEntry):
+    return set(model.objects.filter(embedding__isnull=True).values_list("id", flat=True))
+
+
+def test_fills_vectorless_live_notes_and_raw_turns_in_one_batch(seat, fake_embedder, fill_config, now):
+    fill_config()
+    a, b = note(seat, "Deploys freeze on Fridays"), note(seat, "Ana prefers digests")
+    turn = episode(seat, age_days=1)
+    result = fill(fake_embedder, now)
+    assert result["filled"] == 3 and len(fake_embedder.calls) == 1
+    for row in (a, b, turn):
+        row.refresh_from_db()
+        assert row.embedding_model == "fake-8" and row.embedding_dim == 8 and row.embedding is not None
+
+
+def test_compacted_rows_expired_notes_and_current_vectors_are_never_sent(seat, fake_embedder, fill_config, now):
+    fill_config()
+    note(seat, "expired situational note", kind=DiaryEntry.SHORT, ttl_until=now - timedelta(hours=1))
+    current = note(seat, "already has one")
+    current.set_vector(fake_embedder.vector("already has one"), "fake-8")
+    current.save()
+    episode(seat, age_days=40, kind=Episode.COMPACTED, count=5)
+    result = fill(fake_embedder, now)
+    assert fake_embedder.calls == [] and result["filled"] == 0
+
+
+def test_rows_of_a_model_or_width_the_company_left_are_embedded_again(seat, fake_embedder, fill_config, now):
+    fill_config()
+    old_model, old_width = note(seat, "old model note"), note(seat, "old width note")
+    old_model.set_vector([1.0] * 8, "retired-model")
+    old_model.save()
+    old_width.set_vector([1.0] * 4, "fake-8")
+    old_width.save()
+    fill(fake_embedder, now)
+    for row in (old_model, old_width):
+        row.refresh_from_db()
+        assert (row.embedding_model, row.embedding_dim) == ("fake-8", 8)
+
+
+def test_a_minute_sends_at_most_sixteen_requests_and_the_next_resumes(seat, fake_embedder, fill_config, now):
+    fill_config(bytes_per_minute=16 * 30)  # a 30-byte share a request: one note each
+    for i in range(20):
+        note(seat, f"observation number {i:02d} xx")  # 25 bytes
+    first = fill(fake_embedder, now)
+    assert first["requests"] == 16 and first["filled"] == 16 and "ran out" in first["stopped"]
+    second = fill(fake_embedder, now + timedelta(minutes=1))
+    assert second["filled"] == 4 and vectorless() == set()
+
+
+def test_bytes_per_minute_are_shared_among_live_nodes(seat, fake_embedder, fill_config, now):
+    fill_config(requests_per_minute=4, bytes_per_minute=400)
+    for host in ("node:a", "node:b"):
+        Duty.objects.create(name=host, holder=host, lease_until=now + timedelta(minutes=3))
+    Duty.objects.create(name="node:dead", holder="x", lease_until=now - timedelta(minutes=1))
+    for i in range(10):
+        note(seat, f"note {i} " + "w" * 40)  # 47 bytes: one a request at a 50-byte share
+    result = fill(fake_embedder, now)
+    assert result["nodes"] == 2 and result["bytes"] <= 200 and result["requests"] == 4
+
+
+@override_settings(CREWLET_NODES=4)
+def test_the_crewlet_nodes_setting_decides_the_share(seat, fake_embedder, fill_config, now):
+    fill_config(requests_per_minute=16, bytes_per_minute=400)
+    note(seat, "x" * 90)  # over a 100-byte minute's 6-byte request share: sent a piece at a time
+    assert fill(fake_embedder, now)["nodes"] == 4
+
+
+@pytest.mark.parametrize(
+    "error", [RateLimitedError("429"), TransientError("timeout"), ConfigurationError("401 bad key"),
+              ConfigurationError("model not served")],
+)
+def test_a_provider_failure_ends_the_minute_for_every_seat(seat, other_seat, fake_embedder, fill_config, now, error):
+    fill_config()
+    note(seat, "ana's note")
+    theirs = note(other_seat, "bo's note")
+    fake_embedder.cue(error)
+    result = fill(fake_embedder, now)
+    assert len(fake_embedder.calls) == 1 and result["filled"] == 0 and "at seat ana" in result["stopped"]
+    theirs.refresh_from_db()
+    assert theirs.embedding is None and theirs.embed_held_until is None
+    again = fill(fake_embedder, now + timedelta(minutes=1))  # the same request is sent again
+    assert fake_embedder.calls[1] == fake_embedder.calls[0] and again["filled"] == 2
+
+
+def test_a_refused_batch_is_split_until_the_refused_note_is_alone_and_held(seat, fake_embedder, fill_config, now):
+    fill_config()
+    rows = [note(seat, text) for text in ("alpha note", "beta note", "POISON note", "delta note")]
+    result = fill(fake_embedder, now)
+    texts = fake_embedder.calls
+    assert texts[0] == ["alpha note", "beta note", "POISON note", "delta note"]
+    assert texts[1] == [PROBE_WORD]  # the minute's first answer was a refusal: judged by one word
+    assert texts[2:] == [["alpha note", "beta note"], ["POISON note", "delta note"], ["POISON note"], ["delta note"]]
+    assert result["judged"] == "notes" and result["filled"] == 3 and result["held_refused"] == 1
+    poison = DiaryEntry.objects.get(pk=rows[2].pk)
+    assert poison.embedding is None and poison.embed_held_until == now + HOLD
+    assert vectorless() == {poison.pk}
+
+
+def test_a_held_note_is_offered_again_alone_after_the_hour(seat, fake_embedder, fill_config, now):
+    fill_config()
+    note(seat, "POISON note")
+    fill(fake_embedder, now)
+    sent = len(fake_embedder.calls)
+    fill(fake_embedder, now + timedelta(minutes=30))
+    assert len(fake_embedder.calls) == sent
+    fake_embedder.refuse_marker = "never-matches"
+    result = fill(fake_embedder, now + timedelta(minutes=61))
+    assert fake_embedder.calls[-1] == ["POISON note"] and result["filled"] == 1
+
+
+def test_a_directionless_vector_holds_back_only_its_row(seat, fake_embedder, fill_config, now):
+    fill_config()
+    good, zero = note(seat, "good note"), note(seat, "ZERO note")
+    result = fill(fake_embedder, now)
+    assert len(fake_embedder.calls) == 1 and result["held_unusable"] == 1 and result["filled"] == 1
+    zero.refresh_from_db()
+    assert zero.embedding is None and zero.embed_held_until == now + HOLD
+    event = Event.objects.get(name="memory_fill_vector_unusable")
+    assert event.payload["row"] == f"diary:{zero.pk}" and event.payload["bytes"] == len("ZERO note")
+    good.refresh_from_db()
+    assert good.embedding is not None
+
+
+def test_a_first_refusal_refused_again_alone_pauses_the_fill_for_an_hour(seat, fake_embedder, fill_config, now):
+    fill_config()
+    note(seat, "a perfectly fine note")
+    fake_embedder.refuse_all = True
+    result = fill(fake_embedder, now)
+    assert fake_embedder.calls == [["a perfectly fine note"], [PROBE_WORD]] and result["judged"] == "configuration"
+    assert Event.objects.filter(name="memory_fill_configuration_refused").count() == 1
+    assert DiaryEntry.objects.get().embed_held_until is None  # the notes are not blamed
+    paused = fill(fake_embedder, now + timedelta(minutes=30))
+    assert paused["ran"] is False and len(fake_embedder.calls) == 2
+    fake_embedder.refuse_all = False
+    assert fill(fake_embedder, now + timedelta(minutes=61))["filled"] == 1
+
+
+def test_a_pause_is_lifted_and_holds_released_when_the_embeddings_config_changes(
+    seat, fake_embedder, fill_config, now
+):
+    fill_config()
+    held = note(seat, "POISON held note")
+    fill(fake_embedder, now)  # held for an hour
+    fill_config(model="fake-8", timeout_seconds=3.0, api_key_env="ROTATED_KEY")  # not one of the four
+    assert DiaryEntry.objects.get(pk=held.pk).embed_held_until is not None
+    fill(fake_embedder, now + timedelta(minutes=1))
+    assert DiaryEntry.objects.get(pk=held.pk).embed_held_until is not None
+    fake_embedder.refuse_all = True
+    note(seat, "another")
+    fill(fake_embedder, now + timedelta(minutes=2))  # paused on the configuration
+    fake_embedder.refuse_all, fake_embedder.refuse_marker = False, "never-matches"
+    fill_config(bytes_per_minute=999_999)  # the limits changed: holds and pause are about the old provider
+    result = fill(fake_embedder, now + timedelta(minutes=3))
+    assert result["ran"] is True and result["released_holds"] == 1 and result["filled"] == 2
+
+
+def test_a_long_row_continues_across_minutes_and_pools_every_piece(seat, fill_config, now):
+    from tests.learning.passes.conftest import FakeEmbedder
+
+    embedder = FakeEmbedder(max_input_chars=20)
+    fill_config(requests_per_minute=2, bytes_per_minute=100)  # a 50-byte share a request
+    text = " ".join(f"word{i:02d}" for i in range(30))  # 209 bytes, 10 pieces of up to 20
+    long_note, short = note(seat, text), note(seat, "short one")
+    first = fill(embedder, now)
+    assert first["continued"] == 1 and first["filled"] == 1  # the short row was filled meanwhile
+    assert DiaryEntry.objects.get(pk=short.pk).embedding is not None
+    continued = Event.objects.filter(name="memory_fill_input_continued").latest("id")
+    assert continued.payload["row"] == f"diary:{long_note.pk}" and continued.payload["pieces_total"] == 10
+    minutes = 1
+    while DiaryEntry.objects.get(pk=long_note.pk).embedding is None and minutes < 20:
+        fill(embedder, now + timedelta(minutes=minutes))
+        minutes += 1
+    assert minutes > 3  # it took as many minutes as its length needs
+    pieces = pieces_of(text, 20)
+    expected = pool([embedder.vector(p) for p in pieces], [len(p) for p in pieces])
+    stored = DiaryEntry.objects.get(pk=long_note.pk)
+    assert stored.embed_pieces is None
+    assert stored.embedding == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_refused_piece_holds_the_long_row_and_its_retry_resumes_at_that_piece(seat, fill_config, now):
+    from tests.learning.passes.conftest import FakeEmbedder
+
+    embedder = FakeEmbedder(max_input_chars=12)
+    fill_config(requests_per_minute=4, bytes_per_minute=160)  # a 40-byte share a request
+    text = "aaaa bbbb cccc dddd eeee POISON ffff gggg hhhh iiii"
+    pieces = pieces_of(text, 12)
+    row = note(seat, text)
+    for minute in range(4):
+        fill(embedder, now + timedelta(minutes=minute))
+    stored = DiaryEntry.objects.get(pk=row.pk)
+    refused_at = next(i for i, p in enumerate(pieces) if "POISON" in p)
+    assert stored.embedding is None and stored.embed_held_until is not None
+    assert len(stored.embed_pieces["vectors"]) == refused_at  # the pieces before it are kept
+    embedder.refuse_marker = "never-matches"
+    embedder.calls.clear()
+    fill(embedder, stored.embed_held_until + timedelta(seconds=1))
+    assert embedder.calls[0][0] == pieces[refused_at]
+
+
+def test_a_minute_that_runs_out_resumes_at_that_seat(seat, other_seat, fake_embedder, fill_config, now):
+    fill_config(requests_per_minute=1, bytes_per_minute=30)
+    a1, a2 = note(seat, "ana first  note xx"), note(seat, "ana second note xx")
+    b1 = note(other_seat, "bo only note xxxxx")
+    first = fill(fake_embedder, now)
+    assert "at seat ana" in first["stopped"] and vectorless() == {a2.pk, b1.pk}
+    second = fill(fake_embedder, now + timedelta(minutes=1))
+    assert vectorless() == {b1.pk} and "at seat bo" in second["stopped"]
+    fill(fake_embedder, now + timedelta(minutes=2))
+    assert vectorless() == set() and a1.pk
+
+
+def test_a_dry_run_counts_what_it_would_fill_and_sends_nothing(seat, fake_embedder, fill_config, now):
+    fill_config()
+    note(seat, "one")
+    episode(seat)
+    result = fill(fake_embedder, now, dry_run=True)
+    assert result["would_fill"] == {"ana": {"notes": 1, "episodes": 1}} and fake_embedder.calls == []
