@@ -26,8 +26,8 @@ from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
 from learning import aux, events, purposes
-from learning.skills import jaccard
 from learning.providers.errors import ProviderError
+from learning.skills import jaccard
 
 log = logging.getLogger("learning.passes.promotion")
 
