@@ -26,6 +26,16 @@ class Page(EmbeddedMixin):
 
     class Meta:
         unique_together = [("container_key", "title")]
+        permissions = [("publish_page", "Can publish auto-drafted pages")]
 
     def __str__(self):
         return f"{self.container_key}: {self.title}"
+
+
+class DraftPage(Page):
+    """The leads' review queue: the same rows, listed as the auto-drafts awaiting a decision."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "auto-drafted page (review queue)"
+        verbose_name_plural = "review queue: auto-drafted pages"
