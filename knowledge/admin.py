@@ -46,10 +46,12 @@ class _PageDisplay:
         if not skills and not seats:
             return "—"
         return format_html(
-            "<p><strong>{} distinct seats:</strong> {}</p><p><strong>skills:</strong></p><ul>{}</ul>",
+            '<div><strong>{} distinct seats:</strong> {}</div><div><strong>{} skills:</strong></div>'
+            '<div class="provenance-skills">{}</div>',
             len(seats),
             ", ".join(str(s) for s in seats) or "—",
-            format_html_join("", "<li>{}</li>", ((s,) for s in skills)) or format_html("<li>—</li>"),
+            len(skills),
+            format_html_join("", "<code>{}</code>", ((s,) for s in skills)) or "—",
         )
 
 

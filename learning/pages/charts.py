@@ -40,6 +40,10 @@ class Chart:
         return LABEL_WIDTH + BAR_AREA + 8
 
     @property
+    def view_height(self) -> int:
+        return self.height + (16 if self.marker_x is not None else 0)
+
+    @property
     def empty(self) -> bool:
         return not self.bars
 
