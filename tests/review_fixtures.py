@@ -1,6 +1,6 @@
 """Fixtures for the leads' review: a lead, a staff user who is not one, skills with history, drafts.
 
-Import the fixtures you use into a test module (``from tests.review_fixtures import lead``).
+Registered as a plugin in ``tests/conftest.py``; the helpers are imported where used.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from tests.conftest import IN_CI
 
@@ -54,6 +55,9 @@ def browser_page(chromium_path, monkeypatch):
         finally:
             context.close()
             browser.close()
+            # the test ran its ORM calls in Playwright's greenlet context, which holds its own
+            # connection; close it here, or PostgreSQL refuses to drop the test database
+            connections.close_all()
 
 
 @pytest.fixture

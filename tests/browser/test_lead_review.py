@@ -26,7 +26,8 @@ def seed():
     ana, bo, cy = (SeatFactory(company=company, role=role, unit=unit, handle=h) for h in ("ana", "bo", "cy"))
     skill = make_skill(ana)
     for seat, uses in ((bo, 3), (cy, 0)):
-        make_skill(seat, use_count=uses, created_at=timezone.now() - timedelta(days=40))
+        make_skill(seat, use_count=uses, created_at=timezone.now() - timedelta(days=40),
+                   last_used_at=timezone.now() - timedelta(hours=5) if uses else None)
     for i in range(14):
         diary.write(seat=ana, content=f"Note {i}: ana's release checklist lives in the wiki", kind=DiaryEntry.LONG)
     now = timezone.now()

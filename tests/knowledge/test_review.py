@@ -7,7 +7,7 @@ from crewlet.errors import Conflict, Forbidden
 from knowledge import review
 from knowledge.models import AUTO_DRAFTED_PARENT, Page
 from learning.models import Event
-from tests.review_fixtures import drafts_parent, lead, make_draft, staff_user  # noqa: F401
+from tests.review_fixtures import drafts_parent, make_draft
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from knowledge.models import Page
 from learning.models import Event
-from tests.review_fixtures import lead, make_draft, staff_user  # noqa: F401
+from tests.review_fixtures import make_draft
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from learning import diary, skills
 from learning.models import DiaryEntry, Event, SynthesizedSkill
-from tests.review_fixtures import BODY_V1, BODY_V2, BODY_V3, lead, make_skill, staff_user  # noqa: F401
+from tests.review_fixtures import BODY_V1, BODY_V2, BODY_V3, make_skill
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,6 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from learning import leads
-from tests.review_fixtures import staff_user  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from learning import events
 from learning.models import CounterpartyProfile, DiaryEntry, Episode
 from learning.pages import selectors
-from tests.review_fixtures import lead, make_skill  # noqa: F401
+from tests.review_fixtures import make_skill
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,8 @@ def test_the_memory_tab_renders_every_section_with_its_total(client, lead, seat)
     html = client.get(reverse("learning_pages:memory", args=[seat.handle])).content.decode()
 
     for name, total in (("diary", 12), ("episodes", 1), ("skills", 1), ("profiles", 1)):
-        assert f'id="section-{name}"' in html
+        section_html = html.split(f'id="section-{name}"', 1)[1].split("</section>", 1)[0]
+        assert f'data-total="{total}"' in section_html
     assert 'data-total="12"' in html and "1–10 of 12" in html
     assert "Fix flaky CI" in html and "dana" in html and "deploy-hotfix" in html
 
