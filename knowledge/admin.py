@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from crewlet.errors import CrewletError, Forbidden
 from knowledge import review
-from knowledge.models import DraftPage, Page
+from knowledge.models import AUTO_DRAFTED_PARENT, DraftPage, Page
 from knowledge.render import render_body
 
 
@@ -163,6 +163,24 @@ class PageAdmin(_PageDisplay, admin.ModelAdmin):
         done = _run(request, review.publish_draft, queryset)
         if done:
             messages.success(request, f"Published {done} page(s).")
+
+    def save_model(self, request, obj, form, change):
+        review.save_page(page=obj, user=request.user, created=not change)
+
+    def delete_model(self, request, obj):
+        self._delete(request, [obj])
+
+    def delete_queryset(self, request, queryset):
+        self._delete(request, list(queryset))
+
+    def _delete(self, request, pages):
+        drafts = [p for p in pages if p.state == Page.DRAFT and p.title != AUTO_DRAFTED_PARENT]
+        if drafts:
+            _run(request, review.reject_draft, drafts)  # a deleted draft is a rejection, by a lead
+        try:
+            review.delete_pages(pages=[p for p in pages if p not in drafts], user=request.user)
+        except CrewletError as exc:
+            messages.error(request, exc.message)
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.state == Page.DRAFT:

@@ -127,3 +127,32 @@ def reject_draft(*, page: Page, user) -> None:
         locked.delete()
         events.publish("knowledge_draft_rejected", **payload)
         events.publish("admin_action", action="reject_draft", object=f"knowledge.page:{payload['page_id']}", **payload)
+
+
+def save_page(*, page: Page, user, created: bool) -> Page:
+    """An editor's save of a page (not a draft decision): re-embedded when published, and recorded."""
+    if page.state == Page.PUBLISHED:
+        vector = embed_one(embedding_text(page), budget=PUBLISH_EMBED_BUDGET)
+        page.set_vector(vector.vector, vector.model)
+    with transaction.atomic():
+        page.save()
+        events.publish(
+            "admin_action", action="add_page" if created else "change_page", object=f"knowledge.page:{page.pk}",
+            **_page_payload(page, user.get_username()),
+        )
+    return page
+
+
+def delete_pages(*, pages, user) -> int:
+    """An editor's delete of pages (drafts go through ``reject_draft``); each recorded."""
+    username, done = user.get_username(), 0
+    for page in pages:
+        if Page.objects.filter(parent=page, state=Page.DRAFT).exists():
+            raise Conflict(f"page {page.pk} ({page.title!r}) holds drafts awaiting review; publish or reject them first")
+    with transaction.atomic():
+        for page in pages:
+            payload = _page_payload(page, username)
+            page.delete()
+            events.publish("admin_action", action="delete_page", object=f"knowledge.page:{payload['page_id']}", **payload)
+            done += 1
+    return done

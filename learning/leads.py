@@ -17,7 +17,7 @@ LEADS_GROUP = "leads"
 
 # codename per app label; every learning model is viewable, only skills are curated.
 LEAD_GRANTS = {
-    "knowledge": ["view_page", "change_page", "publish_page", "view_draftpage", "change_draftpage"],
+    "knowledge": ["view_page", "add_page", "change_page", "delete_page", "publish_page", "view_draftpage", "change_draftpage"],
     "learning": ["change_synthesizedskill"],
 }
 VIEW_ALL_OF = ("learning",)

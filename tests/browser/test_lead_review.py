@@ -72,10 +72,11 @@ def test_a_lead_publishes_a_draft_rolls_a_skill_back_and_opens_the_dashboard(liv
 
     page.goto(f"{base}/admin/learning/synthesizedskill/{skill.pk}/change/")
     page.select_option("#rollback-version", "1")
+    page.evaluate("window.notReloaded = true")
     page.click("#rollback-button")
     page.wait_for_selector("text=Rolled back as a forward step: now v4.")
     assert page.inner_text("#skill-version") == "4"
-    assert page.url.endswith(f"/synthesizedskill/{skill.pk}/change/")  # swapped in place by htmx
+    assert page.evaluate("window.notReloaded === true")  # swapped in place by htmx, not a new page
     screenshot("04_skill_rolled_back")
 
     page.goto(f"{base}/learning/health/")
@@ -87,8 +88,10 @@ def test_a_lead_publishes_a_draft_rolls_a_skill_back_and_opens_the_dashboard(liv
     assert "window=30" in page.url
 
     page.goto(f"{base}/learning/seats/ana/memory/")
+    page.evaluate("window.notReloaded = true")
     page.click("#section-diary a[rel=next]")
     page.wait_for_selector("#section-diary >> text=11–14 of 14")
+    assert page.evaluate("window.notReloaded === true")
     screenshot("06_memory_tab")
 
     draft.refresh_from_db()

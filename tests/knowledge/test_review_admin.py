@@ -112,3 +112,48 @@ def test_the_publish_button_only_answers_post(client, lead):
     client.force_login(lead)
 
     assert client.get(reverse("admin:knowledge_draftpage_publish", args=[draft.pk])).status_code == 405
+
+
+def test_editing_a_published_page_re_embeds_it_and_records_the_editor(client, lead):
+    page = Page.objects.create(container_key="ENG", title="Onboarding", body="old", state=Page.PUBLISHED)
+    client.force_login(lead)
+
+    client.post(
+        reverse("admin:knowledge_page_change", args=[page.pk]),
+        {"container_key": "ENG", "title": "Onboarding", "state": "published", "body": "Start with the runbook.", "labels": "[]",
+         "author": ""},
+    )
+
+    page.refresh_from_db()
+    assert page.body == "Start with the runbook." and page.embedding_model == "hashing-256"
+    event = Event.objects.get(name="admin_action")
+    assert (event.payload["action"], event.payload["user"]) == ("change_page", "lena")
+
+
+def test_deleting_pages_in_the_admin_is_recorded_and_never_sweeps_drafts_away(client, lead):
+    old = Page.objects.create(container_key="ENG", title="Old page", state=Page.PUBLISHED)
+    draft = make_draft()
+    client.force_login(lead)
+    changelist = reverse("admin:knowledge_page_changelist")
+
+    client.post(changelist, {"action": "delete_selected", "_selected_action": [old.pk], "post": "yes"})
+    client.post(changelist, {"action": "delete_selected", "_selected_action": [draft.parent_id], "post": "yes"})
+
+    assert not Page.objects.filter(pk=old.pk).exists()
+    assert Page.objects.filter(pk=draft.pk).exists()  # the drafts folder holding it was refused
+    event = Event.objects.get(name="admin_action")
+    assert (event.payload["action"], event.payload["user"], event.payload["page_title"]) == ("delete_page", "lena", "Old page")
+
+
+def test_a_non_lead_cannot_flip_a_draft_to_published_through_the_page_form(client, staff_user):
+    draft = make_draft()
+    client.force_login(staff_user)
+
+    client.post(
+        reverse("admin:knowledge_page_change", args=[draft.pk]),
+        {"container_key": "ENG", "title": "Deploy a hotfix", "state": "published", "body": "x", "labels": "[]", "author": ""},
+    )
+
+    draft.refresh_from_db()
+    assert draft.state == Page.DRAFT and draft.title.startswith("[Auto-draft]")
+    assert not Event.objects.filter(name="knowledge_draft_published").exists()
