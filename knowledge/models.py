@@ -34,3 +34,12 @@ class Page(EmbeddedMixin):
 
     def __str__(self):
         return f"{self.container_key}: {self.title}"
+
+
+class DraftPage(Page):
+    """The leads' review queue: the same rows, listed as the auto-drafts awaiting a decision."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "auto-drafted page (review queue)"
+        verbose_name_plural = "review queue: auto-drafted pages"

@@ -1,20 +1,51 @@
-"""Read-only admin over every learning table: what each seat learned, as stored.
+"""Every learning table in the admin: skills curated in place, everything else read-only.
 
-Rows are written only by the learning services (and events only by ``events.publish``), so the
-admin shows them and changes nothing. Vectors are left out of the pages; their model and width show.
+What an agent learned is evidence, so the diary, episodes, profiles, turns and events are
+viewable and filterable by seat but never edited here. Synthesized skills change only through
+``learning.curation`` (roll back as a forward step, pin/unpin, archive/restore), each of which
+records an ``admin_action`` event naming the acting user; django-htmx swaps the skill panel in
+place, and the same buttons post normally without JavaScript.
 """
 
-from django.contrib import admin
+from __future__ import annotations
 
-from learning import models as m
+import json
 
-VECTOR_FIELDS = ("embedding",)
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from crewlet.errors import BadInput, CrewletError, Forbidden
+from learning import curation, skill_history
+from learning.models import (
+    ConversationState,
+    CounterpartyProfile,
+    DiaryEntry,
+    Duty,
+    Episode,
+    Event,
+    LearningHealth,
+    OnboardingMarker,
+    PrefetchSnapshot,
+    RefreshLedger,
+    SkillVersion,
+    SynthesizedSkill,
+    Turn,
+)
+
+SKILL_PANEL_TEMPLATE = "learning/admin/_skill_panel.html"
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    exclude = VECTOR_FIELDS
+    """Viewable with the model's view permission; no add, change or delete from the admin."""
 
-    def has_add_permission(self, request):
+    exclude = ("embedding",)
+
+    def has_add_permission(self, request, obj=None):
         return False
 
     def has_change_permission(self, request, obj=None):
@@ -24,103 +55,248 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class PlainReadOnlyAdmin(ReadOnlyAdmin):
-    exclude = ()
+def _pretty_json(value) -> str:
+    return format_html("<pre class='json'>{}</pre>", json.dumps(value, indent=2, sort_keys=True, default=str))
 
 
-@admin.register(m.DiaryEntry)
-class DiaryEntryAdmin(ReadOnlyAdmin):
-    list_display = ("seat", "kind", "short_content", "source", "embedding_model", "embedding_dim", "created_at")
-    list_filter = ("seat", "kind", "source", "embedding_model")
-    search_fields = ("content", "turn_id", "seat__handle")
-    date_hierarchy = "created_at"
-
-    @admin.display(description="content")
-    def short_content(self, obj):
-        return obj.content[:100]
+def _memory_link(seat) -> str:
+    if seat is None:
+        return "—"
+    return format_html('<a href="{}">{}</a>', reverse("learning_pages:memory", args=[seat.handle]), seat.handle)
 
 
-@admin.register(m.Episode)
-class EpisodeAdmin(ReadOnlyAdmin):
-    list_display = ("seat", "kind", "task_summary", "review_outcome", "started_at", "embedding_model")
-    list_filter = ("seat", "kind", "review_outcome")
-    search_fields = ("task_summary", "ask", "plan_summary", "run_id", "work_item", "seat__handle")
-    date_hierarchy = "started_at"
+def _parse_version(request) -> int:
+    raw = request.POST.get("to_version", "")
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadInput(f"to_version: choose a version to roll back to (got {raw!r})") from None
 
 
-@admin.register(m.Event)
-class EventAdmin(PlainReadOnlyAdmin):
-    list_display = ("name", "seat", "turn_id", "created_at")
-    list_filter = ("name", "seat")
-    search_fields = ("name", "turn_id", "trace_id", "seat__handle")
-    date_hierarchy = "created_at"
+CURATE_OPS = {
+    "pin": lambda skill, request: curation.set_skill_pinned(skill=skill, pinned=True, user=request.user),
+    "unpin": lambda skill, request: curation.set_skill_pinned(skill=skill, pinned=False, user=request.user),
+    "archive": lambda skill, request: curation.archive_skill(skill=skill, user=request.user),
+    "restore": lambda skill, request: curation.restore_skill(skill=skill, user=request.user),
+    "rollback": lambda skill, request: curation.rollback_skill(
+        skill=skill, to_version=_parse_version(request), user=request.user
+    ),
+}
+CURATE_NOTICES = {
+    "pin": "Pinned: exempt from every automatic transition.",
+    "unpin": "Unpinned.",
+    "archive": "Archived: hidden from the seat's catalogue.",
+    "restore": "Restored to active.",
+    "rollback": "Rolled back as a forward step: now v{version}.",
+}
 
 
-@admin.register(m.SynthesizedSkill)
-class SynthesizedSkillAdmin(PlainReadOnlyAdmin):
-    list_display = ("name", "seat", "state", "version", "pinned", "use_count", "trigger", "updated_at")
-    list_filter = ("seat", "state", "trigger", "pinned")
-    search_fields = ("name", "description", "body", "seat__handle")
+@admin.register(SynthesizedSkill)
+class SynthesizedSkillAdmin(admin.ModelAdmin):
+    list_display = ("name", "seat", "state", "pinned", "version", "use_count", "last_used_at", "trigger")
+    list_filter = ("seat", "state", "pinned", "trigger")
+    search_fields = ("name", "description", "body")
+    ordering = ("seat__handle", "name")
+    fields = ("name", "seat_memory", "description", "trigger", "tool_sequence", "origin_turn_id", "created_at")
+    readonly_fields = fields
+    actions = ["pin_selected", "unpin_selected", "archive_selected", "restore_selected"]
+    change_form_template = "admin/learning/synthesizedskill/change_form.html"
+
+    @admin.display(description="seat")
+    def seat_memory(self, skill):
+        return _memory_link(skill.seat)
+
+    def has_add_permission(self, request):
+        return False  # skills are synthesized from work, never typed in
+
+    def has_change_permission(self, request, obj=None):
+        return False  # the body changes only through a versioned service, never a form save
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # archive instead: a deleted skill takes its history with it
+
+    def has_curate_permission(self, request):
+        return curation.can_curate(request.user)
+
+    def _bulk(self, request, queryset, op):
+        done = 0
+        for skill in queryset.select_related("seat"):
+            try:
+                CURATE_OPS[op](skill, request)
+                done += 1
+            except CrewletError as exc:
+                messages.error(request, f"{skill.name}: {exc.message}")
+        if done:
+            messages.success(request, f"{op.capitalize()}: {done} skill(s).")
+
+    @admin.action(description="Pin selected skills", permissions=["curate"])
+    def pin_selected(self, request, queryset):
+        self._bulk(request, queryset, "pin")
+
+    @admin.action(description="Unpin selected skills", permissions=["curate"])
+    def unpin_selected(self, request, queryset):
+        self._bulk(request, queryset, "unpin")
+
+    @admin.action(description="Archive selected skills", permissions=["curate"])
+    def archive_selected(self, request, queryset):
+        self._bulk(request, queryset, "archive")
+
+    @admin.action(description="Restore selected skills to active", permissions=["curate"])
+    def restore_selected(self, request, queryset):
+        self._bulk(request, queryset, "restore")
+
+    def get_urls(self):
+        curate = self.admin_site.admin_view(self.curate_view)
+        return [
+            path("<int:pk>/curate/<str:op>/", curate, name="learning_synthesizedskill_curate"),
+            *super().get_urls(),
+        ]
+
+    def panel_context(self, request, skill, **extra) -> dict:
+        return {
+            "skill": skill,
+            "history": skill_history.history(skill),
+            "rollback_choices": skill_history.rollback_choices(skill),
+            "can_curate": curation.can_curate(request.user),
+            **extra,
+        }
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        skill = self.get_object(request, object_id)
+        if skill is not None:
+            extra_context = {**(extra_context or {}), **self.panel_context(request, skill)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def curate_view(self, request, pk, op):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if op not in CURATE_OPS:
+            raise PermissionDenied(f"unknown curation {op!r}")
+        skill = get_object_or_404(SynthesizedSkill.objects.select_related("seat"), pk=pk)
+        error = notice = ""
+        try:
+            skill = CURATE_OPS[op](skill, request)
+            notice = CURATE_NOTICES[op].format(version=skill.version)
+        except Forbidden as exc:
+            raise PermissionDenied(exc.message) from exc
+        except CrewletError as exc:
+            error = exc.message
+        if request.htmx:
+            context = self.panel_context(request, skill, panel_error=error, panel_notice=notice)
+            return TemplateResponse(request, SKILL_PANEL_TEMPLATE, context)
+        if error:
+            messages.error(request, error)
+        else:
+            messages.success(request, notice)
+        return redirect(reverse("admin:learning_synthesizedskill_change", args=[skill.pk]))
 
 
-@admin.register(m.SkillVersion)
-class SkillVersionAdmin(PlainReadOnlyAdmin):
+@admin.register(SkillVersion)
+class SkillVersionAdmin(ReadOnlyAdmin):
     list_display = ("skill", "version", "reason", "actor", "archived_at")
     list_filter = ("skill__seat",)
     search_fields = ("skill__name", "reason", "actor")
 
 
-@admin.register(m.CounterpartyProfile)
-class CounterpartyProfileAdmin(PlainReadOnlyAdmin):
-    list_display = ("observer", "subject_handle", "subject_platform", "display_name", "observations", "updated_at")
+@admin.register(DiaryEntry)
+class DiaryEntryAdmin(ReadOnlyAdmin):
+    list_display = ("short_content", "seat", "kind", "source", "use_count", "ttl_until", "created_at")
+    list_filter = ("seat", "kind", "source")
+    search_fields = ("content", "turn_id")
+    date_hierarchy = "created_at"
+
+    @admin.display(description="content")
+    def short_content(self, entry):
+        return entry.content if len(entry.content) <= 90 else entry.content[:90] + "…"
+
+
+@admin.register(Episode)
+class EpisodeAdmin(ReadOnlyAdmin):
+    list_display = ("task_summary", "seat", "kind", "review_outcome", "count", "started_at")
+    list_filter = ("seat", "kind", "review_outcome", "conversation_kind")
+    search_fields = ("task_summary", "ask", "plan_summary", "run_id", "work_key")
+    date_hierarchy = "started_at"
+
+
+@admin.register(CounterpartyProfile)
+class CounterpartyProfileAdmin(ReadOnlyAdmin):
+    list_display = ("subject_handle", "display_name", "observer", "subject_platform", "observations", "updated_at")
     list_filter = ("observer", "subject_platform")
-    search_fields = ("subject_handle", "subject_external_id", "display_name", "observer__handle")
+    search_fields = ("subject_handle", "subject_external_id", "display_name")
 
 
-@admin.register(m.OnboardingMarker)
-class OnboardingMarkerAdmin(PlainReadOnlyAdmin):
-    list_display = ("seat", "chain_hash", "onboarded_at")
-    list_filter = ("seat",)
-    search_fields = ("seat__handle", "chain_hash")
-
-
-@admin.register(m.Turn)
-class TurnAdmin(PlainReadOnlyAdmin):
-    list_display = ("run_id", "seat", "conversation_kind", "review_outcome", "received_at", "reflected_at")
+@admin.register(Turn)
+class TurnAdmin(ReadOnlyAdmin):
+    list_display = ("run_id", "seat", "review_outcome", "conversation_kind", "received_at", "reflected_at")
     list_filter = ("seat", "review_outcome", "conversation_kind")
-    search_fields = ("run_id", "work_key", "conversation_id", "seat__handle")
-    date_hierarchy = "received_at"
+    search_fields = ("run_id", "work_key", "conversation_id")
+    exclude = ("payload",)
+    readonly_fields = ("payload_pretty",)
+
+    @admin.display(description="payload")
+    def payload_pretty(self, turn):
+        return _pretty_json(turn.payload)
 
 
-@admin.register(m.ConversationState)
-class ConversationStateAdmin(PlainReadOnlyAdmin):
-    list_display = ("seat", "conversation_id", "reflection_signal", "signal_reason", "last_skill_reflection_at")
+@admin.register(Event)
+class EventAdmin(ReadOnlyAdmin):
+    list_display = ("name", "seat", "acting_user", "turn_id", "created_at")
+    list_filter = ("name", "seat")
+    search_fields = ("name", "turn_id", "trace_id")
+    date_hierarchy = "created_at"
+    exclude = ("payload",)
+    readonly_fields = ("payload_pretty",)
+
+    @admin.display(description="user")
+    def acting_user(self, event):
+        return (event.payload or {}).get("user", "")
+
+    @admin.display(description="payload")
+    def payload_pretty(self, event):
+        return _pretty_json(event.payload)
+
+
+@admin.register(ConversationState)
+class ConversationStateAdmin(ReadOnlyAdmin):
+    list_display = ("conversation_id", "seat", "reflection_signal", "signal_reason", "last_skill_reflection_at")
     list_filter = ("seat", "reflection_signal")
-    search_fields = ("conversation_id", "seat__handle")
 
 
-@admin.register(m.PrefetchSnapshot)
-class PrefetchSnapshotAdmin(PlainReadOnlyAdmin):
+@admin.register(OnboardingMarker)
+class OnboardingMarkerAdmin(ReadOnlyAdmin):
+    list_display = ("seat", "onboarded_at", "chain_hash")
+
+
+@admin.register(Duty)
+class DutyAdmin(ReadOnlyAdmin):
+    list_display = ("name", "holder", "lease_until", "last_started_at", "last_finished_at")
+
+
+@admin.register(PrefetchSnapshot)
+class PrefetchSnapshotAdmin(ReadOnlyAdmin):
     list_display = ("run_id", "seat", "created_at")
     list_filter = ("seat",)
-    search_fields = ("run_id", "seat__handle")
+    search_fields = ("run_id",)
 
 
-@admin.register(m.RefreshLedger)
-class RefreshLedgerAdmin(PlainReadOnlyAdmin):
+@admin.register(RefreshLedger)
+class RefreshLedgerAdmin(ReadOnlyAdmin):
     list_display = ("run_id", "seat", "spent", "updated_at")
     list_filter = ("seat",)
-    search_fields = ("run_id", "seat__handle")
+    search_fields = ("run_id",)
 
 
-@admin.register(m.Duty)
-class DutyAdmin(PlainReadOnlyAdmin):
-    """Background passes' claims (fleet-wide, no seat)."""
+@admin.register(LearningHealth)
+class LearningHealthAdmin(ReadOnlyAdmin):
+    """The ``learning_health`` view; the dashboard at /learning/health/ draws it with the threshold."""
 
-    list_display = ("name", "holder", "lease_until", "last_started_at", "last_finished_at")
-    search_fields = ("name", "holder")
-
-
-@admin.register(m.SeatReflectionLock)
-class SeatReflectionLockAdmin(PlainReadOnlyAdmin):
-    list_display = ("seat", "holder", "lease_until")
+    exclude = ()
+    list_display = (
+        "seat",
+        "total_skills",
+        "skills_used_at_least_once",
+        "total_skill_uses",
+        "avg_uses_per_skill",
+        "avg_skill_age_days",
+        "most_recent_skill_use",
+    )

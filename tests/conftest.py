@@ -17,6 +17,8 @@ from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactor
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
+pytest_plugins = ["tests.review_fixtures"]  # lead, staff_user (the leads' review tests)
+
 
 def test_config(**overrides) -> schema.Config:
     """The config unit tests serve: offline + scripted providers, hashing embeddings."""

@@ -3,6 +3,7 @@
 from learning.models.diary import DiaryEntry
 from learning.models.episodes import Episode
 from learning.models.events import Event
+from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
 from learning.models.reflection import SeatReflectionLock
 from learning.models.runtime import Duty, PrefetchSnapshot, RefreshLedger
@@ -16,6 +17,7 @@ __all__ = [
     "Duty",
     "Episode",
     "Event",
+    "LearningHealth",
     "OnboardingMarker",
     "PrefetchSnapshot",
     "RefreshLedger",

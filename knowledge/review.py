@@ -1,0 +1,158 @@
+"""The leads' review of auto-drafted pages: publish (adopt) or reject (delete).
+
+An auto-draft sits under its container's ``Auto-Drafted Skills`` parent, hidden from every
+agent's search. Publishing moves it out of that parent (to the parent it was meant for when the
+writer named one, else the container root), drops the ``[Auto-draft]`` title backstop, makes it
+``published`` and embeds it, so it becomes an ordinary page the query-time search reaches.
+Rejecting deletes it and remembers nothing: the promotion pass re-drafts it only if the team
+converges again.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from crewlet.errors import Conflict, Forbidden
+from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
+from learning import events
+from learning.providers.embeddings import embed_one
+
+log = logging.getLogger("knowledge.review")
+
+PUBLISH_PERMISSION = "knowledge.publish_page"
+PUBLISH_EMBED_BUDGET = 10.0  # seconds: a person is waiting on the button, not a turn
+INTENDED_PARENT_KEY = "intended_parent_id"  # optional Page.source key a writer may set
+
+
+def review_queue():
+    """Drafts awaiting a decision (the drafts parent itself is a folder, not a draft to review)."""
+    return Page.objects.filter(state=Page.DRAFT).exclude(title=AUTO_DRAFTED_PARENT)
+
+
+def can_publish(user) -> bool:
+    return bool(user and user.is_active and user.has_perm(PUBLISH_PERMISSION))
+
+
+def published_title(title: str) -> str:
+    """The title without the fail-closed ``[Auto-draft]`` backstop, which would hide it from search."""
+    if title.startswith(AUTO_DRAFT_PREFIX):
+        return title[len(AUTO_DRAFT_PREFIX) :].strip() or title
+    return title
+
+
+def embedding_text(page: Page) -> str:
+    return f"{page.title}\n\n{page.body}"
+
+
+def _require_reviewer(user) -> str:
+    if not can_publish(user):
+        raise Forbidden(f"{getattr(user, 'username', 'anonymous')} lacks the {PUBLISH_PERMISSION} permission")
+    return user.get_username()
+
+
+def _require_draft(page: Page) -> None:
+    if page.state != Page.DRAFT:
+        raise Conflict(f"page {page.pk} is {page.state}, not a draft awaiting review")
+    if page.title == AUTO_DRAFTED_PARENT:
+        raise Conflict(f"page {page.pk} is the {AUTO_DRAFTED_PARENT!r} folder, not a draft")
+
+
+def _is_drafts_folder_or_inside(page: Page | None) -> bool:
+    seen = set()
+    while page is not None and page.pk not in seen:
+        if page.title == AUTO_DRAFTED_PARENT:
+            return True
+        seen.add(page.pk)
+        page = page.parent
+    return False
+
+
+def intended_parent(page: Page) -> Page | None:
+    """The parent the writer named in ``source`` if it still exists in the container, else the root."""
+    wanted = (page.source or {}).get(INTENDED_PARENT_KEY)
+    if not wanted:
+        return None
+    parent = Page.objects.filter(pk=wanted, container_key=page.container_key).first()
+    if parent is None or parent.pk == page.pk or _is_drafts_folder_or_inside(parent):
+        return None
+    return parent
+
+
+def _page_payload(page: Page, username: str) -> dict:
+    source = page.source or {}
+    return {
+        "user": username,
+        "page_id": page.pk,
+        "page_title": page.title,
+        "container_key": page.container_key,
+        "skills": source.get("skills", []),
+        "seats": source.get("seats", []),
+    }
+
+
+def publish_draft(*, page: Page, user) -> Page:
+    """Adopt a draft: move it out of the drafts parent, publish it, embed it; announce who did."""
+    username = _require_reviewer(user)
+    _require_draft(page)
+    title = published_title(page.title)
+    if Page.objects.filter(container_key=page.container_key, title=title).exclude(pk=page.pk).exists():
+        raise Conflict(f"container {page.container_key} already has a page titled {title!r}")
+    page.title = title
+    vector = embed_one(embedding_text(page), budget=PUBLISH_EMBED_BUDGET)  # outside the lock: it may take seconds
+    with transaction.atomic():
+        locked = Page.objects.select_for_update().get(pk=page.pk)
+        _require_draft(locked)
+        locked.title = title
+        locked.parent = intended_parent(locked)
+        locked.state = Page.PUBLISHED
+        locked.set_vector(vector.vector, vector.model)
+        locked.save()
+        payload = _page_payload(locked, username)
+        events.publish("knowledge_draft_published", **payload, parent_id=locked.parent_id, embedding=vector.status)
+        events.publish("admin_action", action="publish_draft", object=f"knowledge.page:{locked.pk}", **payload)
+    if vector.vector is None:
+        log.warning("published page %s without a vector (%s); it is found by text until embedded", locked.pk, vector.status)
+    return locked
+
+
+def reject_draft(*, page: Page, user) -> None:
+    """Delete a draft. Nothing remembers the rejection: a new convergence drafts it afresh."""
+    username = _require_reviewer(user)
+    with transaction.atomic():
+        locked = Page.objects.select_for_update().get(pk=page.pk)
+        _require_draft(locked)
+        payload = _page_payload(locked, username)
+        locked.delete()
+        events.publish("knowledge_draft_rejected", **payload)
+        events.publish("admin_action", action="reject_draft", object=f"knowledge.page:{payload['page_id']}", **payload)
+
+
+def save_page(*, page: Page, user, created: bool) -> Page:
+    """An editor's save of a page (not a draft decision): re-embedded when published, and recorded."""
+    if page.state == Page.PUBLISHED:
+        vector = embed_one(embedding_text(page), budget=PUBLISH_EMBED_BUDGET)
+        page.set_vector(vector.vector, vector.model)
+    with transaction.atomic():
+        page.save()
+        events.publish(
+            "admin_action", action="add_page" if created else "change_page", object=f"knowledge.page:{page.pk}",
+            **_page_payload(page, user.get_username()),
+        )
+    return page
+
+
+def delete_pages(*, pages, user) -> int:
+    """An editor's delete of pages (drafts go through ``reject_draft``); each recorded."""
+    username, done = user.get_username(), 0
+    for page in pages:
+        if Page.objects.filter(parent=page, state=Page.DRAFT).exists():
+            raise Conflict(f"page {page.pk} ({page.title!r}) holds drafts awaiting review; publish or reject them first")
+    with transaction.atomic():
+        for page in pages:
+            payload = _page_payload(page, username)
+            page.delete()
+            events.publish("admin_action", action="delete_page", object=f"knowledge.page:{payload['page_id']}", **payload)
+            done += 1
+    return done

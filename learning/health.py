@@ -1,0 +1,144 @@
+"""Learning health: is the skill library earning its keep, are the prefetches firing, what does the decider keep.
+
+The skill rollup is the ``learning_health`` SQL view. The load-bearing number is
+``avg_uses_per_skill``: below the Berlot-Attwell threshold the library is not doing what it
+claims. A new seat sits at zero until it has lived long enough to retrieve, so a seat whose
+skills are on average younger than ``YOUNG_SEAT_MAX_AGE_DAYS`` is discounted, not flagged.
+Prefetch hit rates and the persist decider's tier distribution are read from their events over a
+window. Anything not observed is unknown (None), never zero.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from crewlet.models import Seat
+from learning.models import Event, LearningHealth
+
+BERLOT_ATTWELL_THRESHOLD = 0.1  # avg_uses_per_skill below this: investigate retrieval or granularity
+YOUNG_SEAT_MAX_AGE_DAYS = 14.0  # avg_skill_age_days below this: too young to judge reuse
+WINDOW_DAYS_CHOICES = (1, 7, 30, 90)
+DEFAULT_WINDOW_DAYS = 7
+PERSIST_TIERS = ("LONG", "SHORT", "DOC", "NOOP")  # persist_decider_completed.classification
+UNRECORDED = "unrecorded"
+
+NO_SKILLS = "no_skills"
+YOUNG = "young"
+BELOW_THRESHOLD = "below_threshold"
+HEALTHY = "healthy"
+
+
+@dataclass(frozen=True)
+class SeatHealth:
+    seat: Seat
+    row: LearningHealth | None
+    verdict: str
+
+    @property
+    def flagged(self) -> bool:
+        return self.verdict == BELOW_THRESHOLD
+
+
+def verdict(row: LearningHealth | None) -> str:
+    """The Berlot-Attwell reading of one seat, young seats discounted."""
+    if row is None or not row.total_skills or row.avg_uses_per_skill is None:
+        return NO_SKILLS
+    if row.avg_uses_per_skill >= BERLOT_ATTWELL_THRESHOLD:
+        return HEALTHY
+    if row.avg_skill_age_days is not None and row.avg_skill_age_days < YOUNG_SEAT_MAX_AGE_DAYS:
+        return YOUNG
+    return BELOW_THRESHOLD
+
+
+def seat_health() -> list[SeatHealth]:
+    """Every seat with its view row (None: no skills yet), flagged seats first."""
+    rows = {row.seat_id: row for row in LearningHealth.objects.all()}
+    seats = Seat.objects.order_by("handle")
+    out = [SeatHealth(seat, rows.get(seat.pk), verdict(rows.get(seat.pk))) for seat in seats]
+    order = {BELOW_THRESHOLD: 0, YOUNG: 1, HEALTHY: 2, NO_SKILLS: 3}
+    return sorted(out, key=lambda h: (order[h.verdict], h.seat.handle))
+
+
+def window_start(days: int, now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) - timedelta(days=days)
+
+
+def _payloads(name: str, *, since: datetime, seat: Seat | None):
+    qs = Event.objects.filter(name=name, created_at__gte=since)
+    if seat is not None:
+        qs = qs.filter(seat=seat)
+    for payload in qs.values_list("payload", flat=True).iterator(chunk_size=1000):
+        if isinstance(payload, dict):
+            yield payload
+
+
+@dataclass(frozen=True)
+class BlockRate:
+    block: str
+    observed: int  # turns whose summary recorded this block's hit
+    hits: int
+    unrecorded: int  # turns that listed the block but recorded no hit for it
+    avg_bytes: float | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.hits / self.observed if self.observed else None
+
+
+def _hit_value(value) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    return None
+
+
+def _blocks_of(payload: dict) -> set[str]:
+    named = payload.get("blocks")
+    blocks = {str(b) for b in named} if isinstance(named, list) else set()
+    return blocks | {key[: -len("_hit")] for key in payload if key.endswith("_hit") and len(key) > 4}
+
+
+def prefetch_hit_rates(*, since: datetime, seat: Seat | None = None) -> tuple[int, list[BlockRate]]:
+    """(turns summarised, per-block rates) from ``prefetch_summary`` events since ``since``."""
+    turns = 0
+    observed, hits, unrecorded = Counter(), Counter(), Counter()
+    byte_sums, byte_counts = Counter(), Counter()
+    for payload in _payloads("prefetch_summary", since=since, seat=seat):
+        turns += 1
+        for block in _blocks_of(payload):
+            hit = _hit_value(payload.get(f"{block}_hit"))
+            if hit is None:
+                unrecorded[block] += 1
+                continue
+            observed[block] += 1
+            hits[block] += hit
+            size = payload.get(f"{block}_bytes")
+            if isinstance(size, (int, float)) and not isinstance(size, bool):
+                byte_sums[block] += size
+                byte_counts[block] += 1
+    blocks = sorted(set(observed) | set(unrecorded))
+    return turns, [
+        BlockRate(
+            block=b,
+            observed=observed[b],
+            hits=hits[b],
+            unrecorded=unrecorded[b],
+            avg_bytes=byte_sums[b] / byte_counts[b] if byte_counts[b] else None,
+        )
+        for b in blocks
+    ]
+
+
+def tier_distribution(*, since: datetime, seat: Seat | None = None) -> list[tuple[str, int]]:
+    """Counts per persist tier (LONG / SHORT / DOC / NOOP first, then anything else recorded)."""
+    counts = Counter()
+    for payload in _payloads("persist_decider_completed", since=since, seat=seat):
+        raw = payload.get("classification")
+        counts[str(raw).strip().upper() if raw else UNRECORDED] += 1
+    extra = sorted(k for k in counts if k not in PERSIST_TIERS)
+    return [(tier, counts[tier]) for tier in (*PERSIST_TIERS, *extra)]

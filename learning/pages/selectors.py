@@ -1,0 +1,192 @@
+"""Reads for a seat's Memory tab: four paged sections with their counted totals, and the latest reflection.
+
+Each section is one ``Section`` (the rows of one page, the total, the filter that produced it),
+so the template and the htmx partial render the same object. A filter value the section does not
+know is refused rather than ignored, so a page never claims a total it did not filter for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+
+from crewlet.errors import BadInput, NotFound
+from crewlet.models import Seat
+from learning import diary, events
+from learning.models import CounterpartyProfile, Episode, SynthesizedSkill
+
+MEMORY_PAGE_SIZE = 10
+ALL = ""
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    name: str
+    title: str
+    filter_param: str
+    choices: tuple[tuple[str, str], ...]  # (value, label); "" is every row
+
+
+SECTIONS = {
+    "diary": SectionSpec("diary", "Diary", "kind", ((ALL, "all"), ("diary_long", "long"), ("diary_short", "short"))),
+    "episodes": SectionSpec("episodes", "Episodes", "kind", ((ALL, "all"), ("raw", "raw"), ("compacted", "compacted"))),
+    "skills": SectionSpec(
+        "skills", "Synthesized skills", "state", (("listed", "listed"), ("archived", "archived"), (ALL, "all"))
+    ),
+    "profiles": SectionSpec("profiles", "Counterparty profiles", "platform", ((ALL, "all"),)),
+}
+
+
+@dataclass
+class Section:
+    spec: SectionSpec
+    rows: list
+    total: int
+    page: int
+    num_pages: int
+    selected: str
+    choices: tuple = field(default_factory=tuple)
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.num_pages
+
+    @property
+    def first_index(self) -> int:
+        return 0 if self.total == 0 else (self.page - 1) * MEMORY_PAGE_SIZE + 1
+
+    @property
+    def last_index(self) -> int:
+        return min(self.page * MEMORY_PAGE_SIZE, self.total)
+
+
+def seat_by_handle(handle: str) -> Seat:
+    seat = Seat.objects.select_related("unit", "role").filter(handle=handle).first()
+    if seat is None:
+        raise NotFound(f"no seat with handle {handle!r}")
+    return seat
+
+
+def _diary(seat, selected: str) -> QuerySet:
+    qs = diary.live(seat)
+    return (qs.filter(kind=selected) if selected else qs).order_by("-created_at", "-id")
+
+
+def _episodes(seat, selected: str) -> QuerySet:
+    qs = Episode.objects.filter(seat=seat)
+    return (qs.filter(kind=selected) if selected else qs).order_by("-started_at", "-id")
+
+
+def _skills(seat, selected: str) -> QuerySet:
+    qs = SynthesizedSkill.objects.filter(seat=seat)
+    if selected == "listed":
+        qs = qs.exclude(state=SynthesizedSkill.ARCHIVED)
+    elif selected == "archived":
+        qs = qs.filter(state=SynthesizedSkill.ARCHIVED)
+    return qs.order_by("-pinned", "-use_count", "name")
+
+
+def _profiles(seat, selected: str) -> QuerySet:
+    qs = CounterpartyProfile.objects.filter(observer=seat)
+    return (qs.filter(subject_platform=selected) if selected else qs).order_by("-observations", "subject_handle", "id")
+
+
+QUERIES = {"diary": _diary, "episodes": _episodes, "skills": _skills, "profiles": _profiles}
+
+
+def _choices(spec: SectionSpec, seat) -> tuple:
+    if spec.name != "profiles":
+        return spec.choices
+    platforms = (
+        CounterpartyProfile.objects.filter(observer=seat).exclude(subject_platform="")
+        .values_list("subject_platform", flat=True).distinct().order_by("subject_platform")
+    )
+    return spec.choices + tuple((p, p) for p in platforms)
+
+
+def section(*, seat, name: str, page: int = 1, selected: str | None = None) -> Section:
+    """One page of one section, with the total the filter counts (not the page's length)."""
+    spec = SECTIONS.get(name)
+    if spec is None:
+        raise NotFound(f"the memory tab has no section {name!r}")
+    selected = spec.choices[0][0] if selected is None else selected
+    choices = _choices(spec, seat)
+    if selected not in {value for value, _label in choices}:
+        raise BadInput(f"{spec.filter_param}: {selected!r} is not one of {[v for v, _ in choices]}")
+    paginator = Paginator(QUERIES[name](seat, selected), MEMORY_PAGE_SIZE, allow_empty_first_page=True)
+    page_obj = paginator.get_page(page)
+    return Section(
+        spec=spec,
+        rows=list(page_obj.object_list),
+        total=paginator.count,
+        page=page_obj.number,
+        num_pages=paginator.num_pages,
+        selected=selected,
+        choices=choices,
+    )
+
+
+@dataclass(frozen=True)
+class WorkerGate:
+    worker: str
+    closed_gate: str  # "" when the worker ran
+
+
+def closed_gates(payload: dict) -> list[WorkerGate]:
+    """Per-worker outcome of a ``reflection_completed`` payload, whichever shape it records.
+
+    Accepts ``closed_gates`` as {worker: gate} or [{"worker", "gate"}], and ``workers`` as
+    {worker: gate-or-"ran"} or {worker: {"closed_gate"|"gate": ...}}.
+    """
+    found: dict[str, str] = {}
+    gates = payload.get("closed_gates")
+    if isinstance(gates, dict):
+        found.update({str(k): str(v or "") for k, v in gates.items()})
+    elif isinstance(gates, list):
+        for item in gates:
+            if isinstance(item, dict) and item.get("worker"):
+                found[str(item["worker"])] = str(item.get("gate") or item.get("closed_gate") or "")
+    workers = payload.get("workers")
+    if isinstance(workers, dict):
+        for worker, value in workers.items():
+            if isinstance(value, dict):
+                gate = value.get("closed_gate") or value.get("gate") or ""
+            else:
+                gate = "" if value in (None, "", "ran", True) else str(value)
+            found.setdefault(str(worker), str(gate))
+    return [WorkerGate(worker, gate) for worker, gate in found.items()]
+
+
+@dataclass(frozen=True)
+class Reflection:
+    at: object
+    turn_id: str
+    gates: list[WorkerGate]
+    payload: dict
+
+    @property
+    def closed(self) -> list[WorkerGate]:
+        return [g for g in self.gates if g.closed_gate]
+
+
+def latest_reflection(seat) -> Reflection | None:
+    event = events.latest("reflection_completed", seat=seat)
+    if event is None:
+        return None
+    payload = event.payload if isinstance(event.payload, dict) else {}
+    return Reflection(at=event.created_at, turn_id=event.turn_id, gates=closed_gates(payload), payload=payload)
+
+
+def memory_tab(*, seat) -> dict:
+    """The whole tab's first render: every section's first page and the latest reflection."""
+    return {
+        "seat": seat,
+        "sections": [section(seat=seat, name=name) for name in SECTIONS],
+        "reflection": latest_reflection(seat),
+    }

@@ -1,0 +1,145 @@
+"""A seat's Memory tab: four sections paged with their totals, htmx fragments, the latest reflection."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from learning import events
+from learning.models import CounterpartyProfile, DiaryEntry, Episode
+from learning.pages import selectors
+from tests.review_fixtures import make_skill
+
+pytestmark = pytest.mark.django_db
+
+
+def notes(seat, n, kind=DiaryEntry.LONG):
+    now = timezone.now()
+    DiaryEntry.objects.bulk_create(
+        DiaryEntry(
+            seat=seat, kind=kind, content=f"{kind} note {i}", created_at=now - timedelta(minutes=i),
+            ttl_until=now + timedelta(days=3) if kind == DiaryEntry.SHORT else None,
+        )
+        for i in range(n)
+    )
+
+
+def section_url(seat, name):
+    return reverse("learning_pages:memory_section", args=[seat.handle, name])
+
+
+def test_each_section_pages_with_the_filtered_total(seat, other_seat):
+    notes(seat, 23)
+    notes(seat, 4, kind=DiaryEntry.SHORT)
+    notes(other_seat, 5)
+
+    first = selectors.section(seat=seat, name="diary")
+    last = selectors.section(seat=seat, name="diary", page=3)
+    longs = selectors.section(seat=seat, name="diary", selected=DiaryEntry.LONG)
+
+    assert (first.total, len(first.rows), first.num_pages) == (27, 10, 3)
+    assert (last.total, len(last.rows), last.first_index, last.last_index) == (27, 7, 21, 27)
+    assert (longs.total, longs.num_pages) == (23, 3)
+
+
+def test_an_expired_short_note_is_not_in_the_memory_tab(seat):
+    DiaryEntry.objects.create(
+        seat=seat, kind=DiaryEntry.SHORT, content="gone", created_at=timezone.now() - timedelta(days=5),
+        ttl_until=timezone.now() - timedelta(days=1),
+    )
+    notes(seat, 2)
+
+    assert selectors.section(seat=seat, name="diary").total == 2
+
+
+def test_the_skills_section_lists_the_catalogue_and_archived_on_request(seat):
+    make_skill(seat, name="kept")
+    make_skill(seat, name="gone", state="archived")
+
+    assert [s.name for s in selectors.section(seat=seat, name="skills").rows] == ["kept"]
+    assert [s.name for s in selectors.section(seat=seat, name="skills", selected="archived").rows] == ["gone"]
+    assert selectors.section(seat=seat, name="skills", selected="").total == 2
+
+
+def test_the_memory_tab_renders_every_section_with_its_total(client, lead, seat):
+    notes(seat, 12)
+    now = timezone.now()
+    Episode.objects.create(seat=seat, task_summary="Fix flaky CI", started_at=now, ended_at=now)
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="dana", subject_platform="slack", observations=3)
+    make_skill(seat)
+    client.force_login(lead)
+
+    html = client.get(reverse("learning_pages:memory", args=[seat.handle])).content.decode()
+
+    for name, total in (("diary", 12), ("episodes", 1), ("skills", 1), ("profiles", 1)):
+        section_html = html.split(f'id="section-{name}"', 1)[1].split("</section>", 1)[0]
+        assert f'data-total="{total}"' in section_html
+    assert 'data-total="12"' in html and "1–10 of 12" in html
+    assert "Fix flaky CI" in html and "dana" in html and "deploy-hotfix" in html
+
+
+def test_an_htmx_page_request_answers_the_section_fragment_only(client, lead, seat):
+    notes(seat, 15)
+    client.force_login(lead)
+
+    response = client.get(section_url(seat, "diary"), {"page": "2", "kind": ""}, HTTP_HX_REQUEST="true")
+
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section class="card section" id="section-diary">')
+    assert "<html" not in html and "11–15 of 15" in html and "page 2 / 2" in html
+
+
+def test_without_htmx_the_section_link_is_a_whole_page(client, lead, seat):
+    notes(seat, 3)
+    client.force_login(lead)
+
+    html = client.get(section_url(seat, "diary"), {"kind": "diary_long"}).content.decode()
+
+    assert "<html" in html and "1–3 of 3" in html
+
+
+def test_an_unknown_filter_value_is_refused_and_an_unknown_seat_is_404(client, lead, seat):
+    client.force_login(lead)
+
+    assert client.get(section_url(seat, "diary"), {"kind": "diary_medium"}).status_code == 400
+    assert client.get(section_url(seat, "nope")).status_code == 404
+    assert client.get(reverse("learning_pages:memory", args=["nobody"])).status_code == 404
+
+
+def test_the_latest_reflection_and_its_closed_gates_are_shown(client, lead, seat):
+    events.publish("reflection_completed", seat=seat, turn_id="run-1", workers={"persist_decider": "ran"})
+    events.publish(
+        "reflection_completed", seat=seat, turn_id="run-2",
+        workers={"persist_decider": {"ran": True}, "synthesizer": {"closed_gate": "min_tool_calls"}},
+        closed_gates={"refiner": "no_skills_used"},
+    )
+    client.force_login(lead)
+
+    html = client.get(reverse("learning_pages:memory", args=[seat.handle])).content.decode()
+
+    assert "run-2" in html and "run-1" not in html
+    assert "gate closed: min_tool_calls" in html and "gate closed: no_skills_used" in html
+    assert "2 of 3 workers stopped at a gate." in html
+
+
+def test_closed_gates_are_read_from_either_payload_shape():
+    gates = selectors.closed_gates(
+        {"closed_gates": [{"worker": "profiler", "gate": "no_counterparty"}], "workers": {"episodist": True, "refiner": "cooldown"}}
+    )
+
+    assert {(g.worker, g.closed_gate) for g in gates} == {("profiler", "no_counterparty"), ("episodist", ""), ("refiner", "cooldown")}
+
+
+def test_a_seat_with_no_reflection_says_so(client, lead, seat):
+    client.force_login(lead)
+
+    html = client.get(reverse("learning_pages:memory", args=[seat.handle])).content.decode()
+
+    assert "No reflection has completed for this seat yet." in html
+
+
+def test_the_memory_pages_need_a_logged_in_staff_user(client, seat):
+    response = client.get(reverse("learning_pages:memory", args=[seat.handle]))
+
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]

@@ -1,0 +1,39 @@
+"""The leads group and ``manage.py create_lead``."""
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+
+from learning import leads
+
+pytestmark = pytest.mark.django_db
+
+
+def test_create_lead_makes_a_staff_user_who_can_publish_and_curate(capsys):
+    call_command("create_lead", "lena", "--password", "s3cret")
+
+    user = authenticate(username="lena", password="s3cret")
+    assert user is not None and user.is_staff and not user.is_superuser
+    assert user.groups.filter(name=leads.LEADS_GROUP).exists()
+    assert user.has_perm("knowledge.publish_page") and user.has_perm("learning.change_synthesizedskill")
+    assert user.has_perm("learning.view_diaryentry") and user.has_perm("learning.view_learninghealth")
+    assert not user.has_perm("learning.change_diaryentry")
+    assert "lena is a lead" in capsys.readouterr().out
+
+
+def test_create_lead_is_idempotent_and_repairs_the_group():
+    call_command("create_lead", "lena", "--password", "one")
+    Group.objects.get(name=leads.LEADS_GROUP).permissions.clear()
+
+    call_command("create_lead", "lena")  # no password: keeps the current one
+
+    assert authenticate(username="lena", password="one") is not None
+    assert Group.objects.count() == 1
+    assert get_user_model().objects.get(username="lena").has_perm("knowledge.publish_page")
+
+
+def test_staff_outside_the_leads_group_cannot_publish(staff_user):
+    leads.ensure_leads_group()
+
+    assert staff_user.is_staff and not staff_user.has_perm("knowledge.publish_page")

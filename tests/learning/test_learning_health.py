@@ -1,0 +1,186 @@
+"""The learning_health view's numbers on both engines, the Berlot-Attwell reading, and the event charts."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from learning import events, health
+from learning.models import Event, LearningHealth, SynthesizedSkill
+from tests.factories import SeatFactory
+from tests.review_fixtures import make_skill
+
+pytestmark = pytest.mark.django_db
+
+
+def skill_with(seat, name, *, uses, age_days, last_used_days_ago=None):
+    skill = make_skill(seat, name=name, bodies=("# body",))
+    now = timezone.now()
+    SynthesizedSkill.objects.filter(pk=skill.pk).update(
+        use_count=uses,
+        created_at=now - timedelta(days=age_days),
+        last_used_at=None if last_used_days_ago is None else now - timedelta(days=last_used_days_ago),
+    )
+    return skill
+
+
+def test_the_view_rolls_up_each_seat_on_this_engine(seat, other_seat):
+    skill_with(seat, "a", uses=0, age_days=10)
+    skill_with(seat, "b", uses=2, age_days=20, last_used_days_ago=3)
+    skill_with(seat, "c", uses=4, age_days=30, last_used_days_ago=1)
+    skill_with(seat, "archived", uses=0, age_days=40)
+    SynthesizedSkill.objects.filter(name="archived").update(state=SynthesizedSkill.ARCHIVED)
+
+    row = LearningHealth.objects.get(seat=seat)
+
+    assert row.total_skills == 4  # archived rows count: trimming the library must not inflate reuse
+    assert row.skills_used_at_least_once == 2
+    assert row.total_skill_uses == 6
+    assert row.avg_uses_per_skill == pytest.approx(1.5)
+    assert row.avg_skill_age_days == pytest.approx(25.0, abs=0.01)
+    newest = SynthesizedSkill.objects.get(name="c").last_used_at
+    assert abs((row.most_recent_skill_use - newest).total_seconds()) < 0.001
+    assert not LearningHealth.objects.filter(seat=other_seat).exists()  # no skills: unknown, not zero
+
+
+def test_a_seat_whose_skills_were_never_used_has_no_last_use_and_zero_average(seat):
+    skill_with(seat, "a", uses=0, age_days=2)
+
+    row = LearningHealth.objects.get(seat=seat)
+
+    assert row.most_recent_skill_use is None
+    assert row.total_skill_uses == 0 and row.avg_uses_per_skill == 0.0
+
+
+def test_below_the_threshold_is_flagged_only_once_the_seat_is_old_enough(company, unit, role):
+    old = SeatFactory(company=company, unit=unit, role=role, handle="old")
+    young = SeatFactory(company=company, unit=unit, role=role, handle="young")
+    busy = SeatFactory(company=company, unit=unit, role=role, handle="busy")
+    SeatFactory(company=company, unit=unit, role=role, handle="empty")
+    for i in range(20):
+        skill_with(old, f"o{i}", uses=1 if i == 0 else 0, age_days=60)  # 0.05 uses per skill
+    skill_with(young, "y", uses=0, age_days=3)
+    skill_with(busy, "b", uses=1, age_days=60)  # exactly 1.0
+
+    verdicts = {h.seat.handle: h.verdict for h in health.seat_health()}
+
+    assert verdicts == {"old": health.BELOW_THRESHOLD, "young": health.YOUNG, "busy": health.HEALTHY, "empty": health.NO_SKILLS}
+    assert health.seat_health()[0].seat.handle == "old"  # flagged first
+
+
+def test_exactly_at_the_threshold_is_not_flagged(seat):
+    for i in range(10):
+        skill_with(seat, f"s{i}", uses=1 if i == 0 else 0, age_days=90)  # 0.1 exactly
+
+    assert health.verdict(LearningHealth.objects.get(seat=seat)) == health.HEALTHY
+
+
+def summary(seat, **payload):
+    return events.publish("prefetch_summary", seat=seat, **payload)
+
+
+def test_prefetch_hit_rates_count_only_turns_that_recorded_the_block(seat):
+    summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=True, personal_memory_bytes=300,
+            relevant_knowledge_hit=False, relevant_knowledge_bytes=0)
+    summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=False, relevant_knowledge_hit=True,
+            relevant_knowledge_bytes=1000)
+    summary(seat, blocks=["personal_memory", "similar_prior_work"])  # no hit keys at all
+    summary(seat, episode_recall_hit=True)  # no blocks list
+
+    turns, rates = health.prefetch_hit_rates(since=timezone.now() - timedelta(days=1))
+
+    by_block = {r.block: r for r in rates}
+    assert turns == 4
+    assert (by_block["personal_memory"].hits, by_block["personal_memory"].observed) == (1, 2)
+    assert by_block["personal_memory"].unrecorded == 1
+    assert by_block["personal_memory"].avg_bytes == 300
+    assert by_block["relevant_knowledge"].rate == 0.5 and by_block["relevant_knowledge"].avg_bytes == 500
+    assert by_block["similar_prior_work"].rate is None  # listed but never recorded: unknown, not 0%
+    assert by_block["episode_recall"].rate == 1.0 and by_block["episode_recall"].avg_bytes is None
+
+
+def test_the_window_and_the_seat_narrow_the_event_charts(seat, other_seat):
+    old = summary(seat, blocks=["m"], m_hit=True)
+    Event.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=10))
+    summary(seat, blocks=["m"], m_hit=False)
+    summary(other_seat, blocks=["m"], m_hit=True)
+    for tier in ("LONG", "long", "NOOP", None):
+        events.publish("persist_decider_completed", seat=seat, classification=tier)
+    events.publish("persist_decider_completed", seat=other_seat, classification="DOC")
+
+    since = timezone.now() - timedelta(days=7)
+    turns, rates = health.prefetch_hit_rates(since=since, seat=seat)
+    assert turns == 1 and rates[0].rate == 0.0
+    assert health.tier_distribution(since=since, seat=seat) == [
+        ("LONG", 2), ("SHORT", 0), ("DOC", 0), ("NOOP", 1), ("unrecorded", 1)
+    ]
+    assert dict(health.tier_distribution(since=since))["DOC"] == 1
+
+
+def test_the_dashboard_flags_the_seat_and_draws_the_charts(client, lead, seat, other_seat):
+    for i in range(20):
+        skill_with(seat, f"s{i}", uses=0, age_days=60)
+    skill_with(other_seat, "fresh", uses=0, age_days=2)
+    summary(seat, blocks=["personal_memory"], personal_memory_hit=True, personal_memory_bytes=120)
+    events.publish("persist_decider_completed", seat=seat, classification="SHORT")
+    client.force_login(lead)
+
+    html = client.get(reverse("learning_pages:health")).content.decode()
+
+    assert "1 seat below the threshold" in html and "<strong>ana</strong>" in html
+    assert "young (skills &lt; 14 days old on average): not judged yet" in html
+    assert html.count("<svg") == 3
+    assert "100% of 1 turns, ~120 B" in html and "1 (100%)" in html
+    assert "threshold 0.1" in html
+
+
+def test_an_htmx_window_change_answers_only_the_event_charts(client, lead, seat):
+    client.force_login(lead)
+
+    response = client.get(reverse("learning_pages:health"), {"window": "30", "seat": "ana"}, HTTP_HX_REQUEST="true")
+
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="health-events">')
+    assert "last 30 days, ana" in html and "<html" not in html
+
+
+def test_a_window_that_is_not_offered_is_refused(client, lead):
+    client.force_login(lead)
+
+    response = client.get(reverse("learning_pages:health"), {"window": "5"})
+
+    assert response.status_code == 400 and b"window" in response.content
+
+
+def test_the_dashboard_needs_a_logged_in_staff_user(client, django_user_model):
+    url = reverse("learning_pages:health")
+    assert client.get(url).status_code == 302
+
+    client.force_login(django_user_model.objects.create_user("visitor", password="x"))
+    response = client.get(url)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_view_steps_aside_while_migrate_rebuilds_the_skills_table(seat):
+    """A later migration that retypes a column the view reads must not fail on either engine."""
+    from django.apps import apps as django_apps
+    from django.db import connection, models
+
+    from learning import health_view
+
+    learning_app = django_apps.get_app_config("learning")
+    old = SynthesizedSkill._meta.get_field("use_count")
+    wider = models.BigIntegerField(default=0)
+    wider.set_attributes_from_name("use_count")
+    wider.model = SynthesizedSkill
+
+    health_view.drop_before_migrate(learning_app, using="default")
+    with connection.schema_editor() as editor:
+        editor.alter_field(SynthesizedSkill, old, wider)
+        editor.alter_field(SynthesizedSkill, wider, old)
+    health_view.recreate_after_migrate(learning_app, using="default")
+
+    skill_with(seat, "a", uses=2, age_days=1)
+    assert LearningHealth.objects.get(seat=seat).total_skill_uses == 2
