@@ -25,6 +25,7 @@ demo: install
 	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
 
 test: install
+	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails
 	$(PY) bin/test_engines.py --engine both
 
 test-sqlite: install
