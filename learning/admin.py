@@ -32,6 +32,7 @@ from learning.models import (
     OnboardingMarker,
     PrefetchSnapshot,
     RefreshLedger,
+    SeatReflectionLock,
     SkillVersion,
     SynthesizedSkill,
     Turn,
@@ -270,6 +271,13 @@ class OnboardingMarkerAdmin(ReadOnlyAdmin):
 @admin.register(Duty)
 class DutyAdmin(ReadOnlyAdmin):
     list_display = ("name", "holder", "lease_until", "last_started_at", "last_finished_at")
+
+
+@admin.register(SeatReflectionLock)
+class SeatReflectionLockAdmin(ReadOnlyAdmin):
+    """The per-seat reflection lease (SQLite's lock; PostgreSQL uses an advisory lock)."""
+
+    list_display = ("seat", "holder", "lease_until")
 
 
 @admin.register(PrefetchSnapshot)

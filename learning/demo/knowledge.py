@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.contrib.auth.models import Group, Permission, User
 from django.utils import timezone
 
 from crewlet import config
 from knowledge.models import Page
 from knowledge.pages import save_page
 from knowledge.searcher import accessible_containers, search_knowledge_answer
+from learning.leads import create_lead
 from learning.passes.promotion import run_promotion
 
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
@@ -62,13 +62,8 @@ def ensure_converging_skills(now) -> list[str]:
 
 
 def ensure_lead() -> None:
-    group, _ = Group.objects.get_or_create(name=LEADS_GROUP)
-    group.permissions.add(*Permission.objects.filter(content_type__app_label="knowledge", codename__in=LEAD_PERMISSIONS))
-    user, created = User.objects.get_or_create(username=LEAD_USERNAME, defaults={"is_staff": True})
-    if created:
-        user.set_password(LEAD_PASSWORD)
-        user.save()
-    user.groups.add(group)
+    """The demo's lead login: the leads group (learning.leads owns its permissions) and one user."""
+    create_lead(username=LEAD_USERNAME, password=LEAD_PASSWORD)
 
 
 def show_search(ctx) -> None:
@@ -113,5 +108,9 @@ def run(ctx) -> None:
         ctx.line(f"   gave {', '.join(made)} (unit platform) converging skills for the promotion pass")
     show_promotion(ctx, run_promotion(now=now))
     ensure_lead()
-    ctx.line(f"   review it: manage.py runserver, then {ADMIN_URL} as {LEAD_USERNAME} / {LEAD_PASSWORD} "
+    ctx.line(f"   review it: manage.py runserver, then log in at {ADMIN_URL} as {LEAD_USERNAME} / {LEAD_PASSWORD} "
              f"(group {LEADS_GROUP})")
+    ctx.line(f"     review queue:    {ADMIN_URL}knowledge/draftpage/")
+    ctx.line(f"     skills:          {ADMIN_URL}learning/synthesizedskill/  (history, diffs, roll back, pin, archive)")
+    ctx.line("     learning health: http://127.0.0.1:8000/learning/health/")
+    ctx.line("     ana's memory:    http://127.0.0.1:8000/learning/seats/ana/memory/")
