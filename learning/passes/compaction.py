@@ -14,13 +14,13 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
 
 from learning import aux, events, limits, rewrites, skills
 from learning.models import Episode
+from learning.passes.clustering import Cluster, greedy_clusters
 from learning.providers.errors import ProviderError
 from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 
@@ -31,25 +31,6 @@ COMPACTION_JACCARD_THRESHOLD = 0.6  # the spec names none for compaction; cluste
 MIN_EXEMPLARS, MAX_EXEMPLARS = 2, 3
 THREE_EXEMPLARS_FROM = 6  # a cluster this large keeps three exemplars, a smaller one two
 CONDENSE_KIND = "the task or the outcome of one of an agent's past turns"
-
-
-@dataclass
-class Cluster:
-    representative: Episode
-    members: list[Episode] = field(default_factory=list)
-
-
-def greedy_clusters(episodes: list[Episode], threshold: float = COMPACTION_JACCARD_THRESHOLD) -> list[Cluster]:
-    """Each turn joins the first cluster whose representative's tools it shares enough of."""
-    clusters: list[Cluster] = []
-    for episode in episodes:
-        for cluster in clusters:
-            if skills.jaccard(episode.tool_sequence, cluster.representative.tool_sequence) >= threshold:
-                cluster.members.append(episode)
-                break
-        else:
-            clusters.append(Cluster(representative=episode, members=[episode]))
-    return clusters
 
 
 def candidates(seat, knobs, now: datetime) -> list[Episode]:
@@ -243,7 +224,7 @@ def write_fold(seat, members: list[Episode], kept: list[Episode], summary: dict)
 def compact_seat(seat, knobs, now: datetime, *, dry_run: bool = False) -> dict:
     """Cluster the batch and fold each large-enough cluster (a dry run only counts them)."""
     batch = candidates(seat, knobs, now)
-    due = [c for c in greedy_clusters(batch) if len(c.members) >= knobs.compaction_min_cluster_size]
+    due = [c for c in greedy_clusters(batch, COMPACTION_JACCARD_THRESHOLD) if len(c.members) >= knobs.compaction_min_cluster_size]
     report = {"batch": len(batch), "clusters": len(due), "folded": 0, "failed": 0,
               "episodes_compacted": 0, "condensed": 0}
     if dry_run:
