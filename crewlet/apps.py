@@ -7,6 +7,10 @@ def _load_sqlite_vec(sender, connection, **kwargs):
         from crewlet.sqlite_driver import load_vec
 
         load_vec(connection.connection)
+        # WAL lets readers run beside the one writer: API requests and qcluster workers share the file
+        name = str(connection.settings_dict.get("NAME") or "")
+        if name and ":memory:" not in name and "mode=memory" not in name:
+            connection.connection.execute("PRAGMA journal_mode=WAL")
 
 
 class CrewletConfig(AppConfig):
