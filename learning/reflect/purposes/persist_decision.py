@@ -8,6 +8,7 @@ may carry ``skill_actions``; without it the prompt is exactly the base prompt be
 
 from __future__ import annotations
 
+from learning.limits import MAX_CONTENT_CHARS
 from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 from learning.reflect.purposes import heuristics as h
 from learning.reflect.purposes import skill_reflection as sr
@@ -36,7 +37,7 @@ Persist only what a sender actually stated or what the turn established. Do not 
 
 {WRITING_STYLE_RULE}
 
-A note is at most 2000 characters.
+A note is at most {MAX_CONTENT_CHARS} characters.
 
 Answer with one JSON object and nothing else:
 {{"classification": "LONG" | "SHORT" | "DOC" | "NOOP", "content": "the fact, or empty for NOOP", "ttl_days": number or null, "reason": "one short sentence"}}"""
