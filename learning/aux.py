@@ -2,20 +2,26 @@
 
 Every call names its stage, purpose and turn, or is refused before any model is resolved. The
 seat's ``llm_auxiliary`` chain is tried in order (falling back to its ``llm`` chain), falling
-through on transient and configuration errors. Each answered call is charged to the seat's and
-the company's budget and recorded as an ``auxiliary_spend`` event, then parsed by its purpose.
+through on transient, configuration and truncation errors; a refusal is final. The prompt is cut
+to each alias's context window. Every attempt that reached an endpoint is charged to the seat's
+and the company's budget with the tokens it reported and recorded as one ``auxiliary_spend``
+event naming its outcome (answered, unparseable, truncated, refused, transient, ...), failed
+attempts included; an answer is then parsed by its purpose.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 
 from learning import budgets, events, purposes
-from learning.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
+from learning.providers.errors import ConfigurationError, ProviderError, RefusedError
+from learning.providers.llm.base import Completion
+from learning.purposes import AnswerUnparseable
 
 log = logging.getLogger("learning.aux")
 
@@ -87,49 +93,83 @@ def call(
     chain = [alias for alias in chain_for(seat) if alias in providers]
     if not chain:
         raise NoAuxiliaryModel(f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)")
-    messages = spec_purpose.render(inputs)
+    rendered = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | None = None
-    from learning.providers.llm import build
+    records: list = []  # one spend record per attempt that reached an endpoint, failed ones included
+    from learning.providers.llm import build, window
+
+    def flush():
+        for one in records:
+            one()
+        records.clear()
+
+    def settle(error):
+        """Raise ``error`` with its records flushed, or (deferred) attached as ``error.record``."""
+        if defer_record:
+            error.record = _all(list(records))
+        else:
+            flush()
+        return error
 
     for alias in chain:
-        provider = build(alias, providers[alias])
+        spec = providers[alias]
+        provider = build(alias, spec)
+        reserved = budget + (getattr(spec, "reasoning_tokens", 0) or 0)
+        messages = window.fit(rendered, context_tokens=getattr(spec, "context_tokens", 0), reserved=reserved)
         try:
             completion = provider.complete(
                 messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=inputs
             )
-        except RefusedError:
-            raise
-        except (TransientError, ConfigurationError) as exc:
+        except ProviderError as exc:
+            if exc.sent:
+                spent = Completion(text="", input_tokens=exc.input_tokens, output_tokens=exc.output_tokens,
+                                   model=exc.model or getattr(provider, "model", "") or "", finish=exc.finish)
+                records.append(partial(_record, seat, stage, purpose, turn_id, alias, spent, exc.kind))
+            if isinstance(exc, RefusedError):
+                raise settle(exc) from None
             log.warning("provider %s failed for %s (%s); trying the next", alias, purpose, exc.kind)
             last_error = exc
             continue
-        def record(alias=alias, completion=completion):
-            _record(seat, stage, purpose, turn_id, alias, completion)
-
+        try:
+            value = spec_purpose.parse(completion.text)
+        except AnswerUnparseable as exc:
+            records.append(partial(_record, seat, stage, purpose, turn_id, alias, completion, "unparseable"))
+            raise settle(exc) from None
+        records.append(partial(_record, seat, stage, purpose, turn_id, alias, completion, "answered"))
         if not defer_record:
-            record()
-        value = spec_purpose.parse(completion.text)
+            flush()
         return AuxResult(
-            record=record if defer_record else _noop,
+            record=_all(list(records)) if defer_record else _noop,
             value=value,
             text=completion.text,
             provider=alias,
             model=completion.model,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
+            outcome=outcome,
+            finish=completion.finish,
         )
     assert last_error is not None
-    raise last_error
+    raise settle(last_error)
 
 
-def _record(seat, stage, purpose, turn_id, alias, completion) -> None:
-    """Charge both counters and append the spend event in ONE transaction (one commit per call)."""
+def _all(records: list):
+    def record():
+        while records:
+            records.pop(0)()
+
+    return record
+
+
+def _record(seat, stage, purpose, turn_id, alias, completion, outcome) -> None:
+    """Charge both counters and append the spend event in ONE transaction (one commit per attempt)."""
     tokens = completion.input_tokens + completion.output_tokens
     with transaction.atomic():
         try:
-            with transaction.atomic():
-                budgets.charge(seat, tokens)
+            if tokens:
+                with transaction.atomic():
+                    budgets.charge(seat, tokens)
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
         events.publish(
@@ -143,4 +183,6 @@ def _record(seat, stage, purpose, turn_id, alias, completion) -> None:
             model=completion.model,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
+            outcome=outcome,
+            finish=completion.finish,
         )
