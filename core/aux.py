@@ -18,12 +18,12 @@ from typing import Any
 
 from django.db import transaction
 
-from learning import budgets, events, purposes
-from learning.providers.errors import ConfigurationError, ProviderError, RefusedError
-from learning.providers.llm.base import Completion
-from learning.purposes import AnswerUnparseable
+from core import budgets, events, purposes
+from core.providers.errors import ConfigurationError, ProviderError, RefusedError
+from core.providers.llm.base import Completion
+from core.purposes import AnswerUnparseable
 
-log = logging.getLogger("learning.aux")
+log = logging.getLogger("core.aux")
 
 STAGES = ("turn", "reflection", "background", "operator")
 
@@ -97,7 +97,7 @@ def call(
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | None = None
     records: list = []  # one spend record per attempt that reached an endpoint, failed ones included
-    from learning.providers.llm import build, window
+    from core.providers.llm import build, window
 
     def flush():
         for one in records:

@@ -16,9 +16,9 @@ import threading
 
 import openai
 
-from learning.providers.errors import RefusedError, TransientError, TruncatedError, UnsupportedParameter
-from learning.providers.llm import sdk
-from learning.providers.llm.base import Completion
+from core.providers.errors import RefusedError, TransientError, TruncatedError, UnsupportedParameter
+from core.providers.llm import sdk
+from core.providers.llm.base import Completion
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 JSON_RESPONSE_FORMAT = {"type": "json_object"}
