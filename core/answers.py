@@ -54,7 +54,7 @@ def without_thinking(text: str) -> str:
 
 def says_nothing(text: str, words: frozenset[str] = NOTHING_WORDS) -> bool:
     """Whether the whole answer is a word for nothing ("NOOP", "None.", "`none`", "**NOOP**")."""
-    bare = without_thinking(text).strip().strip("`*_\"'").strip().rstrip(".!").strip().lower()
+    bare = without_thinking(text).strip().strip("`*_\"'.!:;, \n").lower()
     return bare in words
 
 

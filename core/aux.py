@@ -49,6 +49,7 @@ class AuxResult:
     model: str
     input_tokens: int
     output_tokens: int
+    finish: str = "stop"
 
 
 def chain_for(seat) -> list[str]:
@@ -75,11 +76,13 @@ def call(
     inputs: dict | None = None,
     max_tokens: int | None = None,
     defer_record: bool = False,
+    aliases: list[str] | None = None,
 ) -> AuxResult:
     """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``.
 
     ``defer_record`` (for calls made on worker threads) skips the database writes and returns a
-    result whose ``record()`` the calling thread runs; nothing is ever left unrecorded.
+    result whose ``record()`` the calling thread runs; nothing is ever left unrecorded. ``aliases``
+    (the operator's probe) asks those providers instead of the seat's chain.
     """
     if stage not in STAGES:
         raise UnattributedCall(f"auxiliary call refused: stage {stage!r} is not one of {', '.join(STAGES)}")
@@ -90,9 +93,11 @@ def call(
     from crewlet import config
 
     providers = config.current().providers.llm
-    chain = [alias for alias in chain_for(seat) if alias in providers]
+    chain = [alias for alias in (aliases if aliases is not None else chain_for(seat)) if alias in providers]
     if not chain:
-        raise NoAuxiliaryModel(f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)")
+        raise NoAuxiliaryModel(
+            f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)", sent=False
+        )
     rendered = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | None = None
@@ -122,6 +127,7 @@ def call(
                 messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=inputs
             )
         except ProviderError as exc:
+            exc.provider = alias
             if exc.sent:
                 spent = Completion(text="", input_tokens=exc.input_tokens, output_tokens=exc.output_tokens,
                                    model=exc.model or getattr(provider, "model", "") or "", finish=exc.finish)
@@ -134,6 +140,8 @@ def call(
         try:
             value = spec_purpose.parse(completion.text)
         except AnswerUnparseable as exc:
+            exc.provider, exc.finish = alias, completion.finish
+            exc.input_tokens, exc.output_tokens = completion.input_tokens, completion.output_tokens
             records.append(partial(_record, seat, stage, purpose, turn_id, alias, completion, "unparseable"))
             raise settle(exc) from None
         records.append(partial(_record, seat, stage, purpose, turn_id, alias, completion, "answered"))
@@ -147,7 +155,6 @@ def call(
             model=completion.model,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
-            outcome=outcome,
             finish=completion.finish,
         )
     assert last_error is not None

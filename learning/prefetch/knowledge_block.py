@@ -52,6 +52,8 @@ def _finish(ctx: TurnContext, future) -> BlockResult:
         query = ctx.collect(future)
     except AuxDidNotAnswer:
         return BlockResult(NAME, selection_count=0)  # nothing to search with: show nothing
+    if not query:
+        return BlockResult(NAME, selection_count=0)  # the model answered that nothing is worth searching
     try:
         result = knowledge_seam.search(ctx.seat, query, bounds.KNOWLEDGE_PAGES)
     except Exception:

@@ -20,7 +20,7 @@ from core import aux, budgets
 from core.providers.embeddings import EmbedResult, embed_many
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
-from learning.transcripts import purposes as tp
+from learning.purposes import transcript_shards
 from learning.transcripts.adapters import ReadResult
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSession, TranscriptSource
 from learning.transcripts.scrub import scrub
@@ -117,7 +117,7 @@ def extract(*, seat, episodes: list[TranscriptEpisode], warnings: list[str], sta
             warnings.append(f"seat {seat.handle} is over its token budget; {len(episodes)} episode(s) left for the next run")
             break
         try:
-            answer = aux.call(seat=seat, stage=stage, purpose=tp.SHARDS, inputs={"episode": episode_inputs(episode)})
+            answer = aux.call(seat=seat, stage=stage, purpose=transcript_shards.NAME, inputs={"episode": episode_inputs(episode)})
         except (ProviderError, AnswerUnparseable) as exc:
             warnings.append(f"episode {episode.key}: lessons not extracted ({exc})")
             continue
