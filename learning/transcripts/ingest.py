@@ -11,9 +11,9 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from crewlet.errors import BadInput
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable
 from learning.transcripts import artifacts, ladder, shards, telemetry
 from learning.transcripts.adapters import get_adapter
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSource

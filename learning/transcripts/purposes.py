@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 from learning.transcripts import lessons
 
 SHARDS = "transcript_shards"

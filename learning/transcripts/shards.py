@@ -16,10 +16,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
-from learning import aux, budgets
-from learning.providers.embeddings import EmbedResult, embed_many
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable
+from core import aux, budgets
+from core.providers.embeddings import EmbedResult, embed_many
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from learning.transcripts import purposes as tp
 from learning.transcripts.adapters import ReadResult
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSession, TranscriptSource

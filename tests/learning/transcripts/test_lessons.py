@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from learning.aux import call as aux_call
+from core.aux import call as aux_call
 from learning.transcripts import lessons
 from learning.transcripts import purposes as tp
 from learning.transcripts.ingest import ingest
@@ -59,7 +59,7 @@ def test_a_multi_kb_message_is_no_lesson_and_short_negative_instructions_are_kep
 
 
 def test_a_models_blob_lesson_is_refused(seat, scripted_seat):
-    from learning.providers.llm.scripted import ScriptedProvider
+    from core.providers.llm.scripted import ScriptedProvider
 
     ScriptedProvider.queue(tp.SHARDS, json.dumps({"shards": [{"lesson": "x " * 2000}, {"lesson": "Tests run with `make test`, never bare pytest."}]}))
     answer = aux_call(seat=scripted_seat, stage="background", purpose=tp.SHARDS, inputs={"episode": {"kind": "corrected"}})

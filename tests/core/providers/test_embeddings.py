@@ -9,18 +9,18 @@ import threading
 import numpy as np
 import pytest
 
-from crewlet.config import schema
-from learning.providers.embeddings import embed_many, embed_one, get_embedder
-from learning.providers.embeddings.local import (
+from core.providers.embeddings import embed_many, embed_one, get_embedder
+from core.providers.embeddings.local import (
     CONTENT_WORD_PIECES,
     LOCAL_DIM,
     LOCAL_MAX_INPUT_CHARS,
     LocalEmbedder,
     _pieces_within_model_input,
 )
-from learning.providers.embeddings.openai_compat import OpenAICompatEmbedder
-from learning.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
-from learning.vectors import pool
+from core.providers.embeddings.openai_compat import OpenAICompatEmbedder
+from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
+from core.vectors import pool
+from crewlet.config import schema
 from tests.fakes.openai_embeddings_server import DEFAULT_WIDTH, FakeEmbeddingsServer
 
 
@@ -290,7 +290,7 @@ def test_the_local_embedder_splits_within_what_the_model_reads():
 def test_dense_text_past_the_models_word_pieces_is_split_rather_than_cut():
     from transformers import AutoTokenizer
 
-    from learning.providers.embeddings.local import model_dir
+    from core.providers.embeddings.local import model_dir
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir()), local_files_only=True)
     dense = " ".join(f"{i:08x}{i * 7919:08x}" for i in range(36))  # ~600 chars of hex, ~400 word pieces

@@ -6,10 +6,10 @@ import socket
 
 import pytest
 
-from learning.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
-from learning.providers.llm.openai_compat import OpenAICompatProvider, token_limit_field
-from learning.providers.llm.sdk import LOCAL_PLACEHOLDER_KEY
-from tests.learning.providers.helpers import OPENAI_KEY, OPENAI_KEY_ENV, openai_spec
+from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
+from core.providers.llm.openai_compat import OpenAICompatProvider, token_limit_field
+from core.providers.llm.sdk import LOCAL_PLACEHOLDER_KEY
+from tests.core.providers.helpers import OPENAI_KEY, OPENAI_KEY_ENV, openai_spec
 
 MESSAGES = [{"role": "system", "content": "You judge notes."}, {"role": "user", "content": "Keep this one?"}]
 

@@ -16,8 +16,8 @@ import os
 import threading
 import time
 
-from learning.providers.errors import ConfigurationError, TransientError
-from learning.vectors import pool
+from core.providers.errors import ConfigurationError, TransientError
+from core.vectors import pool
 
 log = logging.getLogger("learning.embeddings")
 

@@ -12,7 +12,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-log = logging.getLogger("learning.budgets")
+log = logging.getLogger("core.budgets")
 
 
 def window_start(window: str, now: datetime | None = None) -> datetime:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.core.providers.helpers import ANTHROPIC_KEY, ANTHROPIC_KEY_ENV, OPENAI_KEY, OPENAI_KEY_ENV
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.learning.providers.helpers import ANTHROPIC_KEY, ANTHROPIC_KEY_ENV, OPENAI_KEY, OPENAI_KEY_ENV
 
 
 @pytest.fixture

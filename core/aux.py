@@ -14,10 +14,10 @@ from typing import Any
 
 from django.db import transaction
 
-from learning import budgets, events, purposes
-from learning.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
+from core import budgets, events, purposes
+from core.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
 
-log = logging.getLogger("learning.aux")
+log = logging.getLogger("core.aux")
 
 STAGES = ("turn", "reflection", "background", "operator")
 
@@ -90,7 +90,7 @@ def call(
     messages = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | None = None
-    from learning.providers.llm import build
+    from core.providers.llm import build
 
     for alias in chain:
         provider = build(alias, providers[alias])

@@ -6,12 +6,12 @@ import logging
 
 from django.db import DatabaseError, transaction
 
-log = logging.getLogger("learning.events")
+log = logging.getLogger("core.events")
 
 
 def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", best_effort: bool = False, **payload):
     """Append one event. ``best_effort`` (telemetry) logs a failed write once and returns None."""
-    from learning.models import Event
+    from core.models import Event
 
     fields = dict(name=name, seat=seat, turn_id=turn_id or "", trace_id=trace_id or turn_id or "", payload=_jsonable(payload))
     if not best_effort:
@@ -25,7 +25,7 @@ def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", b
 
 
 def latest(name: str, *, seat=None):
-    from learning.models import Event
+    from core.models import Event
 
     qs = Event.objects.filter(name=name)
     if seat is not None:

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 import pytest
 from django.db import DatabaseError, connection
 
+from core import aux, budgets, purposes
+from core.models import Event
+from core.providers.errors import RefusedError, TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.models import BudgetCounter
-from learning import aux, budgets, purposes
-from learning.models import Event
-from learning.providers.errors import RefusedError, TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 
 ECHO = purposes.register(
     purposes.Purpose(
@@ -44,7 +44,7 @@ def scripted_seat(seat):
 @pytest.fixture
 def builds(monkeypatch):
     """Every provider the seam resolves, by alias."""
-    from learning.providers import llm
+    from core.providers import llm
 
     resolved, real = [], llm.build
 

@@ -6,8 +6,8 @@ answer exactly as it would on a real one. Token counts are word counts (a stated
 
 from __future__ import annotations
 
-from learning.providers.errors import ConfigurationError
-from learning.providers.llm.base import Completion
+from core.providers.errors import ConfigurationError
+from core.providers.llm.base import Completion
 
 
 class OfflineProvider:

@@ -6,9 +6,9 @@ from urllib.parse import urlsplit
 
 import openai
 
-from learning.providers.errors import RefusedError, TransientError
-from learning.providers.llm import sdk
-from learning.providers.llm.base import Completion
+from core.providers.errors import RefusedError, TransientError
+from core.providers.llm import sdk
+from core.providers.llm.base import Completion
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENAI_HOST = "api.openai.com"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from collections import defaultdict, deque
 
-from learning.providers.errors import ProviderError
-from learning.providers.llm.base import Completion
+from core.providers.errors import ProviderError
+from core.providers.llm.base import Completion
 
 
 class ScriptedProvider:
@@ -37,7 +37,7 @@ class ScriptedProvider:
             queue = self._queues.get(name) or self._queues.get("*")
             answer = queue.popleft() if queue else None
         if answer is None:
-            from learning.providers.llm.offline import OfflineProvider
+            from core.providers.llm.offline import OfflineProvider
 
             return OfflineProvider(alias=self.alias, spec=None).complete(
                 messages, max_tokens=max_tokens, json=json, purpose=purpose, inputs=inputs

@@ -2,7 +2,7 @@ from django.db import models
 
 
 class Event(models.Model):
-    """Append-only event log, written only through ``learning.events.publish``."""
+    """Append-only event log, written only through ``core.events.publish``."""
 
     name = models.CharField(max_length=80)
     seat = models.ForeignKey("crewlet.Seat", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -12,10 +12,11 @@ class Event(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
+        db_table = "learning_event"  # the table predates the move into core
         indexes = [
-            models.Index(fields=["name", "created_at"]),
-            models.Index(fields=["seat", "name", "created_at"]),
-            models.Index(fields=["turn_id"]),
+            models.Index(fields=["name", "created_at"], name="learning_ev_name_11fb59_idx"),
+            models.Index(fields=["seat", "name", "created_at"], name="learning_ev_seat_id_3d5eef_idx"),
+            models.Index(fields=["turn_id"], name="learning_ev_turn_id_2bdfb2_idx"),
         ]
         ordering = ["-created_at", "-id"]
 

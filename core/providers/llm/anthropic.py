@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anthropic
 
-from learning.providers.errors import RefusedError
-from learning.providers.llm import sdk
-from learning.providers.llm.base import Completion
+from core.providers.errors import RefusedError
+from core.providers.llm import sdk
+from core.providers.llm.base import Completion
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 # the Messages API has no JSON mode; a purpose that wants an object says so in its system prompt too

@@ -1,6 +1,6 @@
 """Embedders behind one protocol, and the budgeted, split-and-pool ``embed`` every caller uses."""
 
-from learning.providers.embeddings.base import (
+from core.providers.embeddings.base import (
     Embedder,
     EmbedResult,
     embed_many,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
-from learning.providers.errors import (
+from core.providers.errors import (
     ConfigurationError,
     ProviderError,
     RateLimitedError,

@@ -12,7 +12,7 @@ import threading
 
 import openai
 
-from learning.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
+from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
 
 log = logging.getLogger("learning.embeddings")
 

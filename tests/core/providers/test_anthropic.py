@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from learning.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
-from learning.providers.llm.anthropic import JSON_INSTRUCTION, AnthropicProvider
-from tests.learning.providers.helpers import ANTHROPIC_KEY, ANTHROPIC_KEY_ENV, anthropic_spec
+from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
+from core.providers.llm.anthropic import JSON_INSTRUCTION, AnthropicProvider
+from tests.core.providers.helpers import ANTHROPIC_KEY, ANTHROPIC_KEY_ENV, anthropic_spec
 
 MESSAGES = [{"role": "system", "content": "You judge notes."}, {"role": "user", "content": "Keep this one?"}]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from core import aux, purposes
+from core.models import Event
+from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from crewlet.config import schema
 from crewlet.models import BudgetCounter
-from learning import aux, purposes
-from learning.models import Event
-from learning.providers.errors import ConfigurationError, RefusedError, TransientError
-from tests.learning.providers.helpers import OPENAI_KEY_ENV, anthropic_spec, openai_spec
+from tests.core.providers.helpers import OPENAI_KEY_ENV, anthropic_spec, openai_spec
 
 CHAIN_PURPOSE = purposes.register(
     purposes.Purpose(

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from core.vectors import CosineDistance, nearest, pool, split_words, usable
 from learning.models import DiaryEntry
-from learning.vectors import CosineDistance, nearest, pool, split_words, usable
 
 
 def _rows(seat, vectors, model="m-a"):

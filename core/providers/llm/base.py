@@ -27,10 +27,10 @@ class Provider(Protocol):
 
 
 KINDS = {
-    "openai_compat": "learning.providers.llm.openai_compat.OpenAICompatProvider",
-    "anthropic": "learning.providers.llm.anthropic.AnthropicProvider",
-    "offline": "learning.providers.llm.offline.OfflineProvider",
-    "scripted": "learning.providers.llm.scripted.ScriptedProvider",
+    "openai_compat": "core.providers.llm.openai_compat.OpenAICompatProvider",
+    "anthropic": "core.providers.llm.anthropic.AnthropicProvider",
+    "offline": "core.providers.llm.offline.OfflineProvider",
+    "scripted": "core.providers.llm.scripted.ScriptedProvider",
 }
 
 _cache: dict[tuple, Provider] = {}

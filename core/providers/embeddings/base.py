@@ -17,8 +17,8 @@ from typing import Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from learning.providers.errors import ProviderError
-from learning.vectors import pool, split_words, usable
+from core.providers.errors import ProviderError
+from core.vectors import pool, split_words, usable
 
 log = logging.getLogger("learning.embeddings")
 
@@ -44,9 +44,9 @@ class EmbedResult:
 
 
 KINDS = {
-    "local": "learning.providers.embeddings.local.LocalEmbedder",
-    "openai_compat": "learning.providers.embeddings.openai_compat.OpenAICompatEmbedder",
-    "hashing": "learning.providers.embeddings.hashing.HashingEmbedder",
+    "local": "core.providers.embeddings.local.LocalEmbedder",
+    "openai_compat": "core.providers.embeddings.openai_compat.OpenAICompatEmbedder",
+    "hashing": "core.providers.embeddings.hashing.HashingEmbedder",
 }
 
 _lock = threading.Lock()
