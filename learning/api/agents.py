@@ -15,12 +15,15 @@ from crewlet.auth import acting_seat, operator_auth, require_seat, seat_auth
 from crewlet.models import ApiToken
 from learning import memory_read, tools
 from learning.prefetch import PrefetchRequest, Thread, prefetch
+from learning.tools.formats import Format
 from learning.turn_record import ConversationKind, Interaction, Text
 
 router = Router(tags=["agents"])
 
 HANDLE = Path(..., pattern=r"^[-a-zA-Z0-9_]+$", max_length=100)
 TOOL_NAME = Path(..., pattern=r"^[a-z_]+$", max_length=60)
+TOOL_FORMAT = Query("default", description="The provider shape of each definition: default, openai (strict), "
+                    "anthropic or mcp.")
 
 
 class PrefetchIn(Schema):
@@ -58,11 +61,6 @@ class PrefetchOut(Schema):
     guidance_keys: list[str]
     summary: dict[str, Any]
 
-
-class ToolDefinitionOut(Schema):
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 class ToolCallIn(Schema):
@@ -123,11 +121,16 @@ def run_prefetch(request, body: PrefetchIn, handle: str = HANDLE):
     return prefetch(seat=seat, request=to_request(body))
 
 
-@router.get("/tools", auth=seat_auth, response=list[ToolDefinitionOut])
-def list_tools(request):
-    """Every builtin available to the caller, as function-calling tool definitions."""
+@router.get("/tools", auth=seat_auth, response=list[dict[str, Any]])
+def list_tools(request, format: Format = TOOL_FORMAT):
+    """Every builtin available to the caller, as tool definitions in the shape the format names.
+
+    ``default``: ``{name, description, parameters}``. ``openai``: Chat Completions function tools
+    in strict mode. ``anthropic``: Messages API tools (``input_schema``). ``mcp``: MCP ``tools/list``
+    entries (``inputSchema``). Each is accepted by that provider's SDK as it is.
+    """
     token = request.auth
-    return tools.definitions(token.seat if token.kind == ApiToken.SEAT else None)
+    return tools.definitions(token.seat if token.kind == ApiToken.SEAT else None, format)
 
 
 @router.post("/agents/{handle}/tools/{name}", auth=seat_auth, response=ToolResultOut)

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from core.providers.embeddings import embed_one
 from learning import episodes, turns
 from learning.models import DiaryEntry, Episode, SynthesizedSkill
-from learning.providers.embeddings import embed_one
 from learning.turn_record import Interaction, Sender, TurnRecord
 
 

@@ -7,7 +7,8 @@ run by the queue, counts the offered skills and refines the one the turn used.
 
 import pytest
 
-from learning import events, skills
+from core import events
+from learning import skills
 from learning.models import SynthesizedSkill
 from learning.reflect import skill_body
 from tests.factories import token_for
