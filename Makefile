@@ -42,6 +42,7 @@ bench: install
 
 lint: install
 	.venv/bin/ruff check .
+	.venv/bin/mypy
 
 clean:
 	rm -rf var/*.sqlite3 var/demo var/screenshots

@@ -30,7 +30,7 @@ def child(runtime: str) -> None:
     django.setup()  # the same for both runtimes: timed from here
     started = time.monotonic()
     if runtime == "numpy":
-        from learning.providers.embeddings.local import LOCAL_MODEL, load_model
+        from core.providers.embeddings.local import LOCAL_MODEL, load_model
 
         model = load_model()
 
@@ -40,7 +40,7 @@ def child(runtime: str) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        from learning.providers.embeddings.local import LOCAL_MODEL, model_dir
+        from core.providers.embeddings.local import LOCAL_MODEL, model_dir
 
         torch.set_num_threads(1)
         model = SentenceTransformer(str(model_dir()), device="cpu", local_files_only=True)

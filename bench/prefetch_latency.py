@@ -42,9 +42,9 @@ def _text(i: int, kind: str) -> str:
 def seed() -> list:
     from django.utils import timezone
 
+    from core.providers.embeddings import get_embedder
     from crewlet.models import Company, Role, Seat, Unit
     from learning.models import DiaryEntry, Episode, SynthesizedSkill
-    from learning.providers.embeddings import get_embedder
 
     embedder = get_embedder()
     started = time.monotonic()

@@ -5,7 +5,7 @@ Needs the ``torch`` extra (torch + sentence-transformers); run from the reposito
     python bin/minilm_reference_vectors.py
 
 It embeds ``TEXTS`` with the reference pipeline -- ``SentenceTransformer(<packaged model dir>)``
-on CPU, normalised -- and writes them to ``tests/learning/providers/fixtures/minilm_reference.json``.
+on CPU, normalised -- and writes them to ``tests/core/providers/fixtures/minilm_reference.json``.
 The fixture in the repository was written by the torch embedder this project shipped before the
 numpy one; rerunning this must reproduce it (to float32 rounding).
 """
@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "tests/learning/providers/fixtures/minilm_reference.json"
+OUT = Path(__file__).resolve().parent.parent / "tests/core/providers/fixtures/minilm_reference.json"
 
 TEXTS = [
     "The deploy failed because the migration locked the users table.",

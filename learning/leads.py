@@ -15,19 +15,19 @@ from django.db import transaction
 
 LEADS_GROUP = "leads"
 
-# codename per app label; every learning model is viewable, only skills are curated.
+# codename per app label; every learning model (and the event log in core) is viewable, only skills are curated.
 LEAD_GRANTS = {
     "knowledge": ["view_page", "add_page", "change_page", "delete_page", "publish_page", "view_draftpage", "change_draftpage"],
     "learning": ["change_synthesizedskill"],
 }
-VIEW_ALL_OF = ("learning",)
+VIEW_ALL_OF = ("learning", "core")
 
 
 def _ensure_permissions() -> None:
     """Permissions are created after migrate; make sure they exist when called straight after it."""
     from django.contrib.auth.management import create_permissions
 
-    for label in ("knowledge", "learning"):
+    for label in ("knowledge", "learning", "core"):
         create_permissions(apps.get_app_config(label), verbosity=0)
 
 

@@ -18,11 +18,14 @@ from learning import memory_read, tools
 from learning.prefetch import Interaction, PrefetchRequest, Thread, ThreadMessage, prefetch
 from learning.prefetch.request import THREAD_READ, ask_from_interactions
 from learning.tools.base import Text
+from learning.tools.formats import Format
 
 router = Router(tags=["agents"])
 
 HANDLE = Path(..., pattern=r"^[-a-zA-Z0-9_]+$", max_length=100)
 TOOL_NAME = Path(..., pattern=r"^[a-z_]+$", max_length=60)
+TOOL_FORMAT = Query("default", description="The provider shape of each definition: default, openai (strict), "
+                    "anthropic or mcp.")
 
 
 class SenderIn(Schema):
@@ -84,11 +87,6 @@ class PrefetchOut(Schema):
     guidance_keys: list[str]
     summary: dict[str, Any]
 
-
-class ToolDefinitionOut(Schema):
-    name: str
-    description: str
-    parameters: dict[str, Any]
 
 
 class ToolCallIn(Schema):
@@ -163,11 +161,16 @@ def run_prefetch(request, body: PrefetchIn, handle: str = HANDLE):
     return prefetch(seat=seat, request=to_request(body))
 
 
-@router.get("/tools", auth=seat_auth, response=list[ToolDefinitionOut])
-def list_tools(request):
-    """Every builtin available to the caller, as function-calling tool definitions."""
+@router.get("/tools", auth=seat_auth, response=list[dict[str, Any]])
+def list_tools(request, format: Format = TOOL_FORMAT):
+    """Every builtin available to the caller, as tool definitions in the shape the format names.
+
+    ``default``: ``{name, description, parameters}``. ``openai``: Chat Completions function tools
+    in strict mode. ``anthropic``: Messages API tools (``input_schema``). ``mcp``: MCP ``tools/list``
+    entries (``inputSchema``). Each is accepted by that provider's SDK as it is.
+    """
     token = request.auth
-    return tools.definitions(token.seat if token.kind == ApiToken.SEAT else None)
+    return tools.definitions(token.seat if token.kind == ApiToken.SEAT else None, format)
 
 
 @router.post("/agents/{handle}/tools/{name}", auth=seat_auth, response=ToolResultOut)

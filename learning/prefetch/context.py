@@ -13,12 +13,12 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from learning import aux
+from core import aux
+from core.providers.embeddings import EmbedResult, embed_one
+from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from learning.prefetch import bounds
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest
-from learning.providers.embeddings import EmbedResult, embed_one
-from learning.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 
 log = logging.getLogger("learning.prefetch")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from core import aux, events
 from knowledge.models import AUTO_DRAFT_PREFIX
-from learning import aux, events
 from learning.prefetch import bounds, knowledge_seam
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import AuxDidNotAnswer, TurnContext

@@ -12,7 +12,8 @@ import logging
 
 from django.db import DatabaseError
 
-from learning import aux, diary
+from core import aux
+from learning import diary
 from learning.models import DiaryEntry
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done

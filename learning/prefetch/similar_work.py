@@ -11,8 +11,9 @@ import logging
 
 from django.db import DatabaseError
 
+from core import aux
 from crewlet import config
-from learning import aux, episodes, rewrites
+from learning import episodes, rewrites
 from learning.prefetch import bounds, past_turns
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import AuxDidNotAnswer, TurnContext

@@ -8,7 +8,7 @@ denominator is the length of the block list, never a literal.
 
 from __future__ import annotations
 
-from learning import events
+from core import events
 from learning.prefetch.blocks import BlockResult
 from learning.prefetch.context import TurnContext
 from learning.prefetch.gate import requires_recon

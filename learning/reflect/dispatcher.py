@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from learning import budgets, events
+from core import budgets, events
 from learning.reflect import registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING

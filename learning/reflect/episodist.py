@@ -11,10 +11,11 @@ import logging
 
 from django.db import transaction
 
-from learning import episodes, events
+from core import events
+from core.providers.embeddings import embed_one
+from core.providers.embeddings.base import DIARY_EMBED_BUDGET
+from learning import episodes
 from learning.models import Episode
-from learning.providers.embeddings import embed_one
-from learning.providers.embeddings.base import DIARY_EMBED_BUDGET
 
 log = logging.getLogger("learning.reflect.episodist")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 
-from learning import aux, diary, events, limits
+from core import aux, events
+from learning import diary, limits
 from learning.models import DiaryEntry
 from learning.reflect import skill_reflection
 from learning.reflect.purposes import persist_decision

@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import F
 
-from learning import aux, events
+from core import aux, events
 from learning.models import CounterpartyProfile
 from learning.reflect.purposes import profile_update
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from core import events
 from crewlet.errors import Conflict
-from learning import events, limits, skills
+from learning import limits, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
 

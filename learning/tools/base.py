@@ -59,7 +59,11 @@ class Tool:
 
     def definition(self) -> dict:
         """A function-calling tool definition: name, description and a JSON schema of the arguments."""
-        return {"name": self.name, "description": self.description, "parameters": _schema(self.arguments)}
+        return {"name": self.name, "description": self.description, "parameters": self.input_schema()}
+
+    def input_schema(self) -> dict:
+        """The JSON schema of the arguments: a closed object, as every provider's form carries it."""
+        return _schema(self.arguments)
 
     def parse(self, arguments: dict) -> Arguments:
         try:

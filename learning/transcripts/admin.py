@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from core import events
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from crewlet.errors import CrewletError
-from learning import events
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable
 from learning.transcripts import ladder
 from learning.transcripts.artifacts import install, review_recommendation
 from learning.transcripts.models import (

@@ -9,9 +9,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from core.providers.embeddings import embed_one
 from learning import episodes
 from learning.models import DiaryEntry, Episode, SynthesizedSkill
-from learning.providers.embeddings import embed_one
 
 
 def note(seat, content, *, days_ago=0, kind=DiaryEntry.LONG, ttl_days=None, embed=True):

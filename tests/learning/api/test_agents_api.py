@@ -2,7 +2,8 @@
 
 import pytest
 
-from learning.models import CounterpartyProfile, DiaryEntry, Event
+from core.models import Event
+from learning.models import CounterpartyProfile, DiaryEntry
 from tests.factories import operator_token, token_for
 from tests.learning.memory_rows import episode, note, skill
 

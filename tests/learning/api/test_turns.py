@@ -50,7 +50,7 @@ def test_one_task_is_enqueued_per_new_turn_and_a_repeat_is_not(seat, seat_token,
 def test_with_a_synchronous_queue_the_turn_is_reflected_by_the_time_it_is_answered(
     seat, seat_token, api_client, sync_queue, django_capture_on_commit_callbacks
 ):
-    from learning import events
+    from core import events
 
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, record(seat), token=seat_token)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from learning.models import Event
+from core.models import Event
+from core.providers.llm.scripted import ScriptedProvider
 from learning.prefetch import Interaction, Thread, ThreadMessage
 from learning.prefetch.hints import (
     EmptyKnowledgeHint,
@@ -10,7 +11,6 @@ from learning.prefetch.hints import (
     EmptyRecallHint,
     UnsearchedKnowledgeHint,
 )
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.learning.memory_rows import FakeResult, FakeSearcher, episode, install_searcher, note, skill
 
 from .conftest import aux_spend, block
@@ -109,7 +109,7 @@ def test_unsearched_knowledge_is_a_different_sentence_from_nothing_found(seat, r
 
 
 def test_failed_embedding_is_reported_and_recency_still_feeds_the_filter(seat, run, role, monkeypatch):
-    from learning.providers.errors import TransientError
+    from core.providers.errors import TransientError
 
     note(seat, "Use semantic commit messages on every PR")
 
@@ -119,7 +119,7 @@ def test_failed_embedding_is_reported_and_recency_still_feeds_the_filter(seat, r
         def embed_batch(self, texts):
             raise TransientError("503")
 
-    monkeypatch.setattr("learning.providers.embeddings.base.get_embedder", lambda: Down())
+    monkeypatch.setattr("core.providers.embeddings.base.get_embedder", lambda: Down())
     result = run(ask="open a PR for the billing fix")
     assert result["summary"]["turn_embedding"] == "failed"
     assert "semantic commit messages" in block(result, "personal_memory")["text"]

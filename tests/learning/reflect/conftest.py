@@ -103,7 +103,7 @@ def ctx_of():
 @pytest.fixture
 def scripted(seat):
     """Route the seat's auxiliary calls to the scripted provider (unqueued purposes answer offline)."""
-    from learning.providers.llm.scripted import ScriptedProvider
+    from core.providers.llm.scripted import ScriptedProvider
 
     seat.role.llm_auxiliary = ["scripted"]
     seat.role.save(update_fields=["llm_auxiliary"])

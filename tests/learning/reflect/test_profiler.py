@@ -1,7 +1,8 @@
 """Profiler: one pass per distinct human sender, never the seat, nothing from internal triggers."""
 
-from learning import events
-from learning.models import CounterpartyProfile, Event
+from core import events
+from core.models import Event
+from learning.models import CounterpartyProfile
 from learning.reflect import profiler, reflect_turn
 from tests.learning.reflect.conftest import human
 

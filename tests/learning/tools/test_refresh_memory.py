@@ -4,12 +4,13 @@ import json
 
 import pytest
 
+from core.models import Event
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import BadInput
-from learning.models import DiaryEntry, Event, RefreshLedger
+from learning.models import DiaryEntry, RefreshLedger
 from learning.prefetch import Interaction, PrefetchRequest, bounds, prefetch
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.learning.memory_rows import note
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from learning.models import Event
+from core.models import Event
 from learning.transcripts.ingest import ingest
 from learning.transcripts.models import Recommendation, Shard, TranscriptEpisode
 
@@ -43,7 +43,7 @@ def test_the_fixture_set_climbs_the_ladder_session_by_session(seat, tmp_path):
 
 
 def test_re_ingesting_the_same_files_adds_nothing_and_calls_no_model(seat, tmp_path):
-    from learning.models import Event as E
+    from core.models import Event as E
 
     ingest(paths=[str(FIXTURES)], seat=seat, repo=str(tmp_path))
     counts = (TranscriptEpisode.objects.count(), Shard.objects.count(), E.objects.filter(name="auxiliary_spend").count())
