@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 import time
 
 from tests.fakes.http_fake import Answer, FakeServer, Recorded, word_count
+from tests.fakes.openai_strict import tool_problems
 
 ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -31,6 +33,19 @@ class FakeOpenAIServer(FakeServer):
         auth = request.headers.get("authorization", "")
         return auth.removeprefix("Bearer ")
 
+    def check(self, request: Recorded):
+        """Also refuses, as the real API does, a ``strict`` tool whose schema breaks strict mode."""
+        refused = super().check(request)
+        if refused is None and isinstance(request.body, dict):
+            problems = tool_problems(request.body.get("tools") or [])
+            if problems:
+                return 400, {}, self.error_body(400, " ".join(problems))
+        return refused
+
+    def answer_tool_calls(self, *calls: tuple[str, dict], text: str | None = None):
+        """Queue an assistant message that calls these tools: ``("use_skill", {"name": "deploy"})``."""
+        self.answer(text or "", tool_calls=[(name, dict(arguments)) for name, arguments in calls])
+
     def chat_completion(self, body: dict, answer: Answer) -> dict:
         budget = body.get("max_completion_tokens") or body.get("max_tokens") or 0
         text, finish, reasoning = answer.text, answer.extra.get("finish_reason", "stop"), answer.extra.get("reasoning")
@@ -49,6 +64,15 @@ class FakeOpenAIServer(FakeServer):
         message = {"role": "assistant", "content": text, "refusal": answer.extra.get("refusal")}
         if reasoning:
             message["reasoning_content"] = reasoning
+        if answer.extra.get("tool_calls"):
+            message["content"] = text or None
+            message["tool_calls"] = [
+                {"id": f"call_fake{next(_ids)}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(arguments)}}
+                for name, arguments in answer.extra["tool_calls"]
+            ]
+            if "finish_reason" not in answer.extra and self.mode != "length":
+                finish = "tool_calls"
         response = {
             "id": f"chatcmpl-fake{next(_ids)}",
             "object": "chat.completion",
