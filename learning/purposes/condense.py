@@ -47,7 +47,7 @@ def _offline(inputs: dict) -> str:
         words, out = picked.split(), ""
         for word in words:
             candidate = f"{out} {word}".strip()
-            if nbytes(candidate) + 2 > budget:
+            if nbytes(candidate) + nbytes(" …") > budget:
                 break
             out = candidate
         picked = out + " …"

@@ -141,3 +141,45 @@ def test_an_empty_auxiliary_chain_falls_back_to_the_role_llm_chain(chain, seat):
 
     assert ask(seat).provider == "secondary"
     assert primary.requests == []
+
+
+def test_every_completion_the_endpoint_served_is_one_spend_row_failed_and_truncated_included(chain, seat):
+    """The seam's books balance against the server's log: each request it answered is one record."""
+    from core.providers.errors import TruncatedError
+
+    primary, secondary = chain
+    primary.answer("kiwi", input_tokens=5, output_tokens=1)  # answered
+    primary.answer("kiwi kiwi kiwi", finish_reason="length", input_tokens=5, output_tokens=3)  # truncated ...
+    secondary.answer("kiwi", input_tokens=6, output_tokens=1)  # ... so the next alias answers
+    primary.fail(503)  # failed ...
+    secondary.fail(429)  # ... and failed again: the call fails
+
+    assert ask(seat).provider == "primary"
+    assert ask(seat).provider == "secondary"
+    with pytest.raises(TransientError):
+        ask(seat)
+
+    served = len(primary.requests) + len(secondary.requests)
+    assert served == len(spend_events()) == 5
+    assert outcomes() == [
+        ("primary", "answered"), ("primary", "truncated"), ("secondary", "answered"),
+        ("primary", "transient"), ("secondary", "rate_limited"),
+    ]
+    charged = sum(e.payload["input_tokens"] + e.payload["output_tokens"] for e in spend_events())
+    assert charged == 6 + 8 + 7
+    assert BudgetCounter.objects.get(scope="seat", scope_id=seat.pk).tokens == charged
+    assert TruncatedError.kind == "truncated"
+
+
+def test_a_prompt_past_the_alias_context_window_is_cut_visibly_to_fit(chain, seat, serve_config, openai_server, anthropic_server):
+    llm = {"primary": openai_spec(openai_server, context_tokens=600), "secondary": anthropic_spec(anthropic_server)}
+    serve_config(providers=schema.Providers(llm=llm, embeddings=schema.EmbeddingSpec(kind="hashing", dimensions=256)))
+    openai_server.answer("kiwi")
+    word = "kiwi " * 2000  # ~10 KB: about 3,300 estimated tokens against a 600-token window
+
+    aux.call(seat=seat, stage="reflection", purpose=CHAIN_PURPOSE.name, inputs={"word": word})
+
+    sent = openai_server.last().body["messages"]
+    user = sent[-1]["content"]
+    assert len(user) < len(word) and "characters cut to fit the model's context window" in user
+    assert user.startswith("kiwi kiwi") and sum(len(m["content"]) for m in sent) / 3 + CHAIN_PURPOSE.max_tokens <= 600

@@ -76,3 +76,21 @@ def test_no_searcher_module_means_no_searcher_wired(seat, run, monkeypatch):
     assert knowledge_seam.searcher() is None and knowledge_seam.can_search(seat) is False
     assert knowledge_seam.search_knowledge_answer(seat, "x") == knowledge_seam.NO_SEARCHER_ANSWER
     assert block(run(ask=ASK), "relevant_knowledge")["text"] == ""
+
+
+def test_a_query_answered_with_thinking_and_a_preamble_searches_the_query_alone(seat, role, run, monkeypatch):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    searcher = install_searcher(monkeypatch, FakeSearcher())
+    ScriptedProvider.queue("knowledge_query", "<think>They ask about {keys}.</think>\nHere is the query: payment key rotation")
+    run(ask=ASK)
+    assert searcher.searches == [("payment key rotation", 5)]
+
+
+def test_a_noop_query_searches_nothing_and_shows_nothing(seat, role, run, monkeypatch):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    searcher = install_searcher(monkeypatch, FakeSearcher())
+    ScriptedProvider.queue("knowledge_query", "NOOP")
+    assert block(run(ask=ASK), "relevant_knowledge")["text"] == ""
+    assert searcher.searches == []
