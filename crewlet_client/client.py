@@ -43,16 +43,19 @@ class CrewletClient:
         return body
 
     # turn start
-    def prefetch(self, *, run_id: str, ask: str = "", interactions: list[dict] | None = None,
-                 requires_recon: bool = False, conversation_id: str = "", conversation_kind: str = "",
-                 thread: dict | None = None, tools: list[str] | None = None, **more: Any) -> Prefetch:
-        """The turn-start blocks; the same ``run_id`` always answers the same (frozen) blocks."""
-        body = {"run_id": run_id, "ask": ask, "interactions": interactions or [], "requires_recon": requires_recon,
-                "conversation_id": conversation_id, "conversation_kind": conversation_kind, **more}
-        if thread is not None:
-            body["thread"] = thread
-        if tools is not None:
-            body["tools"] = tools
+    def prefetch(self, *, run_id: str, ask: str | None = None, label: str | None = None,
+                 subject_is_label: bool | None = None, interactions: list[dict] | None = None,
+                 requires_recon: bool | None = None, conversation_id: str | None = None,
+                 conversation_kind: str | None = None, thread: dict | None = None, tools: list[str] | None = None,
+                 **more: Any) -> Prefetch:
+        """The turn-start blocks; the same ``run_id`` always answers the same (frozen) blocks.
+
+        Fields left ``None`` are not sent (the server's defaults apply).
+        """
+        given = {"ask": ask, "label": label, "subject_is_label": subject_is_label, "interactions": interactions,
+                 "requires_recon": requires_recon, "conversation_id": conversation_id,
+                 "conversation_kind": conversation_kind, "thread": thread, "tools": tools, **more}
+        body = {"run_id": run_id, **{k: v for k, v in given.items() if v is not None}}
         return Prefetch.model_validate(self._call("POST", f"/agents/{self.seat}/prefetch", json=body))
 
     # during the turn

@@ -25,6 +25,8 @@ class Prefetch(_Answer):
 
     run_id: str
     frozen: bool
+    ask: str = ""  # the ask this turn start derived; reflection stores the same
+    skills_offered: list[int] = []  # in prompt order; POST /turns takes them from the run when omitted
     prompt: str
     blocks: list[Block]
     guidance: str

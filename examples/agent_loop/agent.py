@@ -110,6 +110,7 @@ def run_turn(*, llm: openai.OpenAI, model: str, crewlet: CrewletClient, message:
         run_id=message.run_id, conversation_kind="chat", conversation_id=message.conversation_id,
         review_outcome="done", label=f"Message from {message.sender}", interactions=interactions,
         plan_summary=log.answer, tools_called=log.tools_called, tool_sequence=log.tools_called,
+        replied=bool(log.answer),  # the final message went back to the person: engagement even with no tool
         started_at=started.isoformat(), ended_at=datetime.now(UTC).isoformat(),
     )
     log.turn_status = accepted.status

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from core.models import Event
 from examples.agent_loop.agent import run_turn
 from examples.agent_loop.run import TURNS
 from examples.agent_loop.scripted_model import ScriptedModel
@@ -43,6 +44,10 @@ def test_three_turns_prefetch_tools_turn_and_reflection_through_http(live_server
     skill = SynthesizedSkill.objects.get(seat=seat)  # two runs of one procedure became a skill
     assert logs[2].offered_skills == [skill.name] and logs[2].tools_called[0] == "use_skill"
     assert "query_episodes" in logs[2].tools_called
+    skill.refresh_from_db()
+    assert skill.use_count >= 1  # the runtime never sent skills_offered: POST /turns took them from the run
+    skill_use = Event.objects.get(name="reflection_completed", turn_id="example-3").payload["workers"]["skill_use"]
+    assert skill_use["status"] == "ran", skill_use
     assert DiaryEntry.objects.get(seat=seat).content == "Dana wants the CI run linked in every status update."
     read = dict(logs[2].results)  # what the model read: the skill's steps and the earlier turns
     assert skill.name in read["use_skill"] and "Your turns most similar" in read["query_episodes"]
