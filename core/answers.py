@@ -18,7 +18,7 @@ import json
 import re
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BeforeValidator, TypeAdapter, ValidationError, WrapValidator
+from pydantic import BeforeValidator, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
 
 T = TypeVar("T")
 
@@ -123,24 +123,20 @@ Lower = Annotated[str, BeforeValidator(_lower)]
 TextList = Annotated[list[Text], BeforeValidator(_split_list)]
 
 
-def keep_valid(items: Any, adapter: TypeAdapter) -> list:
-    """The items of ``items`` that validate against ``adapter``; a bad item is dropped, never the list."""
-    if not isinstance(items, list):
-        items = _split_list(items)
-        if not isinstance(items, list):
+def _each_valid(value: Any, handler: ValidatorFunctionWrapHandler) -> list:
+    """Validate a list item by item; a bad item is dropped, never the list (a string is split first)."""
+    if not isinstance(value, list):
+        value = _split_list(value)
+        if not isinstance(value, list):
             return []
-    kept = []
-    for item in items:
+    kept: list = []
+    for item in value:
         try:
-            kept.append(adapter.validate_python(item))
+            kept.extend(handler([item]))
         except ValidationError:
             continue
     return kept
 
 
-class Batch:
-    """``Batch[Item]``: a list whose invalid items are dropped one by one (``Annotated`` form)."""
-
-    def __class_getitem__(cls, item_type):
-        adapter = TypeAdapter(item_type)
-        return Annotated[list[item_type], WrapValidator(lambda value, handler: keep_valid(value, adapter))]
+# ``Batch[Item]``: a list whose invalid items are dropped one by one
+Batch = Annotated[list[T], WrapValidator(_each_valid)]

@@ -94,6 +94,7 @@ class PrefetchContext:
             raise AuxDidNotAnswer("deadline") from None
         except Exception as exc:  # a provider error or an unparseable answer: the block degrades
             log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
+            getattr(exc, "record", lambda: None)()  # its attempts are charged and recorded all the same
             raise AuxDidNotAnswer(str(exc)) from exc
         result.record()
         return result.value

@@ -62,7 +62,8 @@ def parse(text: str) -> dict:
     if says_nothing(text):
         return Answer().model_dump()
     answer = read_json(NAME, text, Answer).model_dump()
-    return {key: value if key == "communication_style" else [v for v in value if v] for key, value in answer.items()}
+    # the prompt's bound, held by code: at most MAX_NEW new items a list
+    return {key: value if key == "communication_style" else [v for v in value if v][:MAX_NEW] for key, value in answer.items()}
 
 
 def _style(messages: list[str]) -> str:

@@ -97,15 +97,16 @@ class OpenAICompatProvider:
             raise RefusedError(f"providers.llm.{self.alias}: the model refused ({refusal or 'content filter'})", **spent)
         thought = _reasoning_text(choice.message)
         if finish == "length":
-            why = f"spent {reasoning} tokens reasoning and " if reasoning else ""
+            hint = (f" after {reasoning} reasoning tokens; raise reasoning_tokens or set reasoning_effort = \"low\""
+                    if reasoning else "")
             raise TruncatedError(
-                f"providers.llm.{self.alias}: the answer was cut off at its token budget ({why}{answered} output tokens);"
-                " raise reasoning_tokens or set reasoning_effort = \"low\" for a reasoning model", **spent
+                f"providers.llm.{self.alias}: the answer was cut off at its token budget ({answered} output tokens{hint})",
+                **spent,
             )
         if not text.strip() and (thought or reasoning):
             raise TruncatedError(
                 f"providers.llm.{self.alias}: the model answered only reasoning ({reasoning or 'some'} reasoning tokens)"
-                " and no content", **spent
+                " and no content; raise reasoning_tokens or set reasoning_effort = \"low\"", **spent
             )
         return Completion(text=text, input_tokens=used, output_tokens=answered, model=spent["model"], finish=finish,
                           reasoning_tokens=reasoning)

@@ -100,6 +100,9 @@ CORPUS: dict[str, list[Case]] = {
             _has(communication_style="", sensitivities=["Dislikes pings after 6pm."]),
         ),
         Case("noop", "none", _has(communication_style="", past_decisions=[], topics=[])),
+        Case(  # the whole profile again, not a delta: held to the prompt's bound of five new items a list
+            "local", '{"topics": ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"]}', _has(topics=["a1", "a2", "a3", "a4", "a5"])
+        ),
         Case("truncated", '{"communication_style": "Terse", "past_decisions": ["Ana chose Post', UNPARSEABLE),
     ],
     "skill_draft": [
