@@ -46,5 +46,12 @@ def require_seat(request, handle: str | None = None) -> Seat:
     return seat
 
 
+def acting_seat(request, handle: str) -> Seat:
+    """The seat a turn runs as: only its own seat token may start its turn, call its tools or post it."""
+    if request.auth.kind != ApiToken.SEAT:
+        raise Forbidden("an operator token cannot run a seat's turn; use the seat's own token")
+    return require_seat(request, handle)
+
+
 seat_auth = SeatAuth()
 operator_auth = OperatorAuth()

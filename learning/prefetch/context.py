@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from core import aux
 from core.providers.embeddings import EmbedResult, embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
+from crewlet.models import Seat
 from learning.prefetch import bounds
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest
@@ -33,15 +34,15 @@ class AuxDidNotAnswer(Exception):
 
 
 @dataclass
-class TurnContext:
-    seat: object
+class PrefetchContext:
+    seat: Seat
     request: PrefetchRequest
     thin: bool = False
     deadline: float = 0.0
     _embedding: EmbedResult | None = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, *, seat, request: PrefetchRequest) -> TurnContext:
+    def start(cls, *, seat, request: PrefetchRequest) -> PrefetchContext:
         _ = seat.role  # loaded here, so worker threads never touch the database for it
         return cls(seat=seat, request=request, thin=thin_trigger(request))
 

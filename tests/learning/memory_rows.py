@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-import types
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.utils import timezone
 
 from core.providers.embeddings import embed_one
-from learning import episodes
+from learning import episodes, turns
 from learning.models import DiaryEntry, Episode, SynthesizedSkill
+from learning.turn_record import Interaction, Sender, TurnRecord
 
 
 def note(seat, content, *, days_ago=0, kind=DiaryEntry.LONG, ttl_days=None, embed=True):
@@ -38,50 +36,19 @@ def episode(seat, *, label="Message from Ana: Slack message", ask="", did="", to
     return row
 
 
+def said(body, *, handle="carol", name="", platform="", kind="human") -> Interaction:
+    """One inbound message, in the one ``Interaction`` shape the prefetch and the turn record share."""
+    return Interaction(sender=Sender(handle=handle, display_name=name, platform=platform, kind=kind), body=body)
+
+
+def stored_turn(seat, *, run_id, conversation_id="", outcome="done", conversation_kind="chat", **fields):
+    """A turn stored through the production intake (``turns.store_turn``), as ``POST /turns`` stores it."""
+    record = TurnRecord(run_id=run_id, seat=seat.handle, conversation_id=conversation_id,
+                        conversation_kind=conversation_kind, review_outcome=outcome, **fields)
+    return turns.store_turn(seat=seat, record=record)[0]
+
+
 def skill(seat, name, description="does a thing", *, state=SynthesizedSkill.ACTIVE, body=None, **extra):
     return SynthesizedSkill.objects.create(seat=seat, name=name, description=description,
                                            body=body or f"# {name}\n\n1. step", state=state,
                                            created_at=timezone.now(), **extra)
-
-
-@dataclass
-class FakePage:
-    title: str
-    snippet: str = ""
-    page_id: str = "1"
-    container_key: str = "ENG"
-    url: str = ""
-
-
-@dataclass
-class FakeResult:
-    pages: list = field(default_factory=list)
-    served_mode: str = "native"
-
-
-class FakeSearcher:
-    """A stand-in ``knowledge.searcher`` module: records its calls and answers what it was given."""
-
-    def __init__(self, *, result=None, can=True, answer="1 page: Runbook"):
-        self.result, self.can, self.answer = result or FakeResult(), can, answer
-        self.searches: list[tuple[str, int]] = []
-        self.answers: list[str] = []
-
-    def can_search(self, seat):
-        return self.can
-
-    def search(self, seat, query, limit):
-        self.searches.append((query, limit))
-        return self.result
-
-    def search_knowledge_answer(self, seat, query):
-        self.answers.append(query)
-        return self.answer
-
-
-def install_searcher(monkeypatch, searcher: FakeSearcher) -> FakeSearcher:
-    module = types.ModuleType("knowledge.searcher")
-    for name in ("can_search", "search", "search_knowledge_answer"):
-        setattr(module, name, getattr(searcher, name))
-    monkeypatch.setitem(sys.modules, "knowledge.searcher", module)
-    return searcher

@@ -4,14 +4,21 @@ import pytest
 
 from core.models import Event
 from core.providers.llm.scripted import ScriptedProvider
-from learning.prefetch import Interaction, Thread, ThreadMessage
+from learning.prefetch import Thread, ThreadMessage
 from learning.prefetch.hints import (
     EmptyKnowledgeHint,
     EmptyMemoryHint,
     EmptyRecallHint,
     UnsearchedKnowledgeHint,
 )
-from tests.learning.memory_rows import FakeResult, FakeSearcher, episode, install_searcher, note, skill
+from tests.fakes.confluence_server import closed_port_url
+from tests.learning.memory_rows import (
+    episode,
+    note,
+    said,
+    skill,
+    stored_turn,
+)
 
 from .conftest import aux_spend, block
 
@@ -24,21 +31,21 @@ def rich_memory(seat):
 
 
 @pytest.mark.parametrize("trigger", [dict(ask="POC-518 got a comment", requires_recon=True), dict(ask="   ")])
-def test_thin_trigger_makes_no_embedding_and_no_auxiliary_call(seat, run, rich_memory, embed_calls, monkeypatch, trigger):
-    install_searcher(monkeypatch, FakeSearcher())
+def test_thin_trigger_makes_no_embedding_and_no_auxiliary_call(seat, run, rich_memory, embed_calls, serve_native, trigger):
+    serve_native(scope=["ENG"])
     result = run(**trigger)
     assert embed_calls == []
     assert aux_spend(turn_id=result["run_id"]) == 0
     assert result["summary"]["turn_embedding"] == "absent"
 
 
-def test_thin_trigger_renders_every_gate_path_hint(seat, run, rich_memory, monkeypatch):
-    searcher = install_searcher(monkeypatch, FakeSearcher())
+def test_thin_trigger_renders_every_gate_path_hint(seat, run, rich_memory, serve_native):
+    serve_native(scope=["ENG"])
     result = run(ask="+1", requires_recon=True)
     assert EmptyRecallHint in block(result, "similar_prior_work")["text"]
     assert EmptyMemoryHint in block(result, "personal_memory")["text"]
     assert EmptyKnowledgeHint in block(result, "relevant_knowledge")["text"]
-    assert searcher.searches == []  # the live search is skipped too
+    assert not Event.objects.filter(name="knowledge_read").exists()  # the live search is skipped too
     assert result["summary"]["trigger_requires_recon"] is True
     assert result["summary"]["summary"].endswith("(thin trigger: relevance filters gated)")
 
@@ -57,8 +64,8 @@ def test_recall_hint_is_phrased_conditionally_and_shown_without_episodes(seat, r
     assert text.endswith(EmptyRecallHint) and EmptyRecallHint.startswith("If this task resembles")
 
 
-def test_knowledge_hint_needs_a_searcher_that_could_search(seat, run, monkeypatch):
-    install_searcher(monkeypatch, FakeSearcher(can=False))
+def test_knowledge_hint_needs_a_searcher_that_could_search(seat, run, serve_native):
+    serve_native(scope=[])  # nothing in the read scope: no search could return anything
     assert block(run(ask="+1", requires_recon=True), "relevant_knowledge")["text"] == ""
 
 
@@ -71,15 +78,15 @@ def test_empty_ask_is_gated_but_does_not_set_requires_recon(seat, run):
 
 
 def test_thread_ledger_and_profiles_are_not_gated(seat, run):
-    from learning.models import CounterpartyProfile, Turn
+    from learning.models import CounterpartyProfile
 
     CounterpartyProfile.objects.create(observer=seat, subject_handle="carol", subject_platform="mattermost",
                                        communication_style="terse, wants links")
-    Turn.objects.create(run_id="earlier", seat=seat, conversation_id="thread-9", review_outcome="done",
-                        payload={"ask": "is the export fixed?", "plan_summary": "Said it was restarted at 02:10."})
+    stored_turn(seat, run_id="earlier", conversation_id="thread-9", ask="is the export fixed?",
+                plan_summary="Said it was restarted at 02:10.")
     result = run(
         ask="+1", requires_recon=True, conversation_id="thread-9",
-        interactions=(Interaction(sender_handle="carol", platform="mattermost", sender_name="Carol", body="+1"),),
+        interactions=(said("+1", handle="carol", platform="mattermost", name="Carol"),),
         thread=Thread(messages=(ThreadMessage(sender_name="Carol", text="is the export fixed?"),
                                 ThreadMessage(sender_name="Ana", is_self=True, text="restarted it"),
                                 ThreadMessage(sender_name="Carol", text="+1"))),
@@ -98,10 +105,10 @@ def test_rich_trigger_embeds_once_for_memory_and_episodes(seat, run, rich_memory
     assert "The billing export runs nightly at 02:00" in block(result, "personal_memory")["text"]
 
 
-def test_unsearched_knowledge_is_a_different_sentence_from_nothing_found(seat, run, monkeypatch):
-    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[], served_mode="")))
+def test_unsearched_knowledge_is_a_different_sentence_from_nothing_found(seat, run, serve_confluence, serve_native):
+    serve_confluence(closed_port_url(), scope=["ENG"])  # configured, but nothing answers
     unsearched = block(run(ask="how do we rotate the signing key"), "relevant_knowledge")["text"]
-    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[], served_mode="native")))
+    serve_native(scope=["ENG"])  # searched, and no page matches
     empty = block(run(ask="how do we rotate the signing key"), "relevant_knowledge")["text"]
     assert UnsearchedKnowledgeHint in unsearched and EmptyKnowledgeHint not in unsearched
     assert EmptyKnowledgeHint in empty and UnsearchedKnowledgeHint not in empty
@@ -130,20 +137,19 @@ def test_scripted_filter_is_told_who_triggered_the_turn(seat, run, role):
     role.llm_auxiliary = ["scripted"]
     role.save()
     note(seat, "Carol wants links to the runbook in every answer")
-    run(ask="can you check the export?", interactions=(Interaction(sender_handle="carol", sender_name="Carol",
-                                                                   platform="mattermost", body="can you check"),))
+    run(ask="can you check the export?", interactions=(said("can you check", handle="carol", name="Carol",
+                                                                    platform="mattermost"),))
     calls = [c for c in ScriptedProvider.calls if c["purpose"] == "memory_relevance_filter"]
     assert calls and calls[0]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
     assert "Carol (mattermost)" in calls[0]["messages"][1]["content"]
 
 
 def test_the_ledger_reads_what_was_asked_from_the_stored_interactions(seat, run):
-    from learning.models import Turn
-
-    Turn.objects.create(run_id="earlier", seat=seat, conversation_id="jira:PLAT-88", review_outcome="done",
-                        payload={"interactions": [{"sender": {"handle": "ravi", "display_name": "Ravi"},
-                                                   "body": "Reproduce on staging first."}],
-                                 "plan_summary": "Reproduced it on staging.", "tool_sequence": ["jira_get_issue"]})
+    stored_turn(seat, run_id="earlier", conversation_id="jira:PLAT-88", conversation_kind="tracker",
+                interactions=[said("Reproduce on staging first.", handle="ravi", name="Ravi"),
+                              said("And attach the logs.", handle="tom", name="Tom")],
+                plan_summary="Reproduced it on staging.", tool_sequence=["jira_get_issue"])
     text = block(run(ask="any news?", conversation_id="jira:PLAT-88"), "conversation_ledger")["text"]
-    assert "asked: Ravi: Reproduce on staging first." in text and "tools: jira_get_issue" in text
+    assert "asked: Ravi: Reproduce on staging first. Tom: And attach the logs." in text
+    assert "tools: jira_get_issue" in text
     assert block(run(ask="any news?", conversation_id="jira:OTHER"), "conversation_ledger")["text"] == ""

@@ -61,27 +61,31 @@ def test_the_rows_record_the_seat_the_transcripts_belong_to(seat, other_seat):
 
 def test_the_command_prints_the_summary_and_every_warning(seat, tmp_path):
     out = io.StringIO()
-    call_command("ingest_transcripts", str(FIXTURES), str(tmp_path / "missing"), "--repo", str(tmp_path), "--seat", "ana", stdout=out)
+    call_command("ingest_transcripts", str(FIXTURES), "--repo", str(tmp_path), "--seat", "ana", stdout=out)
     text = out.getvalue()
-    for expected in ("seat: ana", "episodes: 12", "candidate shards:", "ladder outcomes:", "recommendations:",
-                     "sess-a.jsonl:17: malformed line skipped", "missing: no such file or directory", "read "):
+    assert text.splitlines()[0] == "seat: ana"
+    for expected in ("episodes: 12", "candidate shards:", "ladder outcomes:", "recommendations:",
+                     "sess-a.jsonl:17: malformed line skipped", "read "):
         assert expected in text
+
+
+def test_a_missing_path_is_refused_naming_it_before_anything_is_read(seat, tmp_path):
+    with pytest.raises(CommandError) as err:
+        call_command("ingest_transcripts", str(FIXTURES), str(tmp_path / "missing"), "--seat", "ana",
+                     stdout=io.StringIO())
+    assert str(err.value) == f"no such file or folder: {tmp_path / 'missing'}"
+    assert not TranscriptEpisode.objects.exists()
 
 
 def test_the_command_defaults_to_the_first_active_seat(seat, other_seat):
     out = io.StringIO()
     call_command("ingest_transcripts", _files("sess-a")[0], stdout=out)
-    assert "seat: ana" in out.getvalue()
+    assert out.getvalue().splitlines()[0].startswith("seat: ana (the default, the first active seat;")
 
 
 def test_the_command_refuses_an_unknown_seat(seat):
     with pytest.raises(CommandError, match="no such seat"):
         call_command("ingest_transcripts", _files("sess-a")[0], "--seat", "nobody", stdout=io.StringIO())
-
-
-@pytest.fixture
-def lead(django_user_model):
-    return django_user_model.objects.create_superuser("lead", "lead@example.com", "pw")
 
 
 def test_admin_actions_record_the_acting_user(client, lead, seat, tmp_path):
@@ -99,7 +103,40 @@ def test_admin_actions_record_the_acting_user(client, lead, seat, tmp_path):
     assert rec.status == Recommendation.APPROVED and rec.reviewed_by == lead
     assert (tmp_path / rec.target_path).exists() == before
     actions = Event.objects.filter(name="transcripts_admin_action").order_by("id")
-    assert [(e.payload["action"], e.payload["user"]) for e in actions] == [("reject_memory", "lead"), ("approve", "lead")]
+    assert [(e.payload["action"], e.payload["user"]) for e in actions] == [("reject_memory", "lena"), ("approve", "lena")]
+    assert not lead.is_superuser  # the leads group's own permissions
+
+
+def test_a_leads_form_changes_no_state_only_the_actions_do(client, lead, seat, tmp_path):
+    ingest(paths=[str(FIXTURES)], seat=seat, repo=str(tmp_path))
+    client.force_login(lead)
+    shard = Shard.objects.filter(status=Shard.PENDING).first()
+    page = client.get(f"/admin/transcripts/shard/{shard.pk}/change/").content.decode()
+    assert 'name="status"' not in page and shard.reason in page
+    client.post(f"/admin/transcripts/shard/{shard.pk}/change/", {"status": Shard.PUBLISHED, "text": "forged"})
+    shard.refresh_from_db()
+    assert shard.status == Shard.PENDING and shard.text != "forged"
+    rec = Recommendation.objects.filter(mode=Recommendation.EDIT).first()
+    page = client.get(f"/admin/transcripts/recommendation/{rec.pk}/change/").content.decode()
+    assert not any(f'name="{f}"' in page for f in ("status", "mode", "target_path"))
+    client.post(f"/admin/transcripts/recommendation/{rec.pk}/change/", {"status": "installed", "mode": "create", "target_path": "x.md"})
+    rec.refresh_from_db()
+    assert (rec.status, rec.mode) == (Recommendation.PROPOSED, Recommendation.EDIT) and rec.target_path != "x.md"
+
+
+def test_staff_who_are_not_leads_cannot_run_the_review_actions(client, seat, tmp_path, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    ingest(paths=[str(FIXTURES)], seat=seat, repo=str(tmp_path))
+    staff = django_user_model.objects.create_user("sam", password="pw", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="view_shard"))
+    client.force_login(staff)
+    pending = Shard.objects.filter(status=Shard.PENDING).first()
+    assert client.get("/admin/transcripts/shard/").status_code == 200
+    client.post("/admin/transcripts/shard/", {"action": "reject", "_selected_action": [pending.pk]})
+    pending.refresh_from_db()
+    assert pending.status == Shard.PENDING
+    assert client.get("/admin/transcripts/recommendation/").status_code == 403
 
 
 def test_the_admin_shows_the_rendered_diff(client, lead, seat, tmp_path):
