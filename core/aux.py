@@ -141,11 +141,11 @@ def record_batch(seat, results: list[AuxResult]) -> None:
                 budgets.charge(seat, tokens)
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
-        for r in results:
-            events.publish(
-                "auxiliary_spend", seat=seat, turn_id=r.turn_id, best_effort=True, stage=r.stage, purpose=r.purpose,
-                provider=r.provider, model=r.model, input_tokens=r.input_tokens, output_tokens=r.output_tokens,
-            )
+        events.publish_many([
+            ("auxiliary_spend", seat, r.turn_id, dict(stage=r.stage, purpose=r.purpose, provider=r.provider, model=r.model,
+                                           input_tokens=r.input_tokens, output_tokens=r.output_tokens))
+            for r in results
+        ])
 
 
 def _record(seat, stage, purpose, turn_id, alias, completion) -> None:

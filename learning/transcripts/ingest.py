@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from core import events
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet.errors import BadInput
@@ -32,6 +33,7 @@ class FileRead:
     pseudo_user: Counter = field(default_factory=Counter)
     episode_ids: list = field(default_factory=list)
     warnings: int = 0
+    records: dict = field(default_factory=dict)  # every record read, by type
 
 
 @dataclass
@@ -107,7 +109,8 @@ def _read_one(*, seat, adapter, path: str, summary: IngestSummary, progress=None
     source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
     result = adapter.read(path, source.watermark)
     stored = [] if shards.nothing_new(source, result) else shards.store_read(seat=seat, source=source, result=result)
-    read = FileRead(path=source.path, bytes_read=result.bytes_read, episode_ids=[e.pk for e in stored], warnings=len(result.warnings))
+    read = FileRead(path=source.path, bytes_read=result.bytes_read, episode_ids=[e.pk for e in stored], warnings=len(result.warnings),
+                    records=result.records)
     summary.files_read.append(read)
     summary.files += 1
     summary.bytes_read += result.bytes_read
@@ -145,18 +148,20 @@ def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
             pools[key] = ladder.Pool(shard.seat.company_id, *key)
     for pool in pools.values():
         pool.adopt(shards_in)
+    decided: list = []
     with transaction.atomic():
         for shard in sorted(shards_in, key=lambda s: s.pk):
             if shard.status != Shard.PENDING:
                 continue  # folded into an earlier shard it recurred with
             pool = pools.get((shard.embedding_model, shard.embedding_dim))
-            outcome = ladder.evaluate(shard, pool)
+            outcome = ladder.evaluate(shard, pool, sink=decided)
             summary.decisions.append((shard, outcome.status, outcome.reason))
             if outcome.status == Shard.ACCEPTED:
                 try:
                     summary.judged.append(ladder.publish_memory(shard=shard, stage="background", pool=pool))
                 except (ProviderError, AnswerUnparseable) as exc:
                     summary.warnings.append(f"shard {shard.pk}: the judge did not answer ({exc}); it stays accepted")
+        events.publish_many(decided)
     for shard in shards_in:
         summary.outcomes[shard.status] += 1
 

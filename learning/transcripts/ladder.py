@@ -195,11 +195,14 @@ def decide(shard: Shard, pool: Pool | None = None) -> Outcome:
     return Outcome(Shard.PENDING, "no recurrence or corroboration yet", evidence)
 
 
-def evaluate(shard: Shard, pool: Pool | None = None) -> Outcome:
-    """Decide and record one shard's rung; candidates it recurred with are folded into it."""
+def evaluate(shard: Shard, pool: Pool | None = None, *, sink: list | None = None) -> Outcome:
+    """Decide and record one shard's rung; candidates it recurred with are folded into it.
+
+    ``sink`` (a climb's list) collects the decision events for one bulk write instead of one each.
+    """
     outcome = decide(shard, pool)
     with transaction.atomic():
-        _record(shard, outcome, by=Shard.BY_LADDER)
+        _record(shard, outcome, by=Shard.BY_LADDER, sink=sink)
         absorbed = [other.pk for other in outcome.absorb]
         if absorbed:
             Shard.objects.filter(pk__in=absorbed, status__in=RECURRENCE_POOL).update(
@@ -214,14 +217,18 @@ def evaluate(shard: Shard, pool: Pool | None = None) -> Outcome:
     return outcome
 
 
-def _record(shard: Shard, outcome: Outcome, *, by: str) -> None:
+def _record(shard: Shard, outcome: Outcome, *, by: str, sink: list | None = None) -> None:
     shard.status, shard.reason = outcome.status, outcome.reason[:300]
     shard.evidence = {**shard.evidence, **outcome.evidence}
     shard.decided_at = timezone.now()
     if outcome.status == Shard.REJECTED:
         shard.rejected_by = by
     shard.save(update_fields=["status", "reason", "evidence", "decided_at", "rejected_by"])
-    events.publish("shard_decided", seat=shard.seat, best_effort=True, shard_id=shard.pk, status=shard.status, reason=shard.reason)
+    payload = dict(shard_id=shard.pk, status=shard.status, reason=shard.reason)
+    if sink is not None:
+        sink.append(("shard_decided", shard.seat, "", payload))
+    else:
+        events.publish("shard_decided", seat=shard.seat, best_effort=True, **payload)
 
 
 def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str = "", pool: Pool | None = None) -> dict:

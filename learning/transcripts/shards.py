@@ -56,19 +56,28 @@ def store_read(*, seat, source: TranscriptSource, result: ReadResult) -> list[Tr
     """
     if result.restarted:
         TranscriptSession.objects.filter(source=source).update(human_messages=0, pseudo_user={}, observations={})
-    sessions = {}
+    ids = [seen.session_id for seen in result.sessions]
+    known = {row.session_id: row for row in TranscriptSession.objects.select_for_update().filter(source=source, session_id__in=ids)}
+    fresh, sessions = [], {}
     for seen in result.sessions:
-        row, _created = TranscriptSession.objects.select_for_update().get_or_create(
-            source=source, session_id=seen.session_id, defaults={"seat": seat, "cwd": seen.cwd}
-        )
+        row = known.get(seen.session_id)
+        if row is None:
+            row = TranscriptSession(source=source, seat=seat, session_id=seen.session_id, cwd=seen.cwd)
+            fresh.append(row)
         row.cwd = row.cwd or seen.cwd
         row.started_at = min(filter(None, [row.started_at, seen.started_at]), default=None)
         row.ended_at = max(filter(None, [row.ended_at, seen.ended_at]), default=None)
         row.human_messages += seen.human_messages
         row.pseudo_user = _merge_counts(row.pseudo_user, seen.pseudo_user)
         row.observations = _merge_counts(row.observations, seen.observations)
-        row.save()
         sessions[seen.session_id] = row
+    TranscriptSession.objects.bulk_create(fresh)
+    if known:
+        for row in known.values():
+            row.ingested_at = timezone.now()
+        TranscriptSession.objects.bulk_update(
+            list(known.values()), ["cwd", "started_at", "ended_at", "human_messages", "pseudo_user", "observations", "ingested_at"]
+        )
     created = _new_episodes(seat, source, sessions, result.episodes)
     source.watermark = result.watermark
     source.read_at = timezone.now()

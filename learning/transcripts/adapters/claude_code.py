@@ -146,6 +146,7 @@ class _Walker:
         self.turn_session = wm.session
         self.open_emitted: list[str] = []
         self.counting = False
+        self.records: dict[str, int] = {}  # newly read records by type (a sidechain's marked), for the per-file report
 
     @property
     def stats(self) -> ScrubStats:
@@ -174,6 +175,9 @@ class _Walker:
 
     def feed(self, record: dict, offset: int, lineno: int) -> None:
         self.counting = offset >= self.wm.observed_to
+        if self.counting:
+            kind = f"{record.get('type')}{' (sidechain)' if record.get('isSidechain') else ''}"
+            self.records[kind] = self.records.get(kind, 0) + 1
         seen = self.session(record)
         if seen is None:
             return
@@ -389,6 +393,7 @@ class ClaudeCodeAdapter:
             bytes_read=max(0, end - max(wm.offset, wm.observed_to)),
             scrubbed=walker.scrub_counts,
             restarted=restarted,
+            records=walker.records,
         )
 
     def _check_identity(self, fh, wm: Watermark, display: str, warnings: list[str]) -> Watermark:
