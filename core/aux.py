@@ -20,7 +20,6 @@ from django.db import transaction
 
 from core import budgets, events, purposes
 from core.providers.errors import ConfigurationError, ProviderError, RefusedError
-from core.providers.llm.base import Completion
 from core.purposes import AnswerUnparseable
 
 log = logging.getLogger("core.aux")
@@ -50,6 +49,7 @@ class AuxResult:
     input_tokens: int
     output_tokens: int
     finish: str = "stop"
+    attempts: tuple = ()  # every attempt of the call, failed ones first: one spend record each
 
 
 def chain_for(seat) -> list[str]:
@@ -101,20 +101,16 @@ def call(
     rendered = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | None = None
-    records: list = []  # one spend record per attempt that reached an endpoint, failed ones included
+    attempts: list[Attempt] = []  # one per attempt that reached an endpoint, failed ones included
     from core.providers.llm import build, window
 
-    def flush():
-        for one in records:
-            one()
-        records.clear()
-
     def settle(error):
-        """Raise ``error`` with its records flushed, or (deferred) attached as ``error.record``."""
-        if defer_record:
-            error.record = _all(list(records))
-        else:
-            flush()
+        """``error`` carrying its attempts, recorded now or (deferred) by ``error.record()``."""
+        error.attempts = tuple(attempts)
+        error.record = partial(record_attempts, seat, error.attempts)
+        if not defer_record:
+            error.record()
+            error.record = _noop
         return error
 
     for alias in chain:
@@ -129,9 +125,9 @@ def call(
         except ProviderError as exc:
             exc.provider = alias
             if exc.sent:
-                spent = Completion(text="", input_tokens=exc.input_tokens, output_tokens=exc.output_tokens,
-                                   model=exc.model or getattr(provider, "model", "") or "", finish=exc.finish)
-                records.append(partial(_record, seat, stage, purpose, turn_id, alias, spent, exc.kind))
+                model = exc.model or getattr(provider, "model", "") or ""
+                attempts.append(Attempt(stage, purpose, turn_id, alias, model, exc.input_tokens, exc.output_tokens,
+                                        exc.kind, exc.finish))
             if isinstance(exc, RefusedError):
                 raise settle(exc) from None
             log.warning("provider %s failed for %s (%s); trying the next", alias, purpose, exc.kind)
@@ -142,13 +138,14 @@ def call(
         except AnswerUnparseable as exc:
             exc.provider, exc.finish = alias, completion.finish
             exc.input_tokens, exc.output_tokens = completion.input_tokens, completion.output_tokens
-            records.append(partial(_record, seat, stage, purpose, turn_id, alias, completion, "unparseable"))
+            attempts.append(_attempt(stage, purpose, turn_id, alias, completion, "unparseable"))
             raise settle(exc) from None
-        records.append(partial(_record, seat, stage, purpose, turn_id, alias, completion, "answered"))
+        attempts.append(_attempt(stage, purpose, turn_id, alias, completion, "answered"))
+        done = tuple(attempts)
         if not defer_record:
-            flush()
+            record_attempts(seat, done)
         return AuxResult(
-            record=_all(list(records)) if defer_record else _noop,
+            record=partial(record_attempts, seat, done) if defer_record else _noop,
             value=value,
             text=completion.text,
             provider=alias,
@@ -156,22 +153,43 @@ def call(
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
             finish=completion.finish,
+            attempts=done,
         )
     assert last_error is not None
     raise settle(last_error)
 
 
-def _all(records: list):
-    def record():
-        while records:
-            records.pop(0)()
+@dataclass(frozen=True)
+class Attempt:
+    """One request that reached an endpoint: what one ``auxiliary_spend`` event records."""
 
-    return record
+    stage: str
+    purpose: str
+    turn_id: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    outcome: str  # answered | unparseable | truncated | refused | transient | rate_limited | configuration | ...
+    finish: str
 
 
-def _record(seat, stage, purpose, turn_id, alias, completion, outcome) -> None:
-    """Charge both counters and append the spend event in ONE transaction (one commit per attempt)."""
-    tokens = completion.input_tokens + completion.output_tokens
+def _attempt(stage, purpose, turn_id, alias, completion, outcome) -> Attempt:
+    return Attempt(stage, purpose, turn_id, alias, completion.model, completion.input_tokens,
+                   completion.output_tokens, outcome, completion.finish)
+
+
+def record_batch(seat, results: list) -> None:
+    """Record many deferred calls of one seat at once (answers, or the errors a deferred call raised):
+    ONE charge of their summed tokens and their spend events, in one transaction."""
+    record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())))
+
+
+def record_attempts(seat, attempts: tuple) -> None:
+    """Charge both counters and append one spend event an attempt, in ONE transaction (one commit)."""
+    if not attempts:
+        return
+    tokens = sum(a.input_tokens + a.output_tokens for a in attempts)
     with transaction.atomic():
         try:
             if tokens:
@@ -179,17 +197,10 @@ def _record(seat, stage, purpose, turn_id, alias, completion, outcome) -> None:
                     budgets.charge(seat, tokens)
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
-        events.publish(
-            "auxiliary_spend",
-            seat=seat,
-            turn_id=turn_id,
-            best_effort=True,
-            stage=stage,
-            purpose=purpose,
-            provider=alias,
-            model=completion.model,
-            input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens,
-            outcome=outcome,
-            finish=completion.finish,
-        )
+        events.publish_many([
+            ("auxiliary_spend", seat, a.turn_id, dict(
+                stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model, input_tokens=a.input_tokens,
+                output_tokens=a.output_tokens, outcome=a.outcome, finish=a.finish,
+            ))
+            for a in attempts
+        ])

@@ -113,6 +113,9 @@ def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embed
             return [EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts]
     if embedder is None:
         return [EmbedResult(None, "", "unconfigured") for _ in texts]
+    from core.providers.embeddings import warm
+
+    warm.wait_while_loading()  # a load in progress is not this embed's budget to spend
     future = _pool.submit(_embed_whole, embedder, list(texts))
     try:
         vectors = future.result(timeout=budget)
