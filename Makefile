@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-sqlite test-postgres install bench lint clean
+.PHONY: demo serve test test-sqlite test-postgres install bench lint clean
 
 $(PY):
 	python3 -m venv .venv
@@ -23,6 +23,10 @@ install: $(STAMP)
 demo: install
 	mkdir -p var && rm -f var/demo.sqlite3
 	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
+
+# DEBUG only here (static files and tracebacks for a developer); everywhere else it is off.
+serve: install
+	DJANGO_DEBUG=1 $(PY) manage.py runserver
 
 test: install
 	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails

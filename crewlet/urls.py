@@ -8,3 +8,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("", include("crewlet.page_urls")),
 ]
+
+handler404 = "crewlet.api.json_not_found"
+handler500 = "crewlet.api.json_server_error"

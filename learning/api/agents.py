@@ -7,14 +7,16 @@ mapped to HTTP once in ``crewlet.api``. A seat token acts only as its own seat.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from ninja import Field, Path, Query, Router, Schema
 
+from crewlet.api_input import InputSchema
 from crewlet.auth import operator_auth, require_seat, seat_auth
-from crewlet.errors import Forbidden
+from crewlet.errors import Forbidden, error_responses
 from crewlet.models import ApiToken
 from learning import memory_read, tools
+from learning.limits import MAX_ASK_CHARS, MAX_INTERACTIONS, MAX_THREAD_MESSAGES
 from learning.prefetch import Interaction, PrefetchRequest, Thread, ThreadMessage, prefetch
 from learning.prefetch.request import THREAD_READ, ask_from_interactions
 from learning.tools.base import Text
@@ -25,7 +27,7 @@ HANDLE = Path(..., pattern=r"^[-a-zA-Z0-9_]+$", max_length=100)
 TOOL_NAME = Path(..., pattern=r"^[a-z_]+$", max_length=60)
 
 
-class SenderIn(Schema):
+class SenderIn(InputSchema):
     """A resolved sender (the same shape ``POST /turns`` takes): a handle or an external id, on a platform."""
 
     handle: Text = Field("", max_length=200)
@@ -35,36 +37,36 @@ class SenderIn(Schema):
     kind: Literal["human", "agent", "bot"] = "human"
 
 
-class InteractionIn(Schema):
+class InteractionIn(InputSchema):
     """One inbound message of the trigger: its sender and its salient body (the message, no scaffolding)."""
 
     sender: SenderIn = Field(default_factory=SenderIn)
-    body: Text = ""
+    body: Text = Field("", max_length=MAX_ASK_CHARS)
 
 
-class ThreadMessageIn(Schema):
+class ThreadMessageIn(InputSchema):
     sender_name: Text = Field("", max_length=200)
     sender_handle: Text = Field("", max_length=200)
     is_self: bool = False
-    text: Text = ""
+    text: Text = Field("", max_length=MAX_ASK_CHARS)
     ts: Text = Field("", max_length=100)
 
 
-class ThreadIn(Schema):
+class ThreadIn(InputSchema):
     status: Literal["read", "unreadable", "truncated"] = THREAD_READ
-    messages: list[ThreadMessageIn] = Field(default_factory=list, max_length=2000)
+    messages: list[ThreadMessageIn] = Field(default_factory=list, max_length=MAX_THREAD_MESSAGES)
 
 
-class PrefetchIn(Schema):
+class PrefetchIn(InputSchema):
     run_id: Text = Field(..., min_length=1, max_length=200, pattern=r"\S", description="The turn's run id.")
-    ask: Text = Field("", description="What the turn was asked (salient text, no scaffolding); when empty, "
+    ask: Text = Field("", max_length=MAX_ASK_CHARS, description="What the turn was asked (salient text, no scaffolding); when empty, "
                       "the interactions' bodies are the ask.")
     requires_recon: bool = Field(False, description="The notification builder's flag: the trigger is a pointer.")
-    interactions: list[InteractionIn] = Field(default_factory=list, max_length=500)
+    interactions: list[InteractionIn] = Field(default_factory=list, max_length=MAX_INTERACTIONS)
     conversation_id: Text = Field("", max_length=300)
     conversation_kind: Text = Field("", max_length=40)
     thread: ThreadIn | None = Field(None, description="The chat thread read at turn start; only for a thread reply.")
-    tools: list[Text] | None = Field(None, max_length=500, description="Tools registered for the role; "
+    tools: list[Annotated[Text, Field(max_length=60)]] | None = Field(None, max_length=500, description="Tools registered for the role; "
                                      "omitted means the role's configured tools.")
 
 
@@ -91,9 +93,10 @@ class ToolDefinitionOut(Schema):
     parameters: dict[str, Any]
 
 
-class ToolCallIn(Schema):
+class ToolCallIn(InputSchema):
     run_id: Text = Field("", max_length=200)
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = Field(default_factory=dict, max_length=20,
+                                      description="The builtin's arguments (its definition from GET /tools).")
 
 
 class ToolResultOut(Schema):
@@ -156,21 +159,23 @@ def to_request(body: PrefetchIn) -> PrefetchRequest:
     )
 
 
-@router.post("/agents/{handle}/prefetch", auth=seat_auth, response=PrefetchOut)
+@router.post("/agents/{handle}/prefetch", auth=seat_auth,
+             response={200: PrefetchOut, **error_responses(400, 401, 403, 404, 413, 422)})
 def run_prefetch(request, body: PrefetchIn, handle: str = HANDLE):
     """The turn-start blocks for one run id, frozen: the same run id gets the same prefix back."""
     seat = acting_seat(request, handle)
     return prefetch(seat=seat, request=to_request(body))
 
 
-@router.get("/tools", auth=seat_auth, response=list[ToolDefinitionOut])
+@router.get("/tools", auth=seat_auth, response={200: list[ToolDefinitionOut], **error_responses(401)})
 def list_tools(request):
     """Every builtin available to the caller, as function-calling tool definitions."""
     token = request.auth
     return tools.definitions(token.seat if token.kind == ApiToken.SEAT else None)
 
 
-@router.post("/agents/{handle}/tools/{name}", auth=seat_auth, response=ToolResultOut)
+@router.post("/agents/{handle}/tools/{name}", auth=seat_auth,
+             response={200: ToolResultOut, **error_responses(400, 401, 403, 404, 409, 413, 422)})
 def call_tool(request, body: ToolCallIn, handle: str = HANDLE, name: str = TOOL_NAME):
     """Run one builtin as the seat; ``run_id`` names the turn it is called from."""
     seat = acting_seat(request, handle)
@@ -178,7 +183,8 @@ def call_tool(request, body: ToolCallIn, handle: str = HANDLE, name: str = TOOL_
     return {"tool": name, "ok": result.ok, "text": result.text, "data": result.data}
 
 
-@router.get("/agents/{handle}/memory", auth=seat_auth, response=MemoryOut)
+@router.get("/agents/{handle}/memory", auth=seat_auth,
+            response={200: MemoryOut, **error_responses(401, 403, 404, 422)})
 def agent_memory(request, handle: str = HANDLE, limit: int = Query(20, ge=1, le=100),
                  offset: int = Query(0, ge=0, le=1_000_000)):
     """The seat's diary, episodes, skills and profiles, each a page with its counted total."""
@@ -186,7 +192,7 @@ def agent_memory(request, handle: str = HANDLE, limit: int = Query(20, ge=1, le=
     return memory_read.agent_memory(seat=seat, limit=limit, offset=offset)
 
 
-@router.get("/memory/overview", auth=operator_auth, response=OverviewOut)
+@router.get("/memory/overview", auth=operator_auth, response={200: OverviewOut, **error_responses(401)})
 def memory_overview(request):
     """Every seat's totals and newest note (operator token)."""
     return memory_read.overview(company=request.auth.company)

@@ -8,30 +8,41 @@ field is named in the 422 (crewlet.api's validation handler). Nothing partial is
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from ninja import Field, Router, Schema, Status
 from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
 
+from crewlet.api_input import InputSchema
 from crewlet.auth import require_seat, seat_auth
+from crewlet.errors import error_responses
 from learning import turns
+from learning.limits import (
+    MAX_ASK_CHARS,
+    MAX_INTERACTIONS,
+    MAX_LABEL_CHARS,
+    MAX_SKILLS_OFFERED,
+    MAX_TOOL_CALLS,
+)
+from learning.tools.base import Text
 
 router = Router(tags=["turns"])
 
 ConversationKind = Literal["chat", "tracker", "code_host", "wiki", "monitor", "cron", "schedule", "a2a", "internal", "sandbox"]
 ReviewOutcome = Literal["done", "failed", "self_iterate", "skipped"]
+ToolName = Annotated[Text, Field(max_length=200)]
 FailureSetBy = Literal["reviewer", "guard", "budget", "provider_chain"]
 
 
-class SenderIn(Schema):
+class SenderIn(InputSchema):
     """A resolved sender: a handle or an external id, on a platform."""
 
     model_config = ConfigDict(extra="forbid")
 
-    handle: str = Field("", max_length=200)
-    external_id: str = Field("", max_length=200)
-    platform: str = Field("", max_length=60)
-    display_name: str = Field("", max_length=200)
+    handle: Text = Field("", max_length=200)
+    external_id: Text = Field("", max_length=200)
+    platform: Text = Field("", max_length=60)
+    display_name: Text = Field("", max_length=200)
     kind: Literal["human", "agent", "bot"] = "human"
 
     @model_validator(mode="after")
@@ -41,43 +52,43 @@ class SenderIn(Schema):
         return self
 
 
-class InteractionIn(Schema):
+class InteractionIn(InputSchema):
     """One inbound message: its sender and its salient body (the message, no scaffolding)."""
 
     model_config = ConfigDict(extra="forbid")
 
     sender: SenderIn
-    body: str
-    at: datetime | None = None
+    body: Text = Field(max_length=MAX_ASK_CHARS)
+    at: datetime | None = Field(None, strict=False)
 
 
-class TurnIn(Schema):
+class TurnIn(InputSchema):
     """The ``turn_completed`` record."""
 
     model_config = ConfigDict(extra="forbid")
 
-    run_id: str = Field(min_length=1, max_length=200)
-    work_key: str = Field("", max_length=200)
-    seat: str = Field(min_length=1, max_length=100)
-    conversation_id: str = Field("", max_length=300)
+    run_id: Text = Field(min_length=1, max_length=200)
+    work_key: Text = Field("", max_length=200)
+    seat: Text = Field(min_length=1, max_length=100)
+    conversation_id: Text = Field("", max_length=300)
     conversation_kind: ConversationKind
-    label: str = Field("", description="The waking event's label (what kind of event woke the turn).")
+    label: Text = Field("", max_length=MAX_LABEL_CHARS, description="The waking event's label (what kind of event woke the turn).")
     subject_is_label: bool = Field(False, description="The subject is only the surface's name, not part of what was sent.")
-    ask: str = Field("", description="What the turn was asked, for a wake with no interactions.")
-    plan_summary: str = Field("", description="What it did: the last review's account, or the final answer.")
-    tool_sequence: list[str] = Field(default_factory=list, description="The final round's tools, in order.")
-    tools_called: list[str] = Field(default_factory=list, description="Every tool call of the turn, in order.")
+    ask: Text = Field("", max_length=MAX_ASK_CHARS, description="What the turn was asked, for a wake with no interactions.")
+    plan_summary: Text = Field("", max_length=MAX_ASK_CHARS, description="What it did: the last review's account, or the final answer.")
+    tool_sequence: list[ToolName] = Field(default_factory=list, max_length=MAX_TOOL_CALLS, description="The final round's tools, in order.")
+    tools_called: list[ToolName] = Field(default_factory=list, max_length=MAX_TOOL_CALLS, description="Every tool call of the turn, in order.")
     review_outcome: ReviewOutcome
     failure_set_by: FailureSetBy | None = None
-    failure_reason: str = ""
-    skills_offered: list[int] = Field(default_factory=list, description="Skill ids the prompt offered.")
-    interactions: list[InteractionIn] = Field(default_factory=list)
+    failure_reason: Text = Field("", max_length=MAX_ASK_CHARS)
+    skills_offered: list[Annotated[int, Field(ge=1, le=2**63 - 1)]] = Field(default_factory=list, max_length=MAX_SKILLS_OFFERED, description="Skill ids the prompt offered.")
+    interactions: list[InteractionIn] = Field(default_factory=list, max_length=MAX_INTERACTIONS)
     self_persisted: bool = False
     worker_completed: bool = False
-    work_item: str = Field("", max_length=200)
-    schedule: str = Field("", max_length=200, description="A scheduled turn's schedule name.")
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
+    work_item: Text = Field("", max_length=200)
+    schedule: Text = Field("", max_length=200, description="A scheduled turn's schedule name.")
+    started_at: datetime | None = Field(None, strict=False)
+    ended_at: datetime | None = Field(None, strict=False)
     duration_ms: int | None = Field(None, ge=0)
 
     @field_validator("failure_set_by")
@@ -102,7 +113,8 @@ class TurnAccepted(Schema):
     status: Literal["accepted", "duplicate"]
 
 
-@router.post("/turns", auth=seat_auth, response={200: TurnAccepted, 202: TurnAccepted})
+@router.post("/turns", auth=seat_auth, response={200: TurnAccepted, 202: TurnAccepted,
+                                                   **error_responses(400, 401, 403, 409, 413, 422)})
 def post_turn(request, payload: TurnIn):
     seat = require_seat(request, payload.seat)
     turn, created = turns.store_turn(seat=seat, record=payload.model_dump(mode="json"))
