@@ -201,8 +201,8 @@ def analyze() -> None:
 
 
 def sql_top(seat, query) -> list[int]:
+    from core.vectors import nearest
     from learning.models import DiaryEntry
-    from learning.vectors import nearest
 
     return [row.id for row in nearest(DiaryEntry.objects.filter(seat=seat), query.tolist(), MODEL)[:TOP_K]]
 

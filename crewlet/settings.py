@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django_q",
     "django_htmx",
     "crewlet.apps.CrewletConfig",
+    "core.apps.CoreConfig",
     "learning.apps.LearningConfig",
     "knowledge.apps.KnowledgeConfig",
     "learning.transcripts.apps.TranscriptsConfig",

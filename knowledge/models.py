@@ -6,7 +6,7 @@ directly, so a page's vector always matches its title and body.
 
 from django.db import models
 
-from learning.vectors import EmbeddedMixin
+from core.vectors import EmbeddedMixin
 
 AUTO_DRAFTED_PARENT = "Auto-Drafted Skills"
 AUTO_DRAFT_PREFIX = "[Auto-draft]"

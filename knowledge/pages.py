@@ -11,9 +11,9 @@ import logging
 
 from django.db import transaction
 
+from core.providers.embeddings import embed_one
 from crewlet.errors import BadInput
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
-from learning.providers.embeddings import embed_one
 
 log = logging.getLogger("knowledge.pages")
 

@@ -14,10 +14,10 @@ import logging
 
 from django.db import transaction
 
+from core import events
+from core.providers.embeddings import embed_one
 from crewlet.errors import Conflict, Forbidden
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
-from learning import events
-from learning.providers.embeddings import embed_one
 
 log = logging.getLogger("knowledge.review")
 

@@ -20,8 +20,8 @@ from typing import Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from core import events
 from crewlet import config
-from learning import events
 
 log = logging.getLogger("knowledge.searcher")
 

@@ -19,6 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.models import Event
 from crewlet.errors import BadInput, CrewletError, Forbidden
 from learning import curation, skill_history
 from learning.models import (
@@ -27,7 +28,6 @@ from learning.models import (
     DiaryEntry,
     Duty,
     Episode,
-    Event,
     LearningHealth,
     OnboardingMarker,
     PrefetchSnapshot,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from core import events
 from crewlet.errors import Forbidden
-from learning import events, skills
+from learning import skills
 from learning.models import SynthesizedSkill
 
 CURATE_PERMISSION = "learning.change_synthesizedskill"

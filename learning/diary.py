@@ -14,11 +14,11 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from core.providers.embeddings import embed_one
+from core.providers.embeddings.base import DIARY_EMBED_BUDGET
+from core.vectors import nearest
 from learning import limits
 from learning.models import DiaryEntry
-from learning.providers.embeddings import embed_one
-from learning.providers.embeddings.base import DIARY_EMBED_BUDGET
-from learning.vectors import nearest
 
 log = logging.getLogger("learning.diary")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from core.vectors import nearest
 from learning.models import Episode
-from learning.vectors import nearest
 
 RECALL_MAX_DISTANCE = 0.9
 

@@ -16,8 +16,9 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from core.models import Event
 from crewlet.models import Seat
-from learning.models import Event, LearningHealth
+from learning.models import LearningHealth
 
 BERLOT_ATTWELL_THRESHOLD = 0.1  # avg_uses_per_skill below this: investigate retrieval or granularity
 YOUNG_SEAT_MAX_AGE_DAYS = 14.0  # avg_skill_age_days below this: too young to judge reuse

@@ -9,7 +9,8 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from learning import diary, events
+from core import events
+from learning import diary
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import onboarding
 

@@ -14,8 +14,9 @@ import re
 import time
 from dataclasses import dataclass
 
-from learning import aux, limits
-from learning.purposes import Purpose, register, system_user
+from core import aux
+from core.purposes import Purpose, register, system_user
+from learning import limits
 
 log = logging.getLogger("learning.rewrites")
 
@@ -69,7 +70,7 @@ def _offline(inputs: dict) -> str:
 def _parse(text: str) -> str:
     cleaned = " ".join(text.split())
     if not cleaned:
-        from learning.purposes import AnswerUnparseable
+        from core.purposes import AnswerUnparseable
 
         raise AnswerUnparseable("condense", "empty answer", text)
     return cleaned

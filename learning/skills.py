@@ -12,9 +12,10 @@ from django.db import DatabaseError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from core import events
 from crewlet import config
 from crewlet.errors import BadInput, Conflict, NotFound
-from learning import events, limits
+from learning import limits
 from learning.models import SkillVersion, SynthesizedSkill
 
 log = logging.getLogger("learning.skills")

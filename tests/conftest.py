@@ -34,9 +34,9 @@ def test_config(**overrides) -> schema.Config:
 
 @pytest.fixture(autouse=True)
 def _serve_test_config():
-    from learning.providers.embeddings import reset_embedder
-    from learning.providers.llm import reset_providers
-    from learning.providers.llm.scripted import ScriptedProvider
+    from core.providers.embeddings import reset_embedder
+    from core.providers.llm import reset_providers
+    from core.providers.llm.scripted import ScriptedProvider
 
     config.use(test_config())
     reset_embedder()

@@ -172,7 +172,9 @@ def param_cases():
 @pytest.mark.parametrize(("method", "path", "param"), list(param_cases()))
 def test_each_bad_path_or_query_parameter_is_refused_422(method, path, param, world, seat, api_client):
     schema = _resolve(param["schema"])
-    if schema.get("type") == "string":
+    if "enum" in schema:
+        bad = "not-one-of-" + "-".join(schema["enum"])
+    elif schema.get("type") == "string":
         assert "maxLength" in schema, f"{path} {param['name']} has no documented cap"
         bad = "x" * (schema["maxLength"] + 1)
     else:

@@ -14,6 +14,8 @@ import re
 from django.db import DatabaseError, IntegrityError
 from django.db.models import Case, IntegerField, Q, Value, When
 
+from core.providers.embeddings import embed_one
+from core.vectors import nearest
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
 from knowledge.pages import is_auto_draft, save_page
 from knowledge.promotion_writer import (
@@ -32,8 +34,6 @@ from knowledge.searcher import (
     SearchUnavailable,
     accessible_containers,
 )
-from learning.providers.embeddings import embed_one
-from learning.vectors import nearest
 
 log = logging.getLogger("knowledge.native")
 

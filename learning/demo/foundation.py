@@ -10,11 +10,11 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from core.providers.embeddings import embed_many, embed_one, get_embedder
+from core.vectors import nearest
 from crewlet import config
 from crewlet.models import ApiToken, Company, ConfigRevision, Seat
 from learning.models import DiaryEntry
-from learning.providers.embeddings import embed_many, embed_one, get_embedder
-from learning.vectors import nearest
 
 DEMO_SEAT = "ana"
 DEMO_NOTES = [

@@ -136,7 +136,8 @@ def _closed_gates(payload: dict) -> str:
 
 
 def show_seat(ctx, handle: str) -> None:
-    from learning.models import CounterpartyProfile, DiaryEntry, Episode, Event, SynthesizedSkill
+    from core.models import Event
+    from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 
     ctx.line(f"\n-- {handle}")
     for event in Event.objects.filter(name="reflection_completed", seat__handle=handle).order_by("id"):

@@ -12,10 +12,10 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
+from core.models import Event
 from crewlet import config
 from crewlet.config import schema
 from crewlet.errors import Conflict
-from learning.models import Event
 from learning.transcripts import ladder
 from learning.transcripts.artifacts import install, recommend, review_recommendation
 from learning.transcripts.ingest import default_seat, ingest
@@ -42,7 +42,7 @@ def _workspace() -> tuple[Path, Path]:
 
 def _embedder_or_hashing(ctx) -> schema.Config | None:
     """The configured (real) embedder; if it cannot be built here, this step runs on the hashing one and says so."""
-    from learning.providers.embeddings import get_embedder
+    from core.providers.embeddings import get_embedder
 
     try:
         embedder = get_embedder()

@@ -2,7 +2,6 @@
 
 from learning.models.diary import DiaryEntry
 from learning.models.episodes import Episode
-from learning.models.events import Event
 from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
 from learning.models.reflection import SeatReflectionLock
@@ -16,7 +15,6 @@ __all__ = [
     "DiaryEntry",
     "Duty",
     "Episode",
-    "Event",
     "LearningHealth",
     "OnboardingMarker",
     "PrefetchSnapshot",

@@ -1,6 +1,6 @@
 from django.db import models
 
-from learning.vectors import EmbeddedMixin
+from core.vectors import EmbeddedMixin
 
 
 class Episode(EmbeddedMixin):

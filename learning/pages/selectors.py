@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 
+from core import events
 from crewlet.errors import BadInput, NotFound
 from crewlet.models import Seat
-from learning import diary, events
+from learning import diary
 from learning.models import CounterpartyProfile, Episode, SynthesizedSkill
 
 MEMORY_PAGE_SIZE = 10

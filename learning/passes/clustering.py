@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
+from core import aux, budgets, events
 from crewlet import config
 from crewlet.models import Seat
-from learning import aux, budgets, events, skills
+from learning import skills
 from learning.models import Episode
 from learning.reflect import purposes  # noqa: F401  (registers skill_draft)
 from learning.reflect.purposes import skill_draft

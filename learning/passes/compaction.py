@@ -18,11 +18,12 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from learning import aux, events, limits, rewrites, skills
+from core import aux, events
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from learning import limits, rewrites, skills
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 
 log = logging.getLogger("learning.passes.compaction")
 

@@ -16,9 +16,9 @@ from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from core import events
 from crewlet import config
 from crewlet.models import Seat
-from learning import events
 from learning.models import SynthesizedSkill
 
 log = logging.getLogger("learning.passes.curator")

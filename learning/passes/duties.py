@@ -123,7 +123,7 @@ def run_singleton(name: str, fn: Callable[[], dict], *, lease: timedelta = DEFAU
 
 
 def _jsonable(result: dict) -> dict:
-    from learning.events import _jsonable as encode
+    from core.events import _jsonable as encode
 
     return encode(result)
 

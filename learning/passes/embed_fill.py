@@ -39,14 +39,15 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core import events
+from core.providers.embeddings.base import get_embedder, pieces_of
+from core.providers.errors import ProviderError
 from crewlet import config
 from crewlet.models import Seat
-from learning import diary, episodes, events
+from learning import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import duties
 from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
-from learning.providers.embeddings.base import get_embedder, pieces_of
-from learning.providers.errors import ProviderError
 
 log = logging.getLogger("learning.passes.embed_fill")
 

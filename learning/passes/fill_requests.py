@@ -10,10 +10,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from learning import events
+from core import events
+from core.providers.errors import ConfigurationError, RefusedError, TransientError
+from core.vectors import pool, usable
 from learning.models import DiaryEntry, Episode
-from learning.providers.errors import ConfigurationError, RefusedError, TransientError
-from learning.vectors import pool, usable
 
 log = logging.getLogger("learning.passes.embed_fill")
 

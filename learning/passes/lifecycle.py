@@ -19,9 +19,9 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from core import aux, budgets, events
 from crewlet import config
 from crewlet.models import Seat
-from learning import aux, budgets, events
 from learning.models import Episode
 from learning.passes import compaction
 

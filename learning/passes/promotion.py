@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError
 from django.utils import timezone
 
+from core import aux, events, purposes
+from core.providers.errors import ProviderError
 from crewlet import config
 from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
-from learning import aux, events, purposes
-from learning.providers.errors import ProviderError
 from learning.skills import jaccard
 
 log = logging.getLogger("learning.passes.promotion")

@@ -13,12 +13,12 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from learning import aux
+from core import aux
+from core.providers.embeddings import EmbedResult, embed_one
+from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from learning.prefetch import bounds
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest
-from learning.providers.embeddings import EmbedResult, embed_one
-from learning.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 
 log = logging.getLogger("learning.prefetch")
 
@@ -33,7 +33,7 @@ class AuxDidNotAnswer(Exception):
 
 
 @dataclass
-class TurnContext:
+class PrefetchContext:
     seat: object
     request: PrefetchRequest
     thin: bool = False
@@ -41,7 +41,7 @@ class TurnContext:
     _embedding: EmbedResult | None = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, *, seat, request: PrefetchRequest) -> TurnContext:
+    def start(cls, *, seat, request: PrefetchRequest) -> PrefetchContext:
         _ = seat.role  # loaded here, so worker threads never touch the database for it
         return cls(seat=seat, request=request, thin=thin_trigger(request))
 

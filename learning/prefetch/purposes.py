@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")
 STOPWORDS = frozenset(

@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from learning import budgets, events
+from core import budgets, events
 from learning.reflect import registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
@@ -51,7 +51,9 @@ def _role_opted_out(ctx: TurnContext) -> bool:
 
 
 def _no_engagement(ctx: TurnContext) -> bool:
-    return ctx.outcome == "skipped" or (ctx.outcome == "done" and not ctx.tools_called)
+    """A skipped turn, or a done one that processed nothing externally observable: no tool call and no
+    reply (in most runtimes the answer to a chat message is the model's final message, not a tool)."""
+    return ctx.outcome == "skipped" or (ctx.outcome == "done" and not ctx.tools_called and not ctx.record.replied)
 
 
 def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:

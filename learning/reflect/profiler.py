@@ -11,7 +11,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import F
 
-from learning import aux, events
+from core import aux, events
 from learning.models import CounterpartyProfile
 from learning.reflect.purposes import profile_update
 
@@ -29,8 +29,6 @@ def subjects_of(ctx) -> list[tuple]:
     for interaction in ctx.interactions:
         sender = interaction.sender
         if sender.kind != "human" or (sender.handle and sender.handle == ctx.seat.handle):
-            continue
-        if not (sender.handle or sender.external_id):
             continue
         _, messages = grouped.setdefault(sender.key, (sender, []))
         messages.append(interaction.body)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from learning import aux, events, limits, skills
+from core import aux, events
+from learning import limits, skills
 from learning.reflect import skill_body
 from learning.reflect.purposes import skill_refinement
 from learning.reflect.purposes.describe import turn_inputs

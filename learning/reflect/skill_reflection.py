@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from core import events
 from crewlet.errors import Conflict
-from learning import events, limits, skills
+from learning import limits, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
 
@@ -38,7 +39,7 @@ def accumulate(ctx) -> list[str]:
     reasons = []
     if len(ctx.tools_called) >= knobs.min_tool_iterations:
         reasons.append("tool_iterations")
-    if ctx.get("worker_completed", False):
+    if ctx.record.worker_completed:
         reasons.append("worker_completed")
     if not reasons:
         return []

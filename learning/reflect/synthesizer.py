@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 
+from core import aux, events
 from crewlet.errors import Conflict
-from learning import aux, events, limits, skills
+from learning import limits, skills
 from learning.models import Episode
 from learning.reflect import skill_body
 from learning.reflect.purposes import skill_draft

@@ -14,10 +14,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError
 from pydantic import Field
 
+from core.providers.embeddings import embed_one, get_embedder
+from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from learning import episodes
 from learning.prefetch import past_turns
-from learning.providers.embeddings import embed_one, get_embedder
-from learning.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 
 log = logging.getLogger("learning.tools")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from core import events
 from crewlet import config
 from crewlet.errors import Conflict, NotFound
-from learning import events, limits, skills
+from learning import limits, skills
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 

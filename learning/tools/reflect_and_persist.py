@@ -13,9 +13,11 @@ from typing import Literal
 from django.db import transaction
 from pydantic import Field
 
+from core import events
+from core.models import Event
 from crewlet.errors import BadInput
-from learning import diary, events, limits
-from learning.models import DiaryEntry, Event
+from learning import diary, limits
+from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 
 SELF_PERSISTED_EVENT = "reflect_and_persist_called"

@@ -15,16 +15,17 @@ import logging
 from django.db import DatabaseError, transaction
 from pydantic import Field
 
+from core import aux
+from core.providers.embeddings import embed_one
+from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from crewlet import config
 from crewlet.errors import BadInput, Conflict
-from learning import aux, diary
+from learning import diary
 from learning.models import PrefetchSnapshot, RefreshLedger
 from learning.prefetch import bounds
 from learning.prefetch.personal_memory import PURPOSE, filter_inputs, render_notes, selected_ids
-from learning.providers.embeddings import embed_one
-from learning.providers.embeddings.base import PREFETCH_EMBED_BUDGET
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 
 log = logging.getLogger("learning.tools")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from core import events
 from crewlet.errors import Conflict, NotFound
-from learning import events, skills
+from learning import skills
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 

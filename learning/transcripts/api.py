@@ -12,13 +12,14 @@ from crewlet.api_input import InputSchema
 from crewlet.auth import operator_auth, seat_auth
 from crewlet.errors import NotFound, error_responses
 from crewlet.models import ApiToken
+from learning.limits import MAX_ROW_ID
 from learning.transcripts import ladder
 from learning.transcripts.artifacts import install, review_recommendation
 from learning.transcripts.models import Recommendation, Shard
 
 router = Router(tags=["transcripts"])
 
-ROW_ID = Path(..., ge=1, le=2**63 - 1)
+ROW_ID = Path(..., ge=1, le=MAX_ROW_ID)
 
 
 class ShardVerdictOut(Schema):

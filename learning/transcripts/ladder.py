@@ -6,7 +6,7 @@ evidence outvotes a veto. Only then is it accepted: when it recurs across candid
 ``min_distinct_sources`` distinct sessions, or is corroborated (``corroboration_similarity``) by an
 already-vetted shard. Repetition within one session counts once; the corroboration pool holds vetted
 (published) shards only, so two candidates from one bad run never vouch for each other. A shard that
-recurs from too few sources goes to review. Similarities are ranked in SQL (``learning.vectors.nearest``).
+recurs from too few sources goes to review. Similarities are ranked in SQL (``core.vectors.nearest``).
 
 ``publish_memory`` submits a candidate to an independent judge (``kept: false`` is an ordinary
 answer); ``reject_memory`` needs no judge.
@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from core import aux, events
+from core.vectors import nearest
 from crewlet import config
 from crewlet.errors import Conflict
-from learning import aux, events
 from learning.transcripts import purposes as tp
 from learning.transcripts.models import Shard
-from learning.vectors import nearest
 
 VETTED = (Shard.PUBLISHED,)  # the corroboration pool: vetted shards only
 RECURRENCE_POOL = (Shard.PENDING, Shard.REVIEW)  # unvetted candidates a new shard may recur with

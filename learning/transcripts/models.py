@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from learning.vectors import EmbeddedMixin
+from core.vectors import EmbeddedMixin
 
 
 class TranscriptSource(models.Model):

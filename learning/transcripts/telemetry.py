@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from learning import events
+from core import events
 from learning.transcripts.artifacts.draft import commands_in, slug
 from learning.transcripts.models import Recommendation, Shard, TranscriptSession
 

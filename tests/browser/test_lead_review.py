@@ -10,9 +10,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core import events
+from core.models import Event
 from knowledge.models import Page
-from learning import diary, events, leads
-from learning.models import CounterpartyProfile, DiaryEntry, Episode, Event, SynthesizedSkill
+from learning import diary, leads
+from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory
 from tests.review_fixtures import BODY_V1, LEAD_PASSWORD, make_draft, make_skill
 

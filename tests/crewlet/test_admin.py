@@ -8,8 +8,9 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils import timezone
 
+from core.models import Event
 from crewlet.models import ApiToken
-from learning.models import DiaryEntry, Event
+from learning.models import DiaryEntry
 from tests.factories import token_for
 
 

@@ -2,11 +2,11 @@
 
 import pytest
 
+from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import Conflict, Forbidden
 from knowledge import review
 from knowledge.models import AUTO_DRAFTED_PARENT, Page
-from learning.models import Event
 from tests.review_fixtures import drafts_parent, make_draft
 
 pytestmark = pytest.mark.django_db

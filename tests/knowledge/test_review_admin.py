@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
+from core.models import Event
 from knowledge.models import Page
-from learning.models import Event
 from tests.review_fixtures import make_draft
 
 pytestmark = pytest.mark.django_db

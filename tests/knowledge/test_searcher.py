@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from core.models import Event
 from crewlet.config import schema
 from knowledge.backends.confluence import ConfluenceSearcher
 from knowledge.backends.native import NativeSearcher
 from knowledge.pages import save_page
 from knowledge.searcher import NoSearcher, get_searcher, reset_searcher, search_knowledge_answer
-from learning.models import Event
 from tests.fakes.confluence_server import closed_port_url
 
 
@@ -95,7 +95,7 @@ def test_a_read_that_did_not_run_is_recorded_with_no_served_mode(seat, serve_nat
 
 
 def test_a_failed_telemetry_write_never_fails_the_read(seat, serve_native, monkeypatch, db):
-    from learning import events
+    from core import events
 
     def broken(*args, **kwargs):
         raise RuntimeError("event store down")

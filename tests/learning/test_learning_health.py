@@ -6,8 +6,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from learning import events, health
-from learning.models import Event, LearningHealth, SynthesizedSkill
+from core import events
+from core.models import Event
+from learning import health
+from learning.models import LearningHealth, SynthesizedSkill
 from tests.factories import SeatFactory
 from tests.review_fixtures import make_skill
 

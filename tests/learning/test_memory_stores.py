@@ -3,9 +3,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.providers.embeddings import embed_one
 from learning import diary, limits, skills
 from learning.models import DiaryEntry, Episode, SkillVersion, SynthesizedSkill
-from learning.providers.embeddings import embed_one
 
 
 def test_note_over_limit_is_refused_naming_the_limit(seat):

@@ -1,9 +1,9 @@
 import time
 
+from core.models import Event
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from learning import rewrites
-from learning.models import Event
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 
 
 def test_short_texts_are_whole_and_long_ones_condensed_and_labelled(seat):

@@ -13,10 +13,10 @@ import time
 from django.core.management import BaseCommand, CommandError
 from django.utils import timezone
 
+from core.providers.embeddings import get_embedder
 from crewlet.models import Seat
 from learning.management.commands._progress import bar
 from learning.passes import duties, embed_fill
-from learning.providers.embeddings import get_embedder
 
 MINUTE = 60.0
 

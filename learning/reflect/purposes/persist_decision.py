@@ -8,8 +8,8 @@ may carry ``skill_actions``; without it the prompt is exactly the base prompt be
 
 from __future__ import annotations
 
+from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 from learning.limits import MAX_CONTENT_CHARS
-from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 from learning.reflect.purposes import heuristics as h
 from learning.reflect.purposes import skill_reflection as sr
 from learning.reflect.purposes.describe import as_json, describe_turn

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from learning.purposes import Purpose, parse_json_object, register, system_user
+from core.purposes import Purpose, parse_json_object, register, system_user
 from learning.reflect.purposes import heuristics as h
 from learning.reflect.purposes.describe import as_json, describe_turn
 

@@ -7,7 +7,7 @@ chosen by the outcome.
 
 from __future__ import annotations
 
-from learning.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
 from learning.reflect.purposes.describe import as_json, describe_turn
 
 NAME = "skill_refinement"

@@ -11,10 +11,10 @@ import re
 
 from django.utils import timezone
 
+from core import aux
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from crewlet import config
-from learning import aux
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable
 from learning.transcripts import purposes as tp
 from learning.transcripts.models import Shard
 

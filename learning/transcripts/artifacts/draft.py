@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from learning import aux
+from core import aux
 from learning.transcripts import purposes as tp
 from learning.transcripts.models import Draft
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from learning.providers.errors import ProviderError
-from learning.purposes import AnswerUnparseable
+from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from learning.transcripts.artifacts import draft as drafting
 from learning.transcripts.artifacts.classify import CREATES, normalise_scope
 from learning.transcripts.artifacts.inventory import Artifact, inventory, read_text

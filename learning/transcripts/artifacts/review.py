@@ -15,8 +15,8 @@ import os
 from django.db import transaction
 from django.utils import timezone
 
+from core import events
 from crewlet.errors import BadInput, Conflict
-from learning import events
 from learning.transcripts.models import Recommendation
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from learning import events
+from core import events
 from learning.models import CounterpartyProfile, DiaryEntry, Episode
 from learning.pages import selectors
 from tests.review_fixtures import make_skill

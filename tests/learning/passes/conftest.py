@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core.providers.errors import RefusedError
 from crewlet.config import schema
 from learning.models import DiaryEntry, Episode
-from learning.providers.errors import RefusedError
 
 
 class FakeEmbedder:

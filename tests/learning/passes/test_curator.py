@@ -3,9 +3,10 @@ from datetime import timedelta
 
 import pytest
 
+from core.models import Event
 from crewlet.config import schema
 from learning import skills
-from learning.models import Event, SynthesizedSkill
+from learning.models import SynthesizedSkill
 from learning.passes import curator
 
 pytestmark = pytest.mark.django_db

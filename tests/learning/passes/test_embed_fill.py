@@ -3,12 +3,13 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 
-from learning.models import DiaryEntry, Duty, Episode, Event
+from core.models import Event
+from core.providers.embeddings.base import pieces_of
+from core.providers.errors import ConfigurationError, RateLimitedError, TransientError
+from core.vectors import pool
+from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import embed_fill
 from learning.passes.fill_requests import HOLD, PROBE_WORD
-from learning.providers.embeddings.base import pieces_of
-from learning.providers.errors import ConfigurationError, RateLimitedError, TransientError
-from learning.vectors import pool
 from tests.learning.passes.conftest import episode, note
 
 pytestmark = pytest.mark.django_db

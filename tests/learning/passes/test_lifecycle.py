@@ -5,11 +5,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from core.models import Event
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
-from learning.models import Episode, Event, SynthesizedSkill
+from learning.models import Episode, SynthesizedSkill
 from learning.passes import lifecycle
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.learning.passes.conftest import episode
 
 pytestmark = pytest.mark.django_db

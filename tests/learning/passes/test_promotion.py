@@ -10,13 +10,14 @@ import pytest
 from django.db import DatabaseError
 from django.utils import timezone
 
+from core.models import Event
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from knowledge.backends.native import NativePromotionWriter
 from knowledge.models import AUTO_DRAFTED_PARENT, Page
 from knowledge.searcher import search
-from learning.models import Event, SynthesizedSkill
+from learning.models import SynthesizedSkill
 from learning.passes.promotion import PURPOSE, cluster_title, run_promotion
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.factories import RoleFactory, SeatFactory, UnitFactory
 from tests.knowledge import fixtures as knowledge_fixtures
 

@@ -1,8 +1,8 @@
 import pytest
 
-from learning.models import Event
+from core.models import Event
+from core.providers.embeddings import base as embed_base
 from learning.prefetch import PrefetchRequest, prefetch
-from learning.providers.embeddings import base as embed_base
 
 
 @pytest.fixture

@@ -4,9 +4,9 @@ import io
 
 from django.core.management.color import no_style
 
+from core.models import Event
 from learning.demo import prefetch as step
 from learning.demo.context import DemoContext
-from learning.models import Event
 from learning.prefetch.hints import EmptyMemoryHint, EmptyRecallHint
 from tests.learning.memory_rows import episode, note
 

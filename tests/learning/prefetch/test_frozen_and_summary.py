@@ -4,8 +4,9 @@ import types
 
 import pytest
 
+from core.models import Event
 from crewlet.errors import Conflict
-from learning.models import Event, PrefetchSnapshot, SynthesizedSkill
+from learning.models import PrefetchSnapshot, SynthesizedSkill
 from learning.prefetch import BLOCKS, PrefetchRequest, assemble, prefetch
 from learning.prefetch.blocks import BlockResult
 from tests.factories import SeatFactory

@@ -2,11 +2,11 @@
 
 import sys
 
-from learning.models import Event
+from core.models import Event
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from learning.prefetch import knowledge_seam
 from learning.prefetch.hints import EmptyKnowledgeHint, UnsearchedKnowledgeHint
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.learning.memory_rows import FakePage, FakeResult, FakeSearcher, install_searcher
 
 from .conftest import aux_spend, block

@@ -2,12 +2,12 @@
 
 import json
 
+from core.providers.embeddings import embed_one
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from learning import diary
 from learning.models import DiaryEntry
 from learning.prefetch.hints import EmptyMemoryHint
-from learning.providers.embeddings import embed_one
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.learning.memory_rows import note
 
 from .conftest import aux_spend, block

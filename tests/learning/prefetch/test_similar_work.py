@@ -1,10 +1,10 @@
 """## Similar prior work: top 3 raw turns, bullets or an auxiliary briefing, one deadline."""
 
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from learning.models import Episode
 from learning.prefetch.similar_work import HEADING
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from tests.learning.memory_rows import episode
 
 from .conftest import aux_spend, block

@@ -2,8 +2,9 @@
 
 from django.db import DatabaseError
 
+from core.models import Event
 from learning import skills
-from learning.models import Event, SynthesizedSkill
+from learning.models import SynthesizedSkill
 from learning.prefetch import bounds, skills_block
 from tests.learning.memory_rows import skill
 

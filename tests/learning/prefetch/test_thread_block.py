@@ -1,8 +1,8 @@
 """## The thread so far: 8,000-byte bound, root and newest kept, the middle condensed, three sentences."""
 
+from core.providers.errors import TransientError
+from core.providers.llm.scripted import ScriptedProvider
 from learning.prefetch import Thread, ThreadMessage, thread
-from learning.providers.errors import TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from learning.rewrites import nbytes
 
 from .conftest import block

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from learning.models import Event, Turn
+from core.models import Event
+from learning.models import Turn
 
 
 def run(*args) -> str:
@@ -41,7 +42,7 @@ def test_since_and_seat_narrow_the_backlog(seat, other_seat, make_turn):
 
 def test_a_turn_skipped_for_budget_stays_in_the_backlog(seat, make_turn):
     make_turn()
-    with mock.patch("learning.budgets.has_room", return_value=False):
+    with mock.patch("core.budgets.has_room", return_value=False):
         assert "no_budget x1" in run()
     assert "1 reflected" in run()
     assert Turn.objects.get().reflected_at is not None

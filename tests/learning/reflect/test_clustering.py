@@ -5,9 +5,11 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from core import events
+from core.models import Event
 from crewlet.config import schema
-from learning import events, skills
-from learning.models import Episode, Event, SynthesizedSkill
+from learning import skills
+from learning.models import Episode, SynthesizedSkill
 from learning.passes.clustering import greedy_clusters, run_clustered_synthesis
 
 TRIAGE = ["search_logs", "search_logs", "open_ticket", "search_logs", "search_logs"]

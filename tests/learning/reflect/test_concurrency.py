@@ -16,7 +16,8 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-from learning.models import Event, Turn
+from core.models import Event
+from learning.models import Turn
 from learning.reflect import dispatcher
 from tests.factories import SeatFactory, token_for
 from tests.learning.reflect.conftest import human, record

@@ -4,11 +4,12 @@ from unittest import mock
 
 from django.utils import timezone
 
-from learning import episodes, events
+from core import events
+from core.providers.embeddings import embed_one
+from core.vectors import cosine
+from learning import episodes
 from learning.models import Episode
-from learning.providers.embeddings import embed_one
 from learning.reflect import episodist, reflect_turn
-from learning.vectors import cosine
 from tests.learning.reflect.conftest import human
 
 
@@ -40,7 +41,7 @@ def test_a_long_text_is_embedded_whole_split_and_pooled(seat, make_turn):
 
 
 def test_an_unembeddable_turn_is_stored_without_a_vector(seat, make_turn):
-    from learning.providers.embeddings.base import EmbedResult
+    from core.providers.embeddings.base import EmbedResult
 
     with mock.patch.object(episodist, "embed_one", return_value=EmbedResult(None, "hashing-256", "timeout")):
         reflect_turn(make_turn().pk)

@@ -2,8 +2,8 @@
 
 from unittest import mock
 
+from core import events
 from crewlet.config import schema
-from learning import events
 from learning.models import DiaryEntry, Episode, Turn
 from learning.reflect import dispatcher, reflect_turn, registry
 from learning.reflect.ring import RING, RunRing
@@ -64,7 +64,7 @@ def test_role_opt_out_closes_and_unset_inherits_the_company(seat, make_turn):
 
 def test_no_budget_skips_before_the_ring_and_leaves_the_turn_reflectable(seat, make_turn):
     turn = make_turn()
-    with mock.patch("learning.budgets.has_room", return_value=False):
+    with mock.patch("core.budgets.has_room", return_value=False):
         assert reflect_turn(turn.pk)["gate"] == "no_budget"
     turn.refresh_from_db()
     assert turn.reflected_at is None and turn.run_id not in RING._ids
@@ -75,12 +75,12 @@ def test_no_budget_skips_before_the_ring_and_leaves_the_turn_reflectable(seat, m
 
 
 def test_an_unreachable_budget_counter_reflects_anyway(seat, make_turn):
-    with mock.patch("learning.budgets.has_room", return_value=None):
+    with mock.patch("core.budgets.has_room", return_value=None):
         assert reflect_turn(make_turn().pk)["gate"] is None
 
 
 def test_a_real_budget_ceiling_closes_the_no_budget_gate(seat, make_turn):
-    from learning import budgets
+    from core import budgets
 
     seat.token_budget = 10
     seat.save()
@@ -111,6 +111,14 @@ def test_no_engagement_for_skipped_and_for_done_with_no_tool(seat, make_turn):
     reflect_turn(make_turn(tool_sequence=[], tools_called=[]).pk)
     assert latest(seat)["gate"] == "no_engagement"
     assert not Episode.objects.exists()
+
+
+def test_a_reply_is_engagement_even_with_no_tool_call(seat, make_turn):
+    turn = make_turn(tool_sequence=[], tools_called=[], replied=True)
+    assert reflect_turn(turn.pk)["gate"] is None
+    assert Episode.objects.get().run_id == turn.run_id
+    reflect_turn(make_turn(review_outcome="skipped", replied=True).pk)
+    assert latest(seat)["gate"] == "no_engagement"  # a skipped turn processed nothing, whatever it says
 
 
 def test_a_failed_turn_with_no_tool_is_still_engaged(seat, make_turn):

@@ -5,7 +5,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from learning import diary, events
+from core import events
+from learning import diary
 from learning.models import DiaryEntry
 from learning.reflect import persist_decider, reflect_turn
 from learning.reflect.purposes import persist_decision

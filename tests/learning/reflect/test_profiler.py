@@ -1,7 +1,8 @@
 """Profiler: one pass per distinct human sender, never the seat, nothing from internal triggers."""
 
-from learning import events
-from learning.models import CounterpartyProfile, Event
+from core import events
+from core.models import Event
+from learning.models import CounterpartyProfile
 from learning.reflect import profiler, reflect_turn
 from tests.learning.reflect.conftest import human
 
@@ -13,7 +14,7 @@ def test_one_pass_per_distinct_human_sender_grouped_in_order(seat, make_turn, sc
             human("Let's go with Thursday.", handle="maya", name="Maya"),
             human("Don't forget the runbook link.", handle="tom", name="Tom"),
             human("On it.", handle="ana", name="Ana", kind="agent"),
-            human("[FIRING] memory 81%", handle="", name="Alertmanager", kind="bot"),
+            human("[FIRING] memory 81%", handle="alertmanager", name="Alertmanager", kind="bot"),
         ]
     )
     reflect_turn(turn.pk)

@@ -2,8 +2,9 @@
 
 import json
 
+from core import events
 from crewlet.config import schema
-from learning import events, skills
+from learning import skills
 from learning.models import SkillVersion, SynthesizedSkill
 from learning.reflect import refiner, reflect_turn, skill_body
 from learning.reflect.purposes import skill_refinement

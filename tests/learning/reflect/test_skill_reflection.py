@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from core import events
 from crewlet.config import schema
-from learning import events, skills
+from learning import skills
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.reflect import reflect_turn, skill_body, skill_reflection
 from learning.reflect.context import TurnContext

@@ -1,6 +1,7 @@
 """SkillUse: every offered skill is marked used; a stale one is revived in the same transaction."""
 
-from learning import events, skills
+from core import events
+from learning import skills
 from learning.models import SynthesizedSkill
 from learning.reflect import reflect_turn, skill_use
 

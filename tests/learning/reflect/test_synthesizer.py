@@ -2,8 +2,9 @@
 
 import json
 
+from core import events
 from crewlet.config import schema
-from learning import events, skills
+from learning import skills
 from learning.models import SynthesizedSkill
 from learning.reflect import reflect_turn, synthesizer
 from tests.learning.reflect.conftest import human

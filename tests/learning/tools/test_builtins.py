@@ -2,10 +2,11 @@
 
 import pytest
 
+from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import BadInput, Conflict, NotFound
 from learning import tools
-from learning.models import DiaryEntry, Event, SkillVersion, SynthesizedSkill
+from learning.models import DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.prefetch import knowledge_seam, onboarding
 from learning.tools.reflect_and_persist import self_persisted
 from tests.learning.memory_rows import FakeSearcher, install_searcher, skill

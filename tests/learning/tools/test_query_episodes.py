@@ -3,14 +3,14 @@
 import pytest
 from django.db import DatabaseError
 
+from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
+from core.providers.llm.scripted import ScriptedProvider
+from core.vectors import CosineDistance
 from crewlet.config import schema
 from crewlet.errors import BadInput
 from learning import episodes
 from learning.models import Episode
-from learning.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
-from learning.providers.llm.scripted import ScriptedProvider
 from learning.tools import query_episodes
-from learning.vectors import CosineDistance
 from tests.learning.memory_rows import episode
 
 
@@ -104,7 +104,7 @@ CAUSE_CASES = [
 @pytest.mark.parametrize("cause,error", CAUSE_CASES)
 def test_each_embedder_failure_says_what_stopped_it_and_what_still_works(seat, call, monkeypatch, cause, error):
     monkeypatch.setattr("learning.tools.query_episodes.get_embedder", lambda: _Failing(error))
-    monkeypatch.setattr("learning.providers.embeddings.base.get_embedder", lambda: _Failing(error))
+    monkeypatch.setattr("core.providers.embeddings.base.get_embedder", lambda: _Failing(error))
     result = call("query_episodes", query="billing export")
     assert not result.ok and result.data["cause"] == cause
     assert result.text.startswith(query_episodes.CAUSES[cause].split("(")[0].split(";")[0])

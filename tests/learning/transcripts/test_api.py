@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from learning.providers.llm.scripted import ScriptedProvider
+from core.providers.llm.scripted import ScriptedProvider
 from learning.transcripts import purposes as tp
 from learning.transcripts.models import Recommendation, Shard
 from tests.factories import SeatFactory, operator_token, token_for

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import Conflict
-from learning.providers.llm.scripted import ScriptedProvider
 from learning.transcripts import purposes as tp
 from learning.transcripts.artifacts import (
     classify,

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from core.models import Event
+from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import Conflict
-from learning.models import Event
-from learning.providers.llm.scripted import ScriptedProvider
 from learning.transcripts import ladder
 from learning.transcripts import purposes as tp
 from learning.transcripts.models import Shard

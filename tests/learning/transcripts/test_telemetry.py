@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from learning.models import Event
+from core.models import Event
 from learning.transcripts import telemetry
 from learning.transcripts.artifacts import normalise_scope
 from learning.transcripts.models import Recommendation, Shard, TranscriptSession, TranscriptSource

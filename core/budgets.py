@@ -1,0 +1,66 @@
+"""Token budgets: counters per seat and per company in the current window.
+
+``has_room`` answers True, False or None (the counter could not be read: unknown is not no).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.db import DatabaseError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+log = logging.getLogger("core.budgets")
+
+
+def window_start(window: str, now: datetime | None = None) -> datetime:
+    now = now or timezone.now()
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start.replace(day=1) if window == "month" else start
+
+
+def _ceilings(seat):
+    seat_ceiling = seat.token_budget or (seat.role.token_budget if seat.role_id and seat.role else None)
+    return seat_ceiling, seat.company.token_budget
+
+
+def spent(scope: str, scope_id: int, window: str) -> int:
+    from crewlet.models import BudgetCounter
+
+    row = BudgetCounter.objects.filter(scope=scope, scope_id=scope_id, window_start=window_start(window)).first()
+    return row.tokens if row else 0
+
+
+def has_room(seat) -> bool | None:
+    """Whether the seat and its company are both under their ceilings in this window."""
+    seat_ceiling, company_ceiling = _ceilings(seat)
+    window = seat.company.budget_window
+    try:
+        if seat_ceiling and spent("seat", seat.pk, window) >= seat_ceiling:
+            return False
+        if company_ceiling and spent("company", seat.company_id, window) >= company_ceiling:
+            return False
+    except DatabaseError:
+        log.warning("budget counter unreadable for seat %s", seat.handle, exc_info=True)
+        return None
+    return True
+
+
+def charge(seat, tokens: int) -> None:
+    """Add ``tokens`` to the seat's and the company's counters in the current window."""
+    from crewlet.models import BudgetCounter
+
+    start = window_start(seat.company.budget_window)
+    for scope, scope_id in (("seat", seat.pk), ("company", seat.company_id)):
+        with transaction.atomic():
+            updated = BudgetCounter.objects.filter(scope=scope, scope_id=scope_id, window_start=start).update(
+                tokens=F("tokens") + tokens
+            )
+            if not updated:
+                _row, created = BudgetCounter.objects.get_or_create(
+                    scope=scope, scope_id=scope_id, window_start=start, defaults={"tokens": tokens}
+                )
+                if not created:
+                    BudgetCounter.objects.filter(pk=_row.pk).update(tokens=F("tokens") + tokens)

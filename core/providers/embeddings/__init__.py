@@ -1,0 +1,12 @@
+"""Embedders behind one protocol, and the budgeted, split-and-pool ``embed`` every caller uses."""
+
+from core.providers.embeddings.base import (
+    Embedder,
+    EmbedResult,
+    embed_many,
+    embed_one,
+    get_embedder,
+    reset_embedder,
+)
+
+__all__ = ["EmbedResult", "Embedder", "embed_many", "embed_one", "get_embedder", "reset_embedder"]

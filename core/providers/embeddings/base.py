@@ -1,0 +1,156 @@
+"""The embedder seam.
+
+An ``Embedder`` turns a batch of texts (each within its input size) into vectors and raises the
+typed provider errors. ``embed_one`` / ``embed_many`` are what callers use: they split a text
+longer than the model's input between words, pool the pieces' vectors into one, treat a zero or
+non-finite vector as no vector, and give up past a time budget with "no vector" instead of raising.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+from core.providers.errors import ProviderError
+from core.vectors import pool, split_words, usable
+
+log = logging.getLogger("learning.embeddings")
+
+DIARY_EMBED_BUDGET = 2.0  # seconds: learning.DiaryEmbedBudget, a note is one short input
+PREFETCH_EMBED_BUDGET = 2.0  # seconds: prefetch.EmbedBudget, "a turn starting"
+# Ours: what one call may cost. A text is pooled from at most MAX_PIECES_PER_TEXT model inputs (its
+# vector then stands for its opening, the content stays whole); pieces go to the model BATCH_PIECES
+# at a time, and a call past its budget stops at the next batch instead of running on unseen.
+MAX_PIECES_PER_TEXT = 32
+BATCH_PIECES = 16
+MAX_PENDING_CALLS = 16  # calls queued or running at once; past it a call is refused (status "busy")
+
+
+class Embedder(Protocol):
+    model: str
+    dim: int
+    max_input_chars: int
+
+    def embed_batch(self, texts: list[str]) -> list[list[float]]:
+        """One request: a vector per text; raises ConfigurationError / RefusedError / TransientError."""
+
+
+@dataclass(frozen=True)
+class EmbedResult:
+    vector: list[float] | None
+    model: str
+    status: str  # embedded | failed | unconfigured | unusable | timeout
+    error: str = ""
+
+
+KINDS = {
+    "local": "core.providers.embeddings.local.LocalEmbedder",
+    "openai_compat": "core.providers.embeddings.openai_compat.OpenAICompatEmbedder",
+    "hashing": "core.providers.embeddings.hashing.HashingEmbedder",
+}
+
+_lock = threading.Lock()
+_cached: tuple | None = None
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="embed")
+_pending = threading.BoundedSemaphore(MAX_PENDING_CALLS)
+
+
+class _Cancelled(Exception):
+    """The caller gave up (its budget ran out): the remaining batches are not sent."""
+
+
+def get_embedder() -> Embedder | None:
+    """The configured embedder (cached per spec), or None when embeddings are off."""
+    global _cached
+    from crewlet import config
+
+    spec = config.current().providers.embeddings
+    if spec.kind == "none":
+        return None
+    with _lock:
+        if _cached is None or _cached[0] != spec:
+            path = KINDS.get(spec.kind)
+            if path is None:
+                raise ImproperlyConfigured(f"providers.embeddings.kind: unknown embedder kind {spec.kind!r}")
+            _cached = (spec, import_string(path)(spec))
+        return _cached[1]
+
+
+def reset_embedder() -> None:
+    global _cached
+    with _lock:
+        _cached = None
+
+
+def pieces_of(text: str, max_chars: int) -> list[str]:
+    text = text.strip()
+    if len(text) <= max_chars:
+        return [text] if text else []
+    return split_words(text, max_chars)
+
+
+def _embed_whole(embedder: Embedder, texts: list[str], cancel: threading.Event | None = None) -> list[list[float] | None]:
+    """Embed each text whole: long ones are split (up to MAX_PIECES_PER_TEXT pieces) and pooled."""
+    plan, flat = [], []
+    for text in texts:
+        pieces = pieces_of(text, embedder.max_input_chars)
+        if len(pieces) > MAX_PIECES_PER_TEXT:
+            log.info("a %d-character text is embedded from its first %d pieces", len(text), MAX_PIECES_PER_TEXT)
+            pieces = pieces[:MAX_PIECES_PER_TEXT]
+        plan.append((len(flat), len(pieces), [len(p) for p in pieces]))
+        flat.extend(pieces)
+    vectors = []
+    for start in range(0, len(flat), BATCH_PIECES):
+        if cancel is not None and cancel.is_set():
+            raise _Cancelled()
+        vectors.extend(embedder.embed_batch(flat[start : start + BATCH_PIECES]))
+    out = []
+    for start, n, weights in plan:
+        if n == 0:
+            out.append(None)
+        elif n == 1:
+            out.append(list(vectors[start]) if usable(vectors[start]) else None)
+        else:
+            out.append(pool(vectors[start : start + n], weights))
+    return out
+
+
+def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embedder | None = None) -> list[EmbedResult]:
+    if embedder is None:
+        try:
+            embedder = get_embedder()
+        except (ImproperlyConfigured, ImportError) as exc:
+            log.error("embedder could not be built: %s", exc)
+            return [EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts]
+    if embedder is None:
+        return [EmbedResult(None, "", "unconfigured") for _ in texts]
+    if not _pending.acquire(timeout=budget):
+        log.warning("embed of %d text(s) refused: %d calls already pending", len(texts), MAX_PENDING_CALLS)
+        return [EmbedResult(None, embedder.model, "timeout", "busy: too many embeds pending") for _ in texts]
+    cancel = threading.Event()
+    future = _pool.submit(_embed_whole, embedder, list(texts), cancel)
+    future.add_done_callback(lambda _f: _pending.release())
+    try:
+        vectors = future.result(timeout=budget)
+    except concurrent.futures.TimeoutError:
+        cancel.set()
+        future.cancel()
+        log.warning("embed of %d text(s) ran past its %.1fs budget; stored without a vector", len(texts), budget)
+        return [EmbedResult(None, embedder.model, "timeout", "budget exceeded") for _ in texts]
+    except ProviderError as exc:
+        log.warning("embed failed (%s): %s", exc.kind, exc)
+        return [EmbedResult(None, embedder.model, "failed", f"{exc.kind}: {exc}") for _ in texts]
+    return [
+        EmbedResult(v, embedder.model, "embedded") if v is not None else EmbedResult(None, embedder.model, "unusable")
+        for v in vectors
+    ]
+
+
+def embed_one(text: str, *, budget: float | None = DIARY_EMBED_BUDGET, embedder: Embedder | None = None) -> EmbedResult:
+    return embed_many([text], budget=budget, embedder=embedder)[0]

@@ -1,0 +1,60 @@
+"""Chat completions on Anthropic's Messages API with the official SDK."""
+
+from __future__ import annotations
+
+import anthropic
+
+from core.providers.errors import RefusedError
+from core.providers.llm import sdk
+from core.providers.llm.base import Completion
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+# the Messages API has no JSON mode; a purpose that wants an object says so in its system prompt too
+JSON_INSTRUCTION = "Answer with a single JSON object and nothing else."
+
+
+class AnthropicProvider:
+    def __init__(self, *, alias: str, spec):
+        self.alias, self.spec = alias, spec
+        self.model = spec.model
+        self.base_url = spec.base_url or ANTHROPIC_BASE_URL
+        self._clients = sdk.ClientCache(self._new_client)
+
+    def _new_client(self, key: str) -> anthropic.Anthropic:
+        return anthropic.Anthropic(
+            api_key=key, base_url=self.base_url, timeout=self.spec.timeout_seconds, max_retries=self.spec.max_retries
+        )
+
+    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None) -> Completion:
+        model = sdk.require_model(alias=self.alias, spec=self.spec)
+        key = sdk.api_key(alias=self.alias, spec=self.spec, base_url=self.base_url)
+        system, turns = split_system(messages)
+        if json:
+            system = f"{system}\n\n{JSON_INSTRUCTION}" if system else JSON_INSTRUCTION
+        params = {"model": model, "max_tokens": max_tokens, "messages": turns}
+        if system:
+            params["system"] = system
+        with sdk.translated(anthropic, alias=self.alias, key_env=self.spec.api_key_env):
+            response = self._clients.get(key).messages.create(**params)
+        return self._completion(response, turns, model)
+
+    def _completion(self, response, turns, model) -> Completion:
+        if response.stop_reason == "refusal":
+            raise RefusedError(f"providers.llm.{self.alias}: the model refused this input")
+        text = "".join(block.text for block in response.content or [] if getattr(block, "type", "") == "text")
+        usage = getattr(response, "usage", None)
+        if usage is None or usage.input_tokens is None or usage.output_tokens is None:
+            used, answered = sdk.estimated_tokens(turns, text)
+        else:
+            cached = (getattr(usage, "cache_creation_input_tokens", None) or 0) + (
+                getattr(usage, "cache_read_input_tokens", None) or 0
+            )
+            used, answered = usage.input_tokens + cached, usage.output_tokens
+        return Completion(text=text, input_tokens=used, output_tokens=answered, model=response.model or model)
+
+
+def split_system(messages: list[dict]) -> tuple[str, list[dict]]:
+    """The system messages joined into Anthropic's ``system`` field, and the rest in order."""
+    system = [str(m.get("content", "")) for m in messages if m.get("role") == "system"]
+    turns = [{"role": m["role"], "content": m["content"]} for m in messages if m.get("role") != "system"]
+    return "\n\n".join(part for part in system if part), turns

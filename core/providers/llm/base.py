@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    input_tokens: int
+    output_tokens: int
+    model: str
+
+
+class Provider(Protocol):
+    alias: str
+    model: str
+
+    def complete(
+        self, messages: list[dict], *, max_tokens: int, json: bool = False, purpose: Any = None, inputs: dict | None = None
+    ) -> Completion:
+        """Answer ``messages``. ``purpose``/``inputs`` let the offline provider run its heuristic."""
+
+
+KINDS = {
+    "openai_compat": "core.providers.llm.openai_compat.OpenAICompatProvider",
+    "anthropic": "core.providers.llm.anthropic.AnthropicProvider",
+    "offline": "core.providers.llm.offline.OfflineProvider",
+    "scripted": "core.providers.llm.scripted.ScriptedProvider",
+}
+
+_cache: dict[tuple, Provider] = {}
+_lock = threading.Lock()
+
+
+def build(alias: str, spec) -> Provider:
+    """The provider for a configured alias, cached per (alias, spec)."""
+    key = (alias, spec)
+    with _lock:
+        found = _cache.get(key)
+        if found is None:
+            path = KINDS.get(spec.kind)
+            if path is None:
+                raise ImproperlyConfigured(f"providers.llm.{alias}.kind: unknown provider kind {spec.kind!r}")
+            found = _cache[key] = import_string(path)(alias=alias, spec=spec)
+        return found
+
+
+def reset_providers() -> None:
+    with _lock:
+        _cache.clear()

@@ -1,0 +1,121 @@
+"""What the two SDK-backed chat providers share: the key, the client, and the error mapping.
+
+Both official SDKs raise the same family (``APIStatusError`` with a ``status_code``,
+``APITimeoutError``, ``APIConnectionError``), so one table maps them to the typed errors the
+auxiliary chain falls through on. The status decides, not the SDK's class, so a status an SDK
+has no class for (Anthropic's 529) is still mapped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+from core.providers.errors import (
+    ConfigurationError,
+    ProviderError,
+    RateLimitedError,
+    RefusedError,
+    TransientError,
+)
+
+# a keyless local server (Ollama, llama.cpp, an unauthenticated vLLM) still needs some bearer value
+LOCAL_PLACEHOLDER_KEY = "local-no-key"
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+CONFIGURATION_STATUSES = {401, 402, 403, 404}
+REFUSED_STATUSES = {400, 413, 422}
+RATE_LIMITED_STATUS = 429
+TRANSIENT_STATUSES = {408, 409}  # a request timeout and a lock conflict both answer if sent again
+
+
+def is_local(base_url: str) -> bool:
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
+
+
+def api_key(*, alias: str, spec, base_url: str) -> str:
+    """The key from the env var ``spec.api_key_env`` names, read at call time so a rotation needs no restart."""
+    name = spec.api_key_env
+    value = os.environ.get(name, "") if name else ""
+    if value:
+        return value
+    if is_local(base_url):
+        return LOCAL_PLACEHOLDER_KEY
+    if not name:
+        raise ConfigurationError(f"providers.llm.{alias}: {base_url} needs a key and api_key_env names no variable")
+    raise ConfigurationError(f"providers.llm.{alias}: the environment variable {name} (api_key_env) is not set")
+
+
+def require_model(*, alias: str, spec) -> str:
+    if not spec.model:
+        raise ConfigurationError(f"providers.llm.{alias}.model: no model named")
+    return spec.model
+
+
+class ClientCache:
+    """One SDK client per key value: a rotated key gets a fresh client, an unchanged one reuses it."""
+
+    def __init__(self, factory: Callable[[str], object]):
+        self._factory = factory
+        self._lock = threading.Lock()
+        self._key: str | None = None
+        self._client = None
+
+    def get(self, key: str):
+        with self._lock:
+            if self._client is None or self._key != key:
+                self._key, self._client = key, self._factory(key)
+            return self._client
+
+
+def error_for_status(*, alias: str, status: int, detail: str, key_env: str = "") -> ProviderError:
+    """The typed error for an HTTP status an endpoint answered."""
+    where = f"providers.llm.{alias}"
+    if status in (401, 403):
+        source = f" from {key_env}" if key_env else ""
+        return ConfigurationError(f"{where}: the endpoint rejected the key{source} ({status}: {detail})")
+    if status == 404:
+        return ConfigurationError(f"{where}: the endpoint does not serve this model or path (404: {detail})")
+    if status in CONFIGURATION_STATUSES:
+        return ConfigurationError(f"{where}: the account cannot be served ({status}: {detail})")
+    if status in REFUSED_STATUSES:
+        return RefusedError(f"{where}: the provider refused this input ({status}: {detail})")
+    if status == RATE_LIMITED_STATUS:
+        return RateLimitedError(f"{where}: rate limited (429: {detail})")
+    if status >= 500 or status in TRANSIENT_STATUSES:
+        return TransientError(f"{where}: the provider could not answer now ({status}: {detail})")
+    return ConfigurationError(f"{where}: unexpected answer ({status}: {detail})")
+
+
+@contextmanager
+def translated(sdk, *, alias: str, key_env: str = ""):
+    """Re-raise ``sdk``'s exceptions as the typed provider errors."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        raise error_for_status(alias=alias, status=exc.status_code, detail=_detail(exc), key_env=key_env) from exc
+    except sdk.APITimeoutError as exc:
+        raise TransientError(f"providers.llm.{alias}: timed out") from exc
+    except sdk.APIConnectionError as exc:
+        raise TransientError(f"providers.llm.{alias}: could not reach the endpoint ({exc})") from exc
+    except sdk.APIError as exc:  # an answer that is not the API's shape, say
+        raise TransientError(f"providers.llm.{alias}: {exc}") from exc
+
+
+def _detail(exc) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(exc, "message", "") or exc)
+
+
+def estimated_tokens(messages: list[dict], text: str) -> tuple[int, int]:
+    """Word counts, for an endpoint that answers without usage (a stated estimate, as offline's)."""
+    used = sum(len(str(m.get("content", "")).split()) for m in messages)
+    return used, len(text.split())

@@ -1,5 +1,0 @@
-"""Chat providers behind one protocol; ``build(alias, spec)`` resolves a configured alias."""
-
-from learning.providers.llm.base import Completion, Provider, build, reset_providers
-
-__all__ = ["Completion", "Provider", "build", "reset_providers"]

@@ -1,0 +1,135 @@
+"""Chain fall-through through ``aux.call``: the next alias answers a transient or configuration
+failure; a refusal is final for the input."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import aux, purposes
+from core.models import Event
+from core.providers.errors import ConfigurationError, RefusedError, TransientError
+from crewlet.config import schema
+from crewlet.models import BudgetCounter
+from tests.core.providers.helpers import OPENAI_KEY_ENV, anthropic_spec, openai_spec
+
+CHAIN_PURPOSE = purposes.register(
+    purposes.Purpose(
+        name="test_providers_chain_echo",
+        render=lambda inputs: purposes.system_user("Repeat the word.", inputs.get("word", "")),
+        parse=lambda text: text.strip(),
+        offline=lambda inputs: inputs.get("word", ""),
+        max_tokens=32,
+    )
+)
+
+
+@pytest.fixture
+def chain(serve_config, openai_server, anthropic_server, seat):
+    """The seat's auxiliary chain: ``primary`` (the OpenAI fake), then ``secondary`` (the Anthropic fake)."""
+    llm = {"primary": openai_spec(openai_server), "secondary": anthropic_spec(anthropic_server)}
+    serve_config(providers=schema.Providers(llm=llm, embeddings=schema.EmbeddingSpec(kind="hashing", dimensions=256)))
+    seat.role.llm_auxiliary = ["primary", "secondary"]
+    seat.role.save()
+    return openai_server, anthropic_server
+
+
+def ask(seat):
+    return aux.call(seat=seat, stage="reflection", purpose=CHAIN_PURPOSE.name, turn_id="t-1", inputs={"word": "kiwi"})
+
+
+def spend_events():
+    return list(Event.objects.filter(name="auxiliary_spend"))
+
+
+@pytest.mark.parametrize("status", [500, 503, 429, 401, 403, 404])
+def test_a_transient_or_configuration_failure_falls_through_to_the_next_alias(chain, seat, status):
+    primary, secondary = chain
+    primary.fail(status)
+    secondary.answer("kiwi", input_tokens=9, output_tokens=1)
+
+    result = ask(seat)
+
+    assert (result.value, result.provider) == ("kiwi", "secondary")
+    assert len(primary.requests) == 1 and len(secondary.requests) == 1
+    (event,) = spend_events()
+    assert event.payload["provider"] == "secondary"
+    assert event.payload["input_tokens"] == 9
+
+
+def test_a_timeout_falls_through_to_the_next_alias(chain, seat, serve_config, openai_server, anthropic_server):
+    llm = {
+        "primary": openai_spec(openai_server, timeout_seconds=0.3),
+        "secondary": anthropic_spec(anthropic_server),
+    }
+    serve_config(providers=schema.Providers(llm=llm, embeddings=schema.EmbeddingSpec(kind="hashing", dimensions=256)))
+    openai_server.stall(5)
+
+    assert ask(seat).provider == "secondary"
+
+
+def test_a_missing_key_falls_through_without_a_request(chain, seat, monkeypatch, serve_config, openai_server, anthropic_server):
+    monkeypatch.delenv(OPENAI_KEY_ENV)
+    llm = {
+        "primary": openai_spec(openai_server, base_url="https://llm.example.invalid/v1"),
+        "secondary": anthropic_spec(anthropic_server),
+    }
+    serve_config(providers=schema.Providers(llm=llm, embeddings=schema.EmbeddingSpec(kind="hashing", dimensions=256)))
+
+    assert ask(seat).provider == "secondary"
+    assert openai_server.requests == []
+
+
+@pytest.mark.parametrize("status", [400, 422])
+def test_a_refusal_does_not_fall_through_and_charges_nothing(chain, seat, status):
+    primary, secondary = chain
+    primary.fail(status)
+
+    with pytest.raises(RefusedError):
+        ask(seat)
+
+    assert secondary.requests == []
+    assert spend_events() == []
+    assert not BudgetCounter.objects.exists()
+
+
+def test_when_every_alias_fails_the_last_error_is_raised(chain, seat):
+    primary, secondary = chain
+    primary.fail(401)
+    secondary.fail(529)
+
+    with pytest.raises(TransientError, match="529"):
+        ask(seat)
+
+    assert spend_events() == []
+
+
+def test_a_configuration_failure_last_in_the_chain_is_raised_as_configuration(chain, seat):
+    primary, secondary = chain
+    primary.fail(500)
+    secondary.fail(404)
+
+    with pytest.raises(ConfigurationError, match="404"):
+        ask(seat)
+
+
+def test_the_first_alias_answers_when_it_can(chain, seat):
+    primary, secondary = chain
+    primary.answer("kiwi", input_tokens=4, output_tokens=1)
+
+    result = ask(seat)
+
+    assert result.provider == "primary"
+    assert secondary.requests == []
+    request = primary.last().body
+    assert request["messages"] == CHAIN_PURPOSE.render({"word": "kiwi"})
+    assert request["max_tokens"] == CHAIN_PURPOSE.max_tokens
+
+
+def test_an_empty_auxiliary_chain_falls_back_to_the_role_llm_chain(chain, seat):
+    primary, secondary = chain
+    seat.role.llm_auxiliary = []
+    seat.role.llm = ["secondary"]
+    seat.role.save()
+
+    assert ask(seat).provider == "secondary"
+    assert primary.requests == []

@@ -1,0 +1,84 @@
+import numpy as np
+import pytest
+from django.utils import timezone
+
+from core.vectors import CosineDistance, nearest, pool, split_words, usable
+from learning.models import DiaryEntry
+
+
+def _rows(seat, vectors, model="m-a"):
+    now = timezone.now()
+    rows = []
+    for i, v in enumerate(vectors):
+        entry = DiaryEntry(seat=seat, kind=DiaryEntry.LONG, content=f"note {i}", created_at=now)
+        entry.set_vector(v.tolist(), model)
+        rows.append(entry)
+    return DiaryEntry.objects.bulk_create(rows)
+
+
+def test_cosine_ranking_in_sql_equals_numpy_ranking(seat):
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(300, 32)).astype(np.float32)
+    rows = _rows(seat, vectors)
+    query = rng.normal(size=32).astype(np.float32)
+
+    ranked = list(nearest(DiaryEntry.objects.filter(seat=seat), query.tolist(), "m-a").values_list("id", "distance"))
+
+    sims = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))
+    expected = [rows[i].id for i in np.argsort(-sims, kind="stable")]
+    assert [r[0] for r in ranked] == expected
+    np.testing.assert_allclose([r[1] for r in ranked], np.sort(1 - sims), atol=1e-4)
+
+
+def test_rows_of_another_model_never_match(seat):
+    rng = np.random.default_rng(1)
+    _rows(seat, rng.normal(size=(5, 8)), model="m-a")
+    other = _rows(seat, rng.normal(size=(5, 8)), model="m-b")
+    hits = nearest(DiaryEntry.objects.filter(seat=seat), rng.normal(size=8).tolist(), "m-a")
+    assert hits.count() == 5
+    assert not set(hits.values_list("id", flat=True)) & {r.id for r in other}
+
+
+def test_rows_without_a_vector_are_excluded(seat):
+    rng = np.random.default_rng(2)
+    _rows(seat, rng.normal(size=(3, 8)))
+    DiaryEntry.objects.create(seat=seat, kind=DiaryEntry.LONG, content="no vector", created_at=timezone.now())
+    hits = nearest(DiaryEntry.objects.filter(seat=seat), rng.normal(size=8).tolist(), "m-a")
+    assert hits.count() == 3
+    assert "no vector" not in hits.values_list("content", flat=True)
+
+
+def test_a_row_of_another_width_yields_null_distance_instead_of_an_error(seat):
+    rng = np.random.default_rng(3)
+    _rows(seat, rng.normal(size=(2, 8)))
+    _rows(seat, rng.normal(size=(2, 16)))
+    dists = list(
+        DiaryEntry.objects.filter(seat=seat).annotate(d=CosineDistance("embedding", rng.normal(size=8).tolist())).values_list("d", flat=True)
+    )
+    assert sum(d is None for d in dists) == 2 and sum(d is not None for d in dists) == 2
+
+
+def test_distance_filter_works_in_sql(seat):
+    _rows(seat, np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.1]]))
+    close = nearest(DiaryEntry.objects.filter(seat=seat), [1.0, 0.0], "m-a").filter(distance__lt=0.1)
+    assert sorted(close.values_list("content", flat=True)) == ["note 0", "note 2"]
+
+
+def test_vector_round_trips_through_the_column(seat):
+    _rows(seat, np.array([[0.25, -0.5, 1.0]]))
+    assert DiaryEntry.objects.get(seat=seat).embedding == pytest.approx([0.25, -0.5, 1.0])
+
+
+@pytest.mark.parametrize("vector", [[0.0, 0.0, 0.0], [float("nan"), 1.0], [float("inf"), 0.0], []])
+def test_zero_or_non_finite_vectors_are_no_vector(vector):
+    assert not usable(vector)
+
+
+def test_split_between_words_and_pool():
+    text = " ".join(f"word{i}" for i in range(100))
+    pieces = split_words(text, 50)
+    assert all(len(p) <= 50 for p in pieces)
+    assert " ".join(pieces) == text
+    pooled = pool([[1.0, 0.0], [0.0, 1.0]], [1, 1])
+    assert pooled == pytest.approx([2**-0.5, 2**-0.5])
+    assert pool([[0.0, 0.0]]) is None
