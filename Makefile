@@ -6,7 +6,11 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
+<<<<<<< HEAD
 .PHONY: demo serve test test-sqlite test-postgres install bench lint clean
+=======
+.PHONY: demo test test-sqlite test-postgres install bench lint clean example serve
+>>>>>>> main
 
 $(PY):
 	python3 -m venv .venv
@@ -27,9 +31,15 @@ demo: install
 	mkdir -p var && rm -f var/demo.sqlite3
 	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
 
+<<<<<<< HEAD
 # DEBUG only here (static files and tracebacks for a developer); everywhere else it is off.
 serve: install
 	DJANGO_DEBUG=1 $(PY) manage.py runserver
+=======
+# A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.
+example: install
+	$(PY) examples/agent_loop/run.py
+>>>>>>> main
 
 test: install
 	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails

@@ -19,6 +19,7 @@ from django.utils.module_loading import import_string
 
 from core.providers.errors import ProviderError
 from core.vectors import pool, split_words, usable
+from crewlet.config.schema import EmbeddingKind
 
 log = logging.getLogger("learning.embeddings")
 
@@ -49,7 +50,7 @@ class EmbedResult:
     error: str = ""
 
 
-KINDS = {
+KINDS: dict[EmbeddingKind, str] = {  # "none" builds no embedder
     "local": "core.providers.embeddings.local.LocalEmbedder",
     "openai_compat": "core.providers.embeddings.openai_compat.OpenAICompatEmbedder",
     "hashing": "core.providers.embeddings.hashing.HashingEmbedder",
