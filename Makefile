@@ -6,11 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-<<<<<<< HEAD
-.PHONY: demo serve test test-sqlite test-postgres install bench lint clean
-=======
 .PHONY: demo test test-sqlite test-postgres install bench lint clean example serve
->>>>>>> main
 
 $(PY):
 	python3 -m venv .venv
@@ -31,15 +27,18 @@ demo: install
 	mkdir -p var && rm -f var/demo.sqlite3
 	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
 
-<<<<<<< HEAD
-# DEBUG only here (static files and tracebacks for a developer); everywhere else it is off.
+# Serve the demo's database and config (run `make demo` first). Reflection runs as each turn is
+# posted (CREWLET_Q_SYNC=1); production runs `manage.py qcluster` workers instead.
+DEMO_DB := $(CURDIR)/var/demo.sqlite3
+# The demo's server is the one place DEBUG is on (settings default it off).
 serve: install
-	DJANGO_DEBUG=1 $(PY) manage.py runserver
-=======
+	@test -f $(DEMO_DB) || { echo "no demo database at $(DEMO_DB): run 'make demo' first"; exit 1; }
+	DATABASE_URL=sqlite:///$(DEMO_DB) CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 DJANGO_DEBUG=1 \
+	  $(PY) -m gunicorn crewlet.wsgi --bind 127.0.0.1:8000 --workers 1 --threads 4 --access-logfile -
+
 # A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.
 example: install
 	$(PY) examples/agent_loop/run.py
->>>>>>> main
 
 test: install
 	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails
