@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "django_htmx",
+    "ninja",  # serves /api/v1/docs with its bundled Swagger UI assets (no CDN)
     "crewlet.apps.CrewletConfig",
     "core.apps.CoreConfig",
     "learning.apps.LearningConfig",
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (admin, API docs) under gunicorn too
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -80,6 +82,8 @@ USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = True  # serve straight from the apps' static folders: no collectstatic step
 LOGIN_URL = "/admin/login/"
 
 # A request body past this is answered 413 before it is parsed (crewlet.api); every text and list

@@ -130,6 +130,16 @@ class Skills:
 
 
 @dataclass(frozen=True)
+class ToolSkillsRegistry:
+    """Where operators keep the Tool Skills pages (edited at runtime, no deploy): the children of the
+    ``parent`` page in ``container`` (a Confluence space or a native container). Empty ``container``:
+    only the bundled ``examples/tool-skills/`` defaults."""
+
+    container: str = ""
+    parent: str = "Tool Skills"
+
+
+@dataclass(frozen=True)
 class Confluence:
     url: str = ""
     username: str = ""
@@ -141,6 +151,7 @@ class Confluence:
 @dataclass(frozen=True)
 class Knowledge:
     backend: KnowledgeBackend = "native"
+    tool_skills: ToolSkillsRegistry = field(default_factory=ToolSkillsRegistry)
     scope: list[str] = field(default_factory=list)  # org-wide readable containers
     confluence: Confluence = field(default_factory=Confluence)
 

@@ -34,6 +34,7 @@ from knowledge.searcher import (
     SearchUnavailable,
     accessible_containers,
 )
+from knowledge.tool_skill_pages import RegistryPage
 
 log = logging.getLogger("knowledge.native")
 
@@ -115,6 +116,11 @@ def to_hit(page: Page, words: list[str]) -> PageHit:
 
 
 class NativeSearcher:
+    def tool_skill_pages(self, *, container_key: str, parent: str) -> list[RegistryPage]:
+        """The published children of the registry's parent page (native pages are Markdown already)."""
+        rows = Page.objects.filter(container_key=container_key, parent__title=parent, state=Page.PUBLISHED)
+        return [RegistryPage(str(p.pk), p.container_key, p.title, p.body) for p in rows.order_by("title", "id")]
+
     def unavailable(self, seat) -> SearchUnavailable | None:
         return None if accessible_containers(seat) else SearchUnavailable.SCOPED_TO_NOTHING
 

@@ -131,6 +131,9 @@ def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embed
             return [EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts]
     if embedder is None:
         return [EmbedResult(None, "", "unconfigured") for _ in texts]
+    from core.providers.embeddings import warm
+
+    warm.wait_while_loading()  # a load in progress is not this embed's budget to spend
     if not _pending.acquire(timeout=budget):
         log.warning("embed of %d text(s) refused: %d calls already pending", len(texts), MAX_PENDING_CALLS)
         return [EmbedResult(None, embedder.model, "timeout", "busy: too many embeds pending") for _ in texts]
