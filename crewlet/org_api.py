@@ -14,6 +14,7 @@ class WhoAmIOut(Schema):
 
 @router.get("/agents/{handle}/whoami", auth=seat_auth, response=WhoAmIOut)
 def whoami(request, handle: str):
+    """The seat a token acts as (its role, unit and company): a runtime's check that its token is wired."""
     seat = require_seat(request, handle)
     return WhoAmIOut(
         handle=seat.handle,
