@@ -95,7 +95,7 @@ def test_an_unparseable_classification_is_a_warning_and_retried(scripted_seat):
 def test_one_unknown_tier_drops_only_its_item_and_the_batch_is_classified(scripted_seat):
     good, odd = published(scripted_seat, RULE), published(scripted_seat, RULE + " Again.")
     ScriptedProvider.queue(artifact_classify.NAME, json.dumps({"items": [
-        {"id": 1, "tier": "Rule", "scope": "linting"}, {"id": 2, "tier": "poem", "scope": "x"},
+        {"id": str(good.pk), "tier": "Rule", "scope": "linting"}, {"id": odd.pk, "tier": "poem", "scope": "x"},
     ]}))
     warnings = []
 
