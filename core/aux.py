@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from core import budgets, events, purposes
+from core.event_types import AuxiliarySpend
 from core.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
 
 log = logging.getLogger("core.aux")
@@ -133,14 +134,10 @@ def _record(seat, stage, purpose, turn_id, alias, completion) -> None:
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
         events.publish(
-            "auxiliary_spend",
+            AuxiliarySpend(
+                stage=stage, purpose=purpose, provider=alias, model=completion.model or "",
+                input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+            ),
             seat=seat,
             turn_id=turn_id,
-            best_effort=True,
-            stage=stage,
-            purpose=purpose,
-            provider=alias,
-            model=completion.model,
-            input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens,
         )

@@ -15,6 +15,7 @@ import logging
 from django.db import transaction
 
 from core import events
+from core.event_types import AdminAction, KnowledgeDraftPublished, KnowledgeDraftRejected
 from core.providers.embeddings import embed_one
 from crewlet.errors import Conflict, Forbidden
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
@@ -92,6 +93,11 @@ def _page_payload(page: Page, username: str) -> dict:
     }
 
 
+def _audit(action: str, payload: dict) -> None:
+    detail = {k: v for k, v in payload.items() if k != "user"}
+    events.publish(AdminAction(user=payload["user"], action=action, object=f"knowledge.page:{payload['page_id']}", detail=detail))
+
+
 def publish_draft(*, page: Page, user) -> Page:
     """Adopt a draft: move it out of the drafts parent, publish it, embed it; announce who did."""
     username = _require_reviewer(user)
@@ -110,8 +116,8 @@ def publish_draft(*, page: Page, user) -> Page:
         locked.set_vector(vector.vector, vector.model)
         locked.save()
         payload = _page_payload(locked, username)
-        events.publish("knowledge_draft_published", **payload, parent_id=locked.parent_id, embedding=vector.status)
-        events.publish("admin_action", action="publish_draft", object=f"knowledge.page:{locked.pk}", **payload)
+        events.publish(KnowledgeDraftPublished(**payload, parent_id=locked.parent_id, embedding=vector.status))
+        _audit("publish_draft", payload)
     if vector.vector is None:
         log.warning("published page %s without a vector (%s); it is found by text until embedded", locked.pk, vector.status)
     return locked
@@ -125,8 +131,8 @@ def reject_draft(*, page: Page, user) -> None:
         _require_draft(locked)
         payload = _page_payload(locked, username)
         locked.delete()
-        events.publish("knowledge_draft_rejected", **payload)
-        events.publish("admin_action", action="reject_draft", object=f"knowledge.page:{payload['page_id']}", **payload)
+        events.publish(KnowledgeDraftRejected(**payload))
+        _audit("reject_draft", payload)
 
 
 def save_page(*, page: Page, user, created: bool) -> Page:
@@ -136,10 +142,7 @@ def save_page(*, page: Page, user, created: bool) -> Page:
         page.set_vector(vector.vector, vector.model)
     with transaction.atomic():
         page.save()
-        events.publish(
-            "admin_action", action="add_page" if created else "change_page", object=f"knowledge.page:{page.pk}",
-            **_page_payload(page, user.get_username()),
-        )
+        _audit("add_page" if created else "change_page", _page_payload(page, user.get_username()))
     return page
 
 
@@ -153,6 +156,6 @@ def delete_pages(*, pages, user) -> int:
         for page in pages:
             payload = _page_payload(page, username)
             page.delete()
-            events.publish("admin_action", action="delete_page", object=f"knowledge.page:{payload['page_id']}", **payload)
+            _audit("delete_page", payload)
             done += 1
     return done

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from core import events
+from core.event_types import AdminAction
 from crewlet.errors import Forbidden
 from learning import skills
 from learning.models import SynthesizedSkill
@@ -29,15 +30,11 @@ def _actor(user) -> str:
 
 def _record(skill: SynthesizedSkill, *, action: str, username: str, **detail) -> None:
     events.publish(
-        "admin_action",
+        AdminAction(
+            user=username, action=action, object=f"learning.synthesizedskill:{skill.pk}",
+            detail={"skill_id": skill.pk, "name": skill.name, "version": skill.version, **detail},
+        ),
         seat=skill.seat,
-        user=username,
-        action=action,
-        object=f"learning.synthesizedskill:{skill.pk}",
-        skill_id=skill.pk,
-        name=skill.name,
-        version=skill.version,
-        **detail,
     )
 
 

@@ -13,6 +13,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from core import events
+from core.event_types import SkillRevived, SkillTelemetryWriteFailed
 from crewlet import config
 from crewlet.errors import BadInput, Conflict, NotFound
 from learning import limits
@@ -121,7 +122,7 @@ def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None, count: bool 
         if revived:
             SynthesizedSkill.objects.filter(id__in=[s.id for s in revived]).update(state=SynthesizedSkill.ACTIVE)
     for skill in revived:
-        events.publish("skill_revived", seat=skill.seat, turn_id=turn_id, best_effort=True, skill_id=skill.id, name=skill.name)
+        events.publish(SkillRevived(skill_id=skill.id, name=skill.name), seat=skill.seat, turn_id=turn_id)
     return updated
 
 
@@ -132,9 +133,7 @@ def stamp_offered(skill_ids, *, seat, turn_id: str = "") -> bool:
         return True
     except DatabaseError as exc:
         log.warning("skill use stamp failed for %s", seat.handle, exc_info=True)
-        events.publish(
-            "skill_telemetry_write_failed", seat=seat, turn_id=turn_id, best_effort=True, skill_ids=list(skill_ids), error=str(exc)
-        )
+        events.publish(SkillTelemetryWriteFailed(skill_ids=list(skill_ids), error=str(exc)), seat=seat, turn_id=turn_id)
         return False
 
 

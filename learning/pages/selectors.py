@@ -8,11 +8,13 @@ know is refused rather than ignored, so a page never claims a total it did not f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 
 from core import events
+from core.event_types import ReflectionCompleted
 from crewlet.errors import BadInput, NotFound
 from crewlet.models import Seat
 from learning import diary
@@ -134,54 +136,41 @@ def section(*, seat, name: str, page: int = 1, selected: str | None = None) -> S
 
 
 @dataclass(frozen=True)
-class WorkerGate:
+class WorkerLine:
+    """One worker's outcome as the tab shows it: ran, stopped at a gate (normal), or failed (an error)."""
+
     worker: str
-    closed_gate: str  # "" when the worker ran
-
-
-def closed_gates(payload: dict) -> list[WorkerGate]:
-    """Per-worker outcome of a ``reflection_completed`` payload, whichever shape it records.
-
-    Accepts ``closed_gates`` as {worker: gate} or [{"worker", "gate"}], and ``workers`` as
-    {worker: gate-or-"ran"} or {worker: {"closed_gate"|"gate": ...}}.
-    """
-    found: dict[str, str] = {}
-    gates = payload.get("closed_gates")
-    if isinstance(gates, dict):
-        found.update({str(k): str(v or "") for k, v in gates.items()})
-    elif isinstance(gates, list):
-        for item in gates:
-            if isinstance(item, dict) and item.get("worker"):
-                found[str(item["worker"])] = str(item.get("gate") or item.get("closed_gate") or "")
-    workers = payload.get("workers")
-    if isinstance(workers, dict):
-        for worker, value in workers.items():
-            if isinstance(value, dict):
-                gate = value.get("closed_gate") or value.get("gate") or ""
-            else:
-                gate = "" if value in (None, "", "ran", True) else str(value)
-            found.setdefault(str(worker), str(gate))
-    return [WorkerGate(worker, gate) for worker, gate in found.items()]
+    status: str  # "ran" | "skipped" | "failed"
+    gate: str = ""
+    error: str = ""
 
 
 @dataclass(frozen=True)
 class Reflection:
-    at: object
+    at: datetime
     turn_id: str
-    gates: list[WorkerGate]
-    payload: dict
+    gate: str | None
+    workers: list[WorkerLine]
 
     @property
-    def closed(self) -> list[WorkerGate]:
-        return [g for g in self.gates if g.closed_gate]
+    def skipped(self) -> list[WorkerLine]:
+        return [w for w in self.workers if w.status == "skipped"]
+
+    @property
+    def failed(self) -> list[WorkerLine]:
+        return [w for w in self.workers if w.status == "failed"]
+
+
+def _line(worker: str, outcome) -> WorkerLine:
+    return WorkerLine(worker, outcome.status, getattr(outcome, "gate", ""), getattr(outcome, "error", ""))
 
 
 def latest_reflection(seat) -> Reflection | None:
-    event = events.latest("reflection_completed", seat=seat)
-    if event is None:
+    found = events.latest(ReflectionCompleted, seat=seat)
+    if found is None:
         return None
-    payload = event.payload if isinstance(event.payload, dict) else {}
-    return Reflection(at=event.created_at, turn_id=event.turn_id, gates=closed_gates(payload), payload=payload)
+    walked = [_line(name, outcome) for name, outcome in found.event.walked()]
+    return Reflection(at=found.at, turn_id=found.turn_id, gate=found.event.gate, workers=walked)
 
 
 def memory_tab(*, seat) -> dict:

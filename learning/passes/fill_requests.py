@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core import events
+from core.event_types import MemoryFillInputContinued, MemoryFillVectorUnusable
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
 from learning.models import DiaryEntry, Episode
@@ -122,9 +123,7 @@ def hold(row: Row, minute: Minute, *, reason: str, pieces: dict | None = None, p
     where = {} if piece is None else {"piece": piece, "pieces_total": len(row.pieces)}
     minute.report["held"].append({"row": row.ref, "reason": reason, "bytes": row.nbytes, **where})
     if reason == "unusable":
-        events.publish(
-            "memory_fill_vector_unusable", seat=row.obj.seat, best_effort=True, row=row.ref, bytes=row.nbytes, **where
-        )
+        events.publish(MemoryFillVectorUnusable(row=row.ref, bytes=row.nbytes, **where), seat=row.obj.seat)
     else:
         log.warning("embedding fill: %s (%d bytes) %s; held back for an hour", row.ref, row.nbytes, reason)
 
@@ -230,8 +229,8 @@ def send_long(row: Row, minute: Minute) -> None:
         return
     minute.report["continued"] += 1
     events.publish(
-        "memory_fill_input_continued", seat=row.obj.seat, best_effort=True, row=row.ref,
-        pieces_in=len(vectors), pieces_total=len(row.pieces), bytes=row.nbytes,
+        MemoryFillInputContinued(row=row.ref, pieces_in=len(vectors), pieces_total=len(row.pieces), bytes=row.nbytes),
+        seat=row.obj.seat,
     )
 
 

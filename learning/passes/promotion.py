@@ -22,6 +22,7 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from core import aux, events, purposes
+from core.event_types import SkillPromoted
 from core.providers.errors import ProviderError
 from crewlet import config
 from knowledge.models import AUTO_DRAFT_PREFIX
@@ -217,15 +218,16 @@ def distil(unit, cluster: Cluster, title: str, now) -> Draft:
 
 def announce(unit, outcome, cluster: Cluster) -> None:
     events.publish(
-        "skill_promoted",
-        unit=unit.key,
-        container_key=outcome.container_key,
-        page_id=outcome.page_id,
-        page_title=outcome.page_title,
-        sibling_count=len(cluster.members),
-        distinct_agents=len(cluster.seat_ids),
-        skills=[s.pk for s in cluster.members],
-        seats=list(dict.fromkeys(s.seat.handle for s in cluster.members)),
+        SkillPromoted(
+            unit=unit.key,
+            container_key=outcome.container_key,
+            page_id=str(outcome.page_id),
+            page_title=outcome.page_title,
+            sibling_count=len(cluster.members),
+            distinct_agents=len(cluster.seat_ids),
+            skills=[s.pk for s in cluster.members],
+            seats=list(dict.fromkeys(s.seat.handle for s in cluster.members)),
+        )
     )
 
 

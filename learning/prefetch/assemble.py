@@ -88,14 +88,14 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
     results = run_blocks(ctx)
     tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
     guidance, guidance_keys = tool_skills.guidance(tools)
-    payload = summary.build(ctx, results)
+    built = summary.build(ctx, results)
     rendered = {
         "run_id": request.run_id,
         "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes} for r in results],
         "guidance": guidance,
         "guidance_keys": guidance_keys,
         "prompt": "\n\n".join([r.text for r in results if r.text] + ([guidance] if guidance else [])),
-        "summary": payload,
+        "summary": built.model_dump(mode="json"),
         "triggered_by": personal_memory.triggered_by(ctx),
     }
     try:
@@ -106,7 +106,7 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
         if stored is not None:
             return {**stored, "frozen": True}
         raise
-    summary.publish(ctx, payload)
+    summary.publish(ctx, built)
     bound_snapshots()
     return {**rendered, "frozen": False}
 

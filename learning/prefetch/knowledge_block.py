@@ -11,6 +11,7 @@ import logging
 
 from core import aux, events
 from knowledge.models import AUTO_DRAFT_PREFIX
+from knowledge.searcher import read_event
 from learning.prefetch import bounds, knowledge_seam
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import AuxDidNotAnswer, TurnContext
@@ -62,15 +63,6 @@ def _finish(ctx: TurnContext, future) -> BlockResult:
     pages = [p for p in result.pages if not str(p.title).startswith(AUTO_DRAFT_PREFIX)][: bounds.KNOWLEDGE_PAGES]
     if not pages:
         return _hint(EmptyKnowledgeHint, knowledge_path="empty", query=query)
-    events.publish(
-        "knowledge_read",
-        seat=ctx.seat,
-        turn_id=ctx.turn_id,
-        best_effort=True,
-        surface="relevant_knowledge",
-        query=query,
-        served_mode=result.served_mode,
-        pages=[{"page_id": str(p.page_id), "container_key": p.container_key, "title": p.title} for p in pages],
-    )
+    events.publish(read_event(via=NAME, query=query, result=result, pages=pages), seat=ctx.seat, turn_id=ctx.turn_id)
     text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(page_line(p) for p in pages)
     return BlockResult(NAME, text, selection_count=len(pages), extra={"knowledge_path": "pages", "query": query})

@@ -12,6 +12,7 @@ import logging
 from django.db import transaction
 
 from core import events
+from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
 from learning import episodes
@@ -90,13 +91,10 @@ def run(ctx) -> dict:
         episode.set_vector(vector.vector, vector.model)
         episode.save()
     events.publish(
-        "episode_written",
-        seat=ctx.seat,
-        turn_id=ctx.run_id,
-        best_effort=True,
-        episode_id=episode.pk,
-        replaced=existing is not None,
-        embedded=episode.embedding is not None,
-        label=episode.task_summary,
+        EpisodeWritten(
+            episode_id=episode.pk, replaced=existing is not None, embedded=episode.embedding is not None,
+            label=episode.task_summary,
+        ),
+        seat=ctx.seat, turn_id=ctx.run_id,
     )
     return {"episode_id": episode.pk, "replaced": existing is not None, "embedded": episode.embedding is not None}

@@ -6,6 +6,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from core import events
+from core.event_types import TranscriptsAdminAction
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet.errors import CrewletError
@@ -22,8 +23,9 @@ from learning.transcripts.telemetry import render_uses
 
 
 def _record(request, action: str, obj, **payload) -> None:
-    events.publish("transcripts_admin_action", seat=obj.seat, best_effort=True, action=action, object_id=obj.pk,
-                   user=request.user.get_username(), **payload)
+    events.publish(
+        TranscriptsAdminAction(action=action, object_id=obj.pk, user=request.user.get_username(), **payload), seat=obj.seat
+    )
 
 
 def _each(modeladmin, request, queryset, action: str, run):

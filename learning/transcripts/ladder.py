@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import aux, events
+from core.event_types import ShardDecided, ShardJudged, ShardRejected
 from core.vectors import nearest
 from crewlet import config
 from crewlet.errors import Conflict
@@ -131,7 +132,7 @@ def _record(shard: Shard, outcome: Outcome, *, by: str) -> None:
     if outcome.status == Shard.REJECTED:
         shard.rejected_by = by
     shard.save(update_fields=["status", "reason", "evidence", "decided_at", "rejected_by"])
-    events.publish("shard_decided", seat=shard.seat, best_effort=True, shard_id=shard.pk, status=shard.status, reason=shard.reason)
+    events.publish(ShardDecided(shard_id=shard.pk, status=shard.status, reason=shard.reason), seat=shard.seat)
 
 
 def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str = "") -> dict:
@@ -161,7 +162,10 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
         shard.decided_at = timezone.now()
         shard.published_at = shard.decided_at if verdict["kept"] else None
         shard.save(update_fields=["judge_verdict", "status", "reason", "decided_at", "published_at"])
-        events.publish("shard_judged", seat=shard.seat, best_effort=True, shard_id=shard.pk, kept=verdict["kept"], reason=verdict["reason"], submitted_by=submitted_by)
+        events.publish(
+            ShardJudged(shard_id=shard.pk, kept=verdict["kept"], reason=verdict["reason"], submitted_by=submitted_by),
+            seat=shard.seat,
+        )
     return _answer(shard, kept=verdict["kept"])
 
 
@@ -183,5 +187,5 @@ def reject_memory(*, shard: Shard, by: str, actor: str = "") -> dict:
         shard.status, shard.rejected_by, shard.reason = Shard.REJECTED, by, f"rejected by {actor or by}"[:300]
         shard.decided_at = timezone.now()
         shard.save(update_fields=["status", "rejected_by", "reason", "decided_at"])
-        events.publish("shard_rejected", seat=shard.seat, best_effort=True, shard_id=shard.pk, by=by, actor=actor)
+        events.publish(ShardRejected(shard_id=shard.pk, by=by, actor=actor), seat=shard.seat)
     return {"shard_id": shard.pk, "status": shard.status, "kept": False, "reason": shard.reason}

@@ -11,11 +11,17 @@ import pytest
 from django.utils import timezone
 
 from core import events
+from core.event_types import PersistDeciderCompleted
 from core.models import Event
 from knowledge.models import Page
 from learning import diary, leads
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
+from learning.prefetch import PrefetchRequest, prefetch
+from learning.reflect import reflect_turn
+from learning.reflect.ring import RING
+from learning.turns import store_turn
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory
+from tests.learning.reflect.conftest import record
 from tests.review_fixtures import BODY_V1, LEAD_PASSWORD, make_draft, make_skill
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -38,13 +44,13 @@ def seed():
                                tool_sequence=["git", "ci", "chat"], started_at=now - timedelta(hours=i), ended_at=now - timedelta(hours=i))
     CounterpartyProfile.objects.create(observer=ana, subject_handle="dana", display_name="Dana (release manager)",
                                        subject_platform="slack", communication_style="Terse; wants a link to the CI run.", observations=4)
-    for hit in (True, True, False):
-        events.publish("prefetch_summary", seat=ana, blocks=["personal_memory", "relevant_knowledge"],
-                       personal_memory_hit=hit, personal_memory_bytes=420, relevant_knowledge_hit=not hit)
+    for i in range(3):
+        prefetch(seat=ana, request=PrefetchRequest(run_id=f"run-p{i}", ask="why is the release checklist failing?"))
     for tier in ("LONG", "SHORT", "SHORT", "NOOP"):
-        events.publish("persist_decider_completed", seat=ana, classification=tier)
-    events.publish("reflection_completed", seat=ana, turn_id="run-42",
-                   workers={"persist_decider": "ran", "synthesizer": {"closed_gate": "min_tool_calls"}})
+        events.publish(PersistDeciderCompleted(classification=tier), seat=ana)
+    RING.clear()
+    turn, _ = store_turn(seat=ana, record=record(ana, run_id="run-42"))
+    reflect_turn(turn.pk)
     draft = make_draft(title="Deploy a hotfix", seats=("ana", "bo", "cy"))
     leads.create_lead(username="lena", password=LEAD_PASSWORD)
     return draft, skill

@@ -142,7 +142,7 @@ def test_deleting_pages_in_the_admin_is_recorded_and_never_sweeps_drafts_away(cl
     assert not Page.objects.filter(pk=old.pk).exists()
     assert Page.objects.filter(pk=draft.pk).exists()  # the drafts folder holding it was refused
     event = Event.objects.get(name="admin_action")
-    assert (event.payload["action"], event.payload["user"], event.payload["page_title"]) == ("delete_page", "lena", "Old page")
+    assert (event.payload["action"], event.payload["user"], event.payload["detail"]["page_title"]) == ("delete_page", "lena", "Old page")
 
 
 def test_a_non_lead_cannot_flip_a_draft_to_published_through_the_page_form(client, staff_user):

@@ -57,6 +57,7 @@ class FakePage:
 class FakeResult:
     pages: list = field(default_factory=list)
     served_mode: str = "native"
+    unavailable: None = None
 
 
 class FakeSearcher:

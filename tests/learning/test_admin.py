@@ -49,7 +49,7 @@ def test_a_rollback_is_recorded_with_the_acting_user(client, lead, seat):
     assert event.seat == seat
     assert event.payload["user"] == "lena" and event.payload["action"] == "rollback"
     assert event.payload["object"] == f"learning.synthesizedskill:{skill.pk}"
-    assert event.payload["from_version"] == 3 and event.payload["to_version"] == 2
+    assert event.payload["detail"]["from_version"] == 3 and event.payload["detail"]["to_version"] == 2
     assert skill.versions.get(version=3).actor == "lena"
 
 
@@ -105,7 +105,7 @@ def test_bulk_curation_actions_are_recorded_per_skill(client, lead, seat, other_
 
     assert SynthesizedSkill.objects.filter(pinned=True).count() == 2
     events = Event.objects.filter(name="admin_action", payload__action="pin")
-    assert sorted(e.payload["skill_id"] for e in events) == sorted([a.pk, b.pk])
+    assert sorted(e.payload["detail"]["skill_id"] for e in events) == sorted([a.pk, b.pk])
     assert {e.payload["user"] for e in events} == {"lena"}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from core import events
+from core.event_types import ReflectionCompleted
 from crewlet.config import schema
 from learning import skills
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
@@ -48,7 +49,7 @@ def reflecting_turn(make_turn, **kw):
 
 
 def sr_report(seat):
-    return events.latest("reflection_completed", seat=seat).payload["workers"]["skill_reflection"]
+    return events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["skill_reflection"]
 
 
 # --- the signal -------------------------------------------------------------------------------
@@ -96,7 +97,7 @@ def skill_reflection_section():
 def test_the_signal_can_start_the_pass_with_no_memory_trigger(seat, make_turn, scripted):
     release_skill(seat)
     reflect_turn(reflecting_turn(make_turn, self_persisted=True).pk)
-    payload = events.latest("reflection_completed", seat=seat).payload
+    payload = events.rows(ReflectionCompleted, seat=seat).first().payload
     assert payload["workers"]["persist_decider"]["status"] == "ran"
     assert payload["workers"]["persist_decider"]["result"]["classification"] == "NOOP"
     assert payload["workers"]["skill_reflection"]["status"] == "ran"
