@@ -11,7 +11,7 @@ from __future__ import annotations
 from core import events
 from core.event_types import BlockOutcome, PrefetchSummary
 from learning.prefetch.blocks import BlockResult
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 from learning.prefetch.gate import requires_recon
 
 THREAD_COUNTS = ("thread_context_posts", "thread_context_read", "thread_context_stopped_short")
@@ -22,7 +22,7 @@ def summary_line(hits: int, total: int, *, thin: bool) -> str:
     return f"{line} (thin trigger: relevance filters gated)" if thin else line
 
 
-def build(ctx: TurnContext, results: list[BlockResult]) -> PrefetchSummary:
+def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
     by_name = {r.name: r for r in results}
     hits = sum(1 for r in results if r.hit)
     knowledge = by_name.get("relevant_knowledge")
@@ -40,6 +40,6 @@ def build(ctx: TurnContext, results: list[BlockResult]) -> PrefetchSummary:
     )
 
 
-def publish(ctx: TurnContext, summary: PrefetchSummary) -> None:
+def publish(ctx: PrefetchContext, summary: PrefetchSummary) -> None:
     """Best effort: a failed telemetry write never fails the turn."""
     events.publish(summary, seat=ctx.seat, turn_id=ctx.turn_id)

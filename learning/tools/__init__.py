@@ -32,8 +32,11 @@ def available(seat) -> list[Tool]:
     return [tool for tool in REGISTRY.values() if seat is None or not tool.withdrawn(seat)]
 
 
-def definitions(seat) -> list[dict]:
-    return [tool.definition() for tool in available(seat)]
+def definitions(seat, fmt: str = "default") -> list[dict]:
+    """The tools available to the seat, shaped for one provider (``formats.FORMATS``)."""
+    from learning.tools import formats
+
+    return formats.shaped(available(seat), fmt)
 
 
 def get(name: str, seat) -> Tool:

@@ -9,25 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewlet.errors import BadInput
-
-
-def _clean_text(value: str) -> str:
-    """Text a database can store as given: no NUL characters, no lone surrogates."""
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
-    return value
-
-
-Text = Annotated[str, AfterValidator(_clean_text)]
+from learning.turn_record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
 
 
 class Arguments(BaseModel):
@@ -59,7 +45,11 @@ class Tool:
 
     def definition(self) -> dict:
         """A function-calling tool definition: name, description and a JSON schema of the arguments."""
-        return {"name": self.name, "description": self.description, "parameters": _schema(self.arguments)}
+        return {"name": self.name, "description": self.description, "parameters": self.input_schema()}
+
+    def input_schema(self) -> dict:
+        """The JSON schema of the arguments: a closed object, as every provider's form carries it."""
+        return _schema(self.arguments)
 
     def parse(self, arguments: dict) -> Arguments:
         try:

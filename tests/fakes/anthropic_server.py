@@ -33,6 +33,23 @@ class FakeAnthropicServer(FakeServer):
         bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
         return request.headers.get("x-api-key") or bearer
 
+    def check(self, request: Recorded):
+        """Also refuses, as the real API does, a tool without a name or an object ``input_schema``."""
+        refused = super().check(request)
+        if refused is None and isinstance(request.body, dict):
+            for i, tool in enumerate(request.body.get("tools") or []):
+                schema = tool.get("input_schema")
+                if not tool.get("name") or not isinstance(schema, dict) or schema.get("type") != "object":
+                    return 400, {}, self.error_body(400, f"tools.{i}.input_schema: Input should be an object schema")
+                extra = set(tool) - {"name", "description", "input_schema", "type", "cache_control", "strict"}
+                if extra:
+                    return 400, {}, self.error_body(400, f"tools.{i}.{sorted(extra)[0]}: Extra inputs are not permitted")
+        return refused
+
+    def answer_tool_use(self, name: str, arguments: dict):
+        """Queue an assistant message whose content is one ``tool_use`` block."""
+        self.answer("", tool_use=(name, dict(arguments)), stop_reason="tool_use")
+
     def message(self, body: dict, answer: Answer) -> dict:
         used = word_count(body.get("messages", [])) + word_count(body.get("system", ""))
         used = used if answer.input_tokens is None else answer.input_tokens
@@ -44,11 +61,17 @@ class FakeAnthropicServer(FakeServer):
             "type": "message",
             "role": "assistant",
             "model": body.get("model", ""),
-            "content": [{"type": "text", "text": answer.text}],
+            "content": self.content(answer),
             "stop_reason": answer.extra.get("stop_reason", "end_turn"),
             "stop_sequence": None,
             "usage": usage,
         }
+
+    def content(self, answer: Answer) -> list[dict]:
+        if "tool_use" in answer.extra:
+            name, arguments = answer.extra["tool_use"]
+            return [{"type": "tool_use", "id": f"toolu_fake{next(_ids)}", "name": name, "input": arguments}]
+        return [{"type": "text", "text": answer.text}]
 
     def error_body(self, status: int, message: str) -> dict:
         kind = ERROR_TYPES.get(status, "api_error")

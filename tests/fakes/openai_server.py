@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 import time
 
 from tests.fakes.http_fake import Answer, FakeServer, Recorded, word_count
+from tests.fakes.openai_strict import tool_problems
 
 ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -31,19 +33,39 @@ class FakeOpenAIServer(FakeServer):
         auth = request.headers.get("authorization", "")
         return auth.removeprefix("Bearer ")
 
+    def check(self, request: Recorded):
+        """Also refuses, as the real API does, a ``strict`` tool whose schema breaks strict mode."""
+        refused = super().check(request)
+        if refused is None and isinstance(request.body, dict):
+            problems = tool_problems(request.body.get("tools") or [])
+            if problems:
+                return 400, {}, self.error_body(400, " ".join(problems))
+        return refused
+
+    def answer_tool_calls(self, *calls: tuple[str, dict], text: str | None = None):
+        """Queue an assistant message that calls these tools: ``("use_skill", {"name": "deploy"})``."""
+        self.answer(text or "", tool_calls=[(name, dict(arguments)) for name, arguments in calls])
+
     def chat_completion(self, body: dict, answer: Answer) -> dict:
         prompt = word_count(body.get("messages", []))
         completion = word_count(answer.text)
         prompt = prompt if answer.input_tokens is None else answer.input_tokens
         completion = completion if answer.output_tokens is None else answer.output_tokens
         message = {"role": "assistant", "content": answer.text, "refusal": answer.extra.get("refusal")}
+        if answer.extra.get("tool_calls"):
+            message["content"] = answer.text or None
+            message["tool_calls"] = [
+                {"id": f"call_fake{next(_ids)}", "type": "function",
+                 "function": {"name": name, "arguments": json.dumps(arguments)}}
+                for name, arguments in answer.extra["tool_calls"]
+            ]
         response = {
             "id": f"chatcmpl-fake{next(_ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", ""),
             "choices": [
-                {"index": 0, "message": message, "logprobs": None, "finish_reason": answer.extra.get("finish_reason", "stop")}
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": answer.extra.get("finish_reason", "tool_calls" if answer.extra.get("tool_calls") else "stop")}
             ],
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
         }
