@@ -293,7 +293,8 @@ class PrefetchSummary(EventPayload):
         names += [k[: -len("_hit")] for k in payload if k.endswith("_hit") and len(k) > 4]
         blocks = {}
         for name in dict.fromkeys(str(n) for n in names):
-            given = listed.get(name) if isinstance(listed, dict) and isinstance(listed.get(name), dict) else {}
+            entry = listed.get(name) if isinstance(listed, dict) else None
+            given: dict = entry if isinstance(entry, dict) else {}
             hit = given.get("hit", payload.get(f"{name}_hit"))
             size = given.get("bytes", payload.get(f"{name}_bytes"))
             blocks[name] = {

@@ -85,8 +85,11 @@ class BlockRate:
 def prefetch_hit_rates(*, since: datetime, seat: Seat | None = None) -> tuple[int, list[BlockRate]]:
     """(turns summarised, per-block rates) from ``prefetch_summary`` events since ``since``."""
     turns = 0
-    observed, hits, unrecorded = Counter(), Counter(), Counter()
-    byte_sums, byte_counts = Counter(), Counter()
+    observed: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    unrecorded: Counter[str] = Counter()
+    byte_sums: Counter[str] = Counter()
+    byte_counts: Counter[str] = Counter()
     for recorded in events.recorded(PrefetchSummary, since=since, seat=seat):
         turns += 1
         for block, outcome in recorded.event.blocks.items():
@@ -113,7 +116,7 @@ def prefetch_hit_rates(*, since: datetime, seat: Seat | None = None) -> tuple[in
 
 def tier_distribution(*, since: datetime, seat: Seat | None = None) -> list[tuple[str, int]]:
     """Counts per persist tier (LONG / SHORT / DOC / NOOP first, then anything else recorded)."""
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for recorded in events.recorded(PersistDeciderCompleted, since=since, seat=seat):
         raw = recorded.event.classification
         counts[str(raw).strip().upper() if raw else UNRECORDED] += 1
