@@ -13,8 +13,7 @@ from learning.models import CounterpartyProfile, DiaryEntry, Episode
 from learning.pages import selectors
 from learning.reflect import reflect_turn
 from learning.reflect.ring import RING
-from learning.turns import store_turn
-from tests.learning.reflect.conftest import record
+from tests.learning.reflect.conftest import store
 from tests.review_fixtures import make_skill
 
 pytestmark = pytest.mark.django_db
@@ -119,9 +118,9 @@ def test_a_real_reflection_shows_ran_gated_and_failed_workers_apart(client, lead
 
     RING.clear()  # the duplicate gate's memory of run ids is per process
 
-    first, _ = store_turn(seat=seat, record=record(seat, run_id="run-1"))
+    first = store(seat, run_id="run-1")
     reflect_turn(first.pk)
-    second, _ = store_turn(seat=seat, record=record(seat, run_id="run-2"))
+    second = store(seat, run_id="run-2")
     with mock.patch.object(profiler, "run", side_effect=RuntimeError("profile store down")):
         reflect_turn(second.pk)
     client.force_login(lead)
