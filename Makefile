@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-sqlite test-postgres install bench lint clean
+.PHONY: demo test test-sqlite test-postgres install bench lint clean example serve
 
 $(PY):
 	python3 -m venv .venv
@@ -26,6 +26,10 @@ install: $(STAMP)
 demo: install
 	mkdir -p var && rm -f var/demo.sqlite3
 	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
+
+# A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.
+example: install
+	$(PY) examples/agent_loop/run.py
 
 test: install
 	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails

@@ -77,7 +77,7 @@ def show_search(ctx) -> None:
              "(a unit's own container is where its drafts go, not what its seats read)")
     query = "roll back a bad deploy"
     ctx.line(f'   search_knowledge as ana: "{query}"')
-    for line in search_knowledge_answer(seat, query).splitlines():
+    for line in search_knowledge_answer(seat, query).text.splitlines():
         ctx.line(f"     {line}")
 
 

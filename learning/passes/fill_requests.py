@@ -14,7 +14,11 @@ from core import events
 from core.event_types import MemoryFillInputContinued, MemoryFillVectorUnusable
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
+from knowledge.models import Page
 from learning.models import DiaryEntry, Episode
+from learning.transcripts.models import Shard
+
+_REF = {DiaryEntry: "diary", Episode: "episode"}
 
 log = logging.getLogger("learning.passes.embed_fill")
 
@@ -40,13 +44,13 @@ class RanOut(Exception):
 
 @dataclass
 class Row:
-    obj: DiaryEntry | Episode
+    obj: DiaryEntry | Episode | Shard | Page
     text: str
     pieces: list[str]
 
     @property
     def ref(self) -> str:
-        return f"{'diary' if isinstance(self.obj, DiaryEntry) else 'episode'}:{self.obj.pk}"
+        return f"{_REF.get(type(self.obj), type(self.obj)._meta.model_name)}:{self.obj.pk}"
 
     @property
     def nbytes(self) -> int:
@@ -123,7 +127,7 @@ def hold(row: Row, minute: Minute, *, reason: str, pieces: dict | None = None, p
     where = {} if piece is None else {"piece": piece, "pieces_total": len(row.pieces)}
     minute.report["held"].append({"row": row.ref, "reason": reason, "bytes": row.nbytes, **where})
     if reason == "unusable":
-        events.publish(MemoryFillVectorUnusable(row=row.ref, bytes=row.nbytes, **where), seat=row.obj.seat)
+        events.publish(MemoryFillVectorUnusable(row=row.ref, bytes=row.nbytes, **where), seat=getattr(row.obj, "seat", None))
     else:
         log.warning("embedding fill: %s (%d bytes) %s; held back for an hour", row.ref, row.nbytes, reason)
 
@@ -230,7 +234,7 @@ def send_long(row: Row, minute: Minute) -> None:
     minute.report["continued"] += 1
     events.publish(
         MemoryFillInputContinued(row=row.ref, pieces_in=len(vectors), pieces_total=len(row.pieces), bytes=row.nbytes),
-        seat=row.obj.seat,
+        seat=getattr(row.obj, "seat", None),
     )
 
 

@@ -101,6 +101,15 @@ def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progr
     return new
 
 
+def unclimbed(seat) -> list[Shard]:
+    """Shards stored without a vector that the embedding fill has since embedded: they climb now."""
+    return list(
+        Shard.objects.filter(seat__company_id=seat.company_id, status=Shard.PENDING, embedding__isnull=False)
+        .exclude(evidence__has_key="distinct_sources")
+        .select_related("seat")
+    )
+
+
 def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
     """Each new shard through the ladder in order; what it accepted goes to the judge before the next
     shard climbs, so a later shard meets it as published (the duplicate veto, corroboration)."""
@@ -129,7 +138,9 @@ def ingest(*, paths: list[str], seat=None, adapter: str = "claude-code", repo: s
     read_files(seat=seat, adapter=reader, files=files, summary=summary, progress=progress)
     todo = list(TranscriptEpisode.objects.filter(seat=seat, extracted_at__isnull=True).select_related("session").order_by("pk"))
     summary.shards = shards.extract(seat=seat, episodes=todo, warnings=summary.warnings)
-    climb(shards_in=summary.shards, summary=summary)
+    waiting = {s.pk: s for s in summary.shards}
+    waiting.update((s.pk, s) for s in unclimbed(seat) if s.pk not in waiting)
+    climb(shards_in=list(waiting.values()), summary=summary)
     published = list(Shard.objects.filter(seat__company_id=seat.company_id, status=Shard.PUBLISHED, classified_at__isnull=True))
     artifacts.classify(seat=seat, shards=published, warnings=summary.warnings)
     report = artifacts.recommend(seat=seat, repo_root=repo, warnings=summary.warnings)

@@ -64,6 +64,5 @@ class Command(BaseCommand):
         now = timezone.now()
         count = 0
         for seat in Seat.objects.filter(active=True):
-            notes, turns = embed_fill.pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=model)
-            count += notes.count() + turns.count()
-        return count
+            count += sum(qs.count() for qs in embed_fill.pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=model))
+        return count + embed_fill.pending_pages(model=embedder.model, dim=embedder.dim, now=now, only_model=model).count()
