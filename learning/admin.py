@@ -2,7 +2,7 @@
 
 What an agent learned is evidence, so the diary, episodes, profiles, turns and events are
 viewable and filterable by seat but never edited here. Synthesized skills change only through
-``learning.curation`` (roll back as a forward step, pin/unpin, archive/restore), each of which
+``learning.skill_actions`` (roll back as a forward step, pin/unpin, archive/restore), each of which
 records an ``admin_action`` event naming the acting user; django-htmx swaps the skill panel in
 place, and the same buttons post normally without JavaScript.
 """
@@ -21,7 +21,7 @@ from django.utils.html import format_html
 
 from core.models import Event
 from crewlet.errors import BadInput, CrewletError, Forbidden
-from learning import curation, skill_history
+from learning import skill_actions, skill_history
 from learning.models import (
     ConversationState,
     CounterpartyProfile,
@@ -75,12 +75,12 @@ def _parse_version(request) -> int:
 
 
 CURATE_OPS = {
-    "pin": lambda skill, request: curation.set_skill_pinned(skill=skill, pinned=True, user=request.user),
-    "unpin": lambda skill, request: curation.set_skill_pinned(skill=skill, pinned=False, user=request.user),
-    "archive": lambda skill, request: curation.archive_skill(skill=skill, user=request.user),
-    "restore": lambda skill, request: curation.restore_skill(skill=skill, user=request.user),
-    "rollback": lambda skill, request: curation.rollback_skill(
-        skill=skill, to_version=_parse_version(request), user=request.user
+    "pin": lambda skill, request: skill_actions.pin(skill=skill, actor=request.user),
+    "unpin": lambda skill, request: skill_actions.unpin(skill=skill, actor=request.user),
+    "archive": lambda skill, request: skill_actions.archive(skill=skill, actor=request.user),
+    "restore": lambda skill, request: skill_actions.restore(skill=skill, actor=request.user),
+    "rollback": lambda skill, request: skill_actions.rollback(
+        skill=skill, to_version=_parse_version(request), actor=request.user
     ),
 }
 CURATE_NOTICES = {
@@ -117,7 +117,7 @@ class SynthesizedSkillAdmin(admin.ModelAdmin):
         return False  # archive instead: a deleted skill takes its history with it
 
     def has_curate_permission(self, request):
-        return curation.can_curate(request.user)
+        return skill_actions.can_curate(request.user)
 
     def _bulk(self, request, queryset, op):
         done = 0
@@ -158,7 +158,7 @@ class SynthesizedSkillAdmin(admin.ModelAdmin):
             "skill": skill,
             "history": skill_history.history(skill),
             "rollback_choices": skill_history.rollback_choices(skill),
-            "can_curate": curation.can_curate(request.user),
+            "can_curate": skill_actions.can_curate(request.user),
             **extra,
         }
 

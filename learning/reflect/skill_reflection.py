@@ -17,7 +17,7 @@ from datetime import timedelta
 from core import events
 from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
 from crewlet.errors import Conflict
-from learning import limits, skills
+from learning import limits, skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
 
@@ -169,7 +169,7 @@ def _write(ctx, skill: SynthesizedSkill, action: dict) -> dict:
         body = skill.body
     revised = skills.revise(skill=skill, body=body, reason=reason, actor=actor)
     if action["action"] == "archive":
-        SynthesizedSkill.objects.filter(pk=skill.pk).update(state=SynthesizedSkill.ARCHIVED, updated_at=ctx.now)
+        revised = skill_actions.archive(skill=revised, actor=ctx.seat, turn_id=ctx.run_id, reason=reason)
     return _announce(ctx, action, revised)
 
 

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from core.models import Event
-from learning import diary, skills
+from learning import diary
 from learning.models import DiaryEntry, SynthesizedSkill
 from tests.review_fixtures import BODY_V1, BODY_V2, BODY_V3, make_skill
 
@@ -186,7 +186,7 @@ def test_the_evidence_tables_offer_no_add(client, lead, model):
 
 def test_the_event_log_shows_who_acted(client, lead, seat):
     skill = make_skill(seat)
-    skills.set_pinned(skill=skill, pinned=False)
+    SynthesizedSkill.objects.filter(pk=skill.pk).update(pinned=False)
     client.force_login(lead)
     client.post(curate_url(skill, "pin"))
 

@@ -9,7 +9,7 @@ import pytest
 from core import events
 from core.event_types import ReflectionCompleted
 from crewlet.config import schema
-from learning import skills
+from learning import skill_actions, skills
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.reflect import reflect_turn, skill_body, skill_reflection
 from learning.reflect.context import TurnContext
@@ -213,7 +213,7 @@ def test_only_the_seats_own_skills(ctx, other_seat):
 
 def test_never_a_pinned_skill(ctx, seat):
     skill = release_skill(seat, now=None)
-    skills.set_pinned(skill=skill, pinned=True)
+    skill_actions.pin(skill=skill, actor=seat)
     result = skill_reflection.apply_action(ctx, {"action": "archive", "name": skill.name}, read={skill.name: skill.body})
     assert result["why"] == "pinned"
 
