@@ -450,6 +450,36 @@ class AdminAction(EventPayload):
         return {**core, "detail": {**extra, **(payload.get("detail") or {})}}
 
 
+# --- a lead's memory actions ------------------------------------------------------------------
+
+
+class NoteForgotten(EventPayload):
+    """A lead removed a diary note: gone from recall at once."""
+
+    NAME = "note_forgotten"
+    BEST_EFFORT = False
+
+    user: str
+    note_id: int
+    kind: str
+    content: str
+    turn_id: str = ""  # the turn that wrote it
+    reason: str = ""
+
+
+class NoteCorrected(EventPayload):
+    """A lead replaced a diary note's text (re-embedded, so recall ranks the corrected text)."""
+
+    NAME = "note_corrected"
+    BEST_EFFORT = False
+
+    user: str
+    note_id: int
+    before: str
+    after: str
+    reason: str = ""
+
+
 # --- transcripts -------------------------------------------------------------------------------
 
 
@@ -546,6 +576,8 @@ CATALOGUE: tuple[type[EventPayload], ...] = (
     KnowledgeDraftPublished,
     KnowledgeDraftRejected,
     AdminAction,
+    NoteForgotten,
+    NoteCorrected,
     ShardDecided,
     ShardJudged,
     ShardRejected,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from core import events
 from core.event_types import ReflectionCompleted
@@ -180,3 +180,47 @@ def memory_tab(*, seat) -> dict:
         "sections": [section(seat=seat, name=name) for name in SECTIONS],
         "reflection": latest_reflection(seat),
     }
+
+
+SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    notes: list
+    episodes: list
+    profiles: list
+
+    @property
+    def total(self) -> int:
+        return len(self.notes) + len(self.episodes) + len(self.profiles)
+
+
+def search(*, seat, query: str) -> SearchResults:
+    """Case-insensitive text search over the seat's live notes, its episodes and its counterparty profiles."""
+    q = " ".join((query or "").split())
+    if not q:
+        return SearchResults("", [], [], [])
+    if len(q) > 200:
+        raise BadInput("q: a search is at most 200 characters")
+    notes = diary.live(seat).filter(content__icontains=q).order_by("-created_at", "-id")[:SEARCH_LIMIT]
+    episodes = Episode.objects.filter(seat=seat).filter(
+        Q(task_summary__icontains=q) | Q(ask__icontains=q) | Q(plan_summary__icontains=q) | Q(common_task_pattern__icontains=q)
+    ).order_by("-started_at", "-id")[:SEARCH_LIMIT]
+    profiles = CounterpartyProfile.objects.filter(observer=seat).filter(
+        Q(subject_handle__icontains=q) | Q(display_name__icontains=q) | Q(communication_style__icontains=q)
+    ).order_by("-updated_at", "-id")[:SEARCH_LIMIT]
+    return SearchResults(q, list(notes), list(episodes), list(profiles))
+
+
+def note_of(*, seat, pk: int):
+    note = diary.live(seat).filter(pk=pk).first()
+    if note is None:
+        raise NotFound(f"seat {seat.handle} has no live note {pk}")
+    return note
+
+
+def seat_skills(*, seat) -> list:
+    """The drill-down from a seat: every skill with its uses, newest use first."""
+    return list(SynthesizedSkill.objects.filter(seat=seat).order_by("-use_count", "name"))

@@ -93,7 +93,7 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
         "run_id": request.run_id,
         "ask": request.ask,
         "skills_offered": skills_block.offered_ids(results),
-        "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes} for r in results],
+        "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes, "shown": r.shown} for r in results],
         "guidance": guidance,
         "guidance_keys": guidance_keys,
         "prompt": "\n\n".join([r.text for r in results if r.text] + ([guidance] if guidance else [])),
