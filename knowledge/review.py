@@ -17,8 +17,8 @@ from django.db import transaction
 from core import events
 from core.event_types import AdminAction, KnowledgeDraftPublished, KnowledgeDraftRejected
 from core.providers.embeddings import embed_one
-from crewlet.errors import Conflict, Forbidden
-from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
+from crewlet.errors import BadInput, Conflict, Forbidden
+from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page, PageVersion
 
 log = logging.getLogger("knowledge.review")
 
@@ -96,6 +96,37 @@ def _page_payload(page: Page, username: str) -> dict:
 def _audit(action: str, payload: dict) -> None:
     detail = {k: v for k, v in payload.items() if k != "user"}
     events.publish(AdminAction(user=payload["user"], action=action, object=f"knowledge.page:{payload['page_id']}", detail=detail))
+
+
+def _version(page: Page, author: str) -> PageVersion:
+    last = page.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    return PageVersion.objects.create(page=page, number=last + 1, title=page.title, body=page.body, author=author)
+
+
+def edit_draft(*, page: Page, user, title: str, body: str) -> Page:
+    """A lead's edit before publishing: a new version naming them (the draft as written is kept as v1)."""
+    username = _require_reviewer(user)
+    title, body = " ".join((title or "").split()), (body or "").strip()
+    if not title:
+        raise BadInput("title: a draft needs a title")
+    if not body:
+        raise BadInput("body: a draft needs a body (reject it to remove it)")
+    if not title.startswith(AUTO_DRAFT_PREFIX):
+        title = f"{AUTO_DRAFT_PREFIX} {title}"  # the backstop stays until publishing drops it
+    with transaction.atomic():
+        locked = Page.objects.select_for_update().get(pk=page.pk)
+        _require_draft(locked)
+        if (locked.title, locked.body) == (title, body):
+            raise BadInput("body: the edit changes nothing")
+        if Page.objects.filter(container_key=locked.container_key, title=title).exclude(pk=locked.pk).exists():
+            raise Conflict(f"title: container {locked.container_key} already has a page titled {title!r}")
+        if not locked.versions.exists():
+            _version(locked, locked.author or "promotion pass")
+        locked.title, locked.body = title, body
+        locked.save(update_fields=["title", "body", "updated_at"])
+        version = _version(locked, username)
+        _audit("edit_draft", {**_page_payload(locked, username), "version": version.number})
+    return locked
 
 
 def publish_draft(*, page: Page, user) -> Page:
