@@ -197,12 +197,22 @@ class SkillRefined(EventPayload):
 
 
 class SkillUsed(EventPayload):
+    """A skill loaded: a synthesized one (``skill_id``, ``name``, ``version``) or registry guidance (``key``, its page)."""
+
     NAME = "skill_used"
 
-    source_kind: str = "synthesized"
-    skill_id: int
-    name: str
-    version: int
+    source_kind: Literal["synthesized", "registry"] = "synthesized"
+    skill_id: int | None = None
+    name: str = ""
+    version: int | None = None
+    key: str = ""
+    source_page_id: str = ""
+    source_container: str = ""
+
+    @classmethod
+    def upgrade(cls, payload: dict) -> dict:
+        page = payload.get("source_page_id")
+        return {**payload, "source_page_id": "" if page is None else str(page)}
 
 
 class _SkillClock(EventPayload):

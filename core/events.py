@@ -38,6 +38,24 @@ def publish(event: EventPayload, /, *, seat=None, turn_id: str = "", trace_id: s
         return None
 
 
+def publish_many(items: list[tuple[EventPayload, object, str]]) -> None:
+    """Append many telemetry events at once (``(event, seat, turn_id)`` each): one bulk insert, best effort."""
+    from core.models import Event
+
+    if not items:
+        return
+    for event, _seat, _turn in items:
+        if not isinstance(event, EventPayload):
+            raise TypeError(f"publish_many takes events from core.event_types, not {type(event).__name__}")
+    rows = [Event(name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "", payload=event.model_dump(mode="json"))
+            for event, seat, turn_id in items]
+    try:
+        with transaction.atomic():
+            Event.objects.bulk_create(rows)
+    except DatabaseError:
+        log.warning("%d telemetry event(s) could not be written", len(rows), exc_info=True)
+
+
 @dataclass(frozen=True)
 class Recorded(Generic[E]):
     """A stored event read back: the typed payload and where and when it was written."""

@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 from core import events
 from core.event_types import KnowledgePageRef, KnowledgeRead
 from crewlet import config
+from crewlet.config.schema import KnowledgeBackend
 
 log = logging.getLogger("knowledge.searcher")
 
@@ -30,7 +31,7 @@ SEARCH_KNOWLEDGE_LIMIT = 5  # pages the search_knowledge tool answers with
 QUERY_EMBED_BUDGET = 2.0  # seconds: knowledge QueryEmbedBudget, "a turn starting"
 MAX_QUERY_CHARS = 500  # a keyword query, not a document
 
-BACKENDS = {
+BACKENDS: dict[KnowledgeBackend, str] = {
     "native": "knowledge.backends.native.NativeSearcher",
     "confluence": "knowledge.backends.confluence.ConfluenceSearcher",
     "none": "knowledge.searcher.NoSearcher",

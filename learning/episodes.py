@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from core.vectors import nearest
+from core.vectors import nearest_rows
 from learning.models import Episode
 
 RECALL_MAX_DISTANCE = 0.9
@@ -30,7 +30,7 @@ def recall(*, seat, vector, model: str, limit: int = 3, outcome: str | None = No
     qs = raw(seat)
     if outcome:
         qs = qs.filter(review_outcome=outcome)
-    return list(nearest(qs, vector, model).filter(distance__lte=RECALL_MAX_DISTANCE)[:limit])
+    return nearest_rows(qs, vector, model, limit=limit, max_distance=RECALL_MAX_DISTANCE)
 
 
 def recent(*, seat, limit: int = 10, outcome: str | None = None) -> list[Episode]:

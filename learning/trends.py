@@ -1,7 +1,7 @@
 """Learning over time: daily buckets computed in SQL (both engines), one series per question.
 
 - prefetch hit rate: blocks that hit / blocks rendered, from each day's ``prefetch_summary`` events;
-- skill uses: ``skill_used`` events per day (an agent loading one of its skills);
+- skill uses: ``skill_used`` events of synthesized skills per day (an agent loading one of its skills);
 - notes written: diary rows created per day (what is still stored: a forgotten or expired note is gone).
 
 A day with nothing recorded is ``None`` for a rate (unknown), 0 for a count.
@@ -71,7 +71,8 @@ def _counts(qs, window_days: int, now, noun: str) -> list[Day]:
 
 
 def skill_uses(*, window_days: int, seat=None, now: datetime | None = None) -> list[Day]:
-    return _counts(events.rows(SkillUsed, seat=seat, since=_since(window_days, now)), window_days, now, "skill use(s)")
+    qs = events.rows(SkillUsed, seat=seat, since=_since(window_days, now)).filter(payload__source_kind="synthesized")
+    return _counts(qs, window_days, now, "skill use(s)")
 
 
 def notes_written(*, window_days: int, seat=None, now: datetime | None = None) -> list[Day]:

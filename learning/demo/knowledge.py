@@ -108,7 +108,7 @@ def run(ctx) -> None:
         ctx.line(f"   gave {', '.join(made)} (unit platform) converging skills for the promotion pass")
     show_promotion(ctx, run_promotion(now=now))
     ensure_lead()
-    ctx.line(f"   review it: manage.py runserver, then log in at {ADMIN_URL} as {LEAD_USERNAME} / {LEAD_PASSWORD} "
+    ctx.line(f"   review it: make serve, then log in at {ADMIN_URL} as {LEAD_USERNAME} / {LEAD_PASSWORD} "
              f"(group {LEADS_GROUP})")
     ctx.line(f"     review queue:    {ADMIN_URL}knowledge/draftpage/")
     ctx.line(f"     skills:          {ADMIN_URL}learning/synthesizedskill/  (history, diffs, roll back, pin, archive)")
