@@ -304,7 +304,17 @@ class LearningHealthAdmin(ReadOnlyAdmin):
         "total_skills",
         "skills_used_at_least_once",
         "total_skill_uses",
-        "avg_uses_per_skill",
-        "avg_skill_age_days",
+        "uses_per_skill",
+        "age_days",
         "most_recent_skill_use",
     )
+    fields = list_display
+    readonly_fields = list_display
+
+    @admin.display(description="avg uses / skill", ordering="avg_uses_per_skill")
+    def uses_per_skill(self, row):
+        return "unknown" if row.avg_uses_per_skill is None else f"{row.avg_uses_per_skill:.2f}"
+
+    @admin.display(description="avg skill age (days)", ordering="avg_skill_age_days")
+    def age_days(self, row):
+        return "unknown" if row.avg_skill_age_days is None else f"{max(0.0, row.avg_skill_age_days):,.1f}"

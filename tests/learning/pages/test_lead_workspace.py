@@ -164,3 +164,15 @@ def test_the_seat_drill_down_lists_skills_with_history_links_and_no_negative_age
     assert reverse("admin:learning_synthesizedskill_change", args=[skill.pk]) in html
     assert "-43" not in html and "never" in html
     assert SynthesizedSkill.objects.count() == 1
+
+
+def test_the_health_view_and_its_admin_never_show_a_negative_age_or_a_raw_float(client, lead, seat):
+    make_skill(seat, use_count=1, created_at=timezone.now() + timedelta(days=43.49763980321586))
+    client.force_login(lead)
+
+    dashboard = client.get(reverse("learning_pages:health")).content.decode()
+    listing = client.get(reverse("admin:learning_learninghealth_changelist")).content.decode()
+
+    for html in (dashboard, listing):
+        assert "-43" not in html and "43.49" not in html
+    assert "1.00" in listing and "0.0" in listing
