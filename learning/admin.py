@@ -19,6 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.event_types import CATALOGUE
 from core.models import Event
 from crewlet.errors import BadInput, CrewletError, Forbidden
 from learning import skill_actions, skill_history
@@ -239,10 +240,28 @@ class TurnAdmin(ReadOnlyAdmin):
         return _pretty_json(turn.payload)
 
 
+class EventKindFilter(admin.SimpleListFilter):
+    """People's actions apart from telemetry: the catalogue says which events are audits (not best effort)."""
+
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        return [("actions", "actions (audited)"), ("telemetry", "telemetry")]
+
+    def queryset(self, request, queryset):
+        audits = [cls.NAME for cls in CATALOGUE if not cls.BEST_EFFORT]
+        if self.value() == "actions":
+            return queryset.filter(name__in=audits)
+        if self.value() == "telemetry":
+            return queryset.exclude(name__in=audits)
+        return queryset
+
+
 @admin.register(Event)
 class EventAdmin(ReadOnlyAdmin):
-    list_display = ("name", "seat", "acting_user", "turn_id", "created_at")
-    list_filter = ("name", "seat")
+    list_display = ("name", "seat", "acting_user", "what", "turn_id", "created_at")
+    list_filter = (EventKindFilter, "name", "seat")
     search_fields = ("name", "turn_id", "trace_id")
     date_hierarchy = "created_at"
     exclude = ("payload",)
@@ -251,6 +270,14 @@ class EventAdmin(ReadOnlyAdmin):
     @admin.display(description="user")
     def acting_user(self, event):
         return (event.payload or {}).get("user", "")
+
+    @admin.display(description="what")
+    def what(self, event):
+        """The payload's first few fields on one line, so the list says more than names."""
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        shown = [f"{k}={v}" for k, v in payload.items() if k != "user" and not isinstance(v, (dict, list))][:4]
+        line = ", ".join(shown)
+        return line if len(line) <= 120 else line[:119] + "…"
 
     @admin.display(description="payload")
     def payload_pretty(self, event):

@@ -176,3 +176,16 @@ def test_the_health_view_and_its_admin_never_show_a_negative_age_or_a_raw_float(
     for html in (dashboard, listing):
         assert "-43" not in html and "43.49" not in html
     assert "1.00" in listing and "0.0" in listing
+
+
+def test_the_event_log_separates_peoples_actions_from_telemetry(client, lead, seat):
+    wrong = note(seat, "Hotfixes go straight to main")
+    prefetch(seat=seat, request=PrefetchRequest(run_id="run-e", ask=ASK))  # telemetry
+    client.force_login(lead)
+    client.post(reverse("learning_pages:forget_note", args=["ana", wrong.pk]))
+
+    page = client.get(reverse("admin:core_event_changelist"), {"kind": "actions"}).content.decode()
+
+    html = page[page.index('id="result_list"'):page.index("</table>", page.index('id="result_list"'))]
+    assert "note_forgotten" in html and "prefetch_summary" not in html
+    assert f"note_id={wrong.pk}" in html
