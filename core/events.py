@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic
+from typing import Any, Generic
 
 from django.db import DatabaseError, transaction
 
@@ -38,7 +38,7 @@ def publish(event: EventPayload, /, *, seat=None, turn_id: str = "", trace_id: s
         return None
 
 
-def publish_many(items: list[tuple[EventPayload, object, str]]) -> None:
+def publish_many(items: list[tuple[EventPayload, Any, str]]) -> None:
     """Append many telemetry events at once (``(event, seat, turn_id)`` each): one bulk insert, best effort."""
     from core.models import Event
 
