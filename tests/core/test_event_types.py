@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from core import event_types, events
-from core.event_types import AdminAction, KnowledgeRead, ReflectionCompleted, SkillUsed, WorkerFailed
+from core.event_types import AdminAction, EpisodeWritten, KnowledgeRead, ReflectionCompleted, SkillUsed, WorkerFailed
 from core.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def test_an_old_admin_action_keeps_its_extra_keys_as_detail():
 
 
 def test_a_row_no_shape_can_read_is_skipped_not_raised(seat, caplog):
-    Event.objects.create(name="skill_used", seat=seat, payload={"name": "deploy"})
+    Event.objects.create(name="episode_written", seat=seat, payload={"label": "no episode id"})
 
-    assert events.latest(SkillUsed, seat=seat) is None
+    assert events.latest(EpisodeWritten, seat=seat) is None
     assert "could not be read" in caplog.text
