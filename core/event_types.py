@@ -351,6 +351,8 @@ class AuxiliarySpend(EventPayload):
     model: str = ""
     input_tokens: int | None = None
     output_tokens: int | None = None
+    outcome: str = ""  # answered | unparseable | truncated | refused | transient | rate_limited | configuration | ...
+    finish: str = ""
 
 
 # --- background passes -------------------------------------------------------------------------

@@ -4,7 +4,14 @@ import pytest
 from pydantic import ValidationError
 
 from core import event_types, events
-from core.event_types import AdminAction, EpisodeWritten, KnowledgeRead, ReflectionCompleted, SkillUsed, WorkerFailed
+from core.event_types import (
+    AdminAction,
+    EpisodeWritten,
+    KnowledgeRead,
+    ReflectionCompleted,
+    SkillUsed,
+    WorkerFailed,
+)
 from core.models import Event
 
 pytestmark = pytest.mark.django_db
