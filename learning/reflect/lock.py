@@ -24,6 +24,7 @@ import uuid
 from contextlib import contextmanager
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, connection
 from django.db.models import Q
 from django.utils import timezone
@@ -33,6 +34,19 @@ log = logging.getLogger("learning.reflect.lock")
 LEASE_SECONDS = 60  # a dead holder's seat is free again after this; a live one renews it
 RENEW_SECONDS = 15  # the heartbeat's period: several renewals fit in one lease
 WAIT_SECONDS = 120.0  # shorter than the queue's task timeout (300 s): a waiting task returns, not killed
+
+
+def lease_seconds() -> int:
+    """``LEASE_SECONDS``, or the settings' ``CREWLET_REFLECT_LEASE_SECONDS`` (a process test shortens it)."""
+    return int(getattr(settings, "CREWLET_REFLECT_LEASE_SECONDS", LEASE_SECONDS))
+
+
+def renew_seconds() -> float:
+    return float(getattr(settings, "CREWLET_REFLECT_RENEW_SECONDS", RENEW_SECONDS))
+
+
+def wait_seconds() -> float:
+    return float(getattr(settings, "CREWLET_REFLECT_WAIT_SECONDS", WAIT_SECONDS))
 POLL_SECONDS = 0.02
 ADVISORY_NAMESPACE = 0x5EF1EC7  # "reflect": keeps these keys apart from any other advisory lock
 
@@ -46,8 +60,9 @@ def _holder() -> str:
 
 
 @contextmanager
-def seat_lock(seat, *, wait: float = WAIT_SECONDS):
+def seat_lock(seat, *, wait: float | None = None):
     """Hold the seat's reflection lock for the block; raise ``LockTimeout`` past ``wait`` seconds."""
+    wait = wait_seconds() if wait is None else wait
     if connection.vendor == "postgresql":
         with _advisory(seat.pk, wait):
             yield
@@ -94,7 +109,7 @@ def _lease(seat_pk: int, wait: float):
         claimed = (
             SeatReflectionLock.objects.filter(seat_id=seat_pk)
             .filter(Q(holder="") | Q(lease_until__lt=now))
-            .update(holder=me, lease_until=now + timedelta(seconds=LEASE_SECONDS))
+            .update(holder=me, lease_until=now + timedelta(seconds=lease_seconds()))
         )
         if claimed:
             break
@@ -108,7 +123,7 @@ def _lease(seat_pk: int, wait: float):
         yield
     finally:
         stop.set()
-        heartbeat.join(timeout=RENEW_SECONDS)
+        heartbeat.join(timeout=renew_seconds())
         SeatReflectionLock.objects.filter(seat_id=seat_pk, holder=me).update(holder="", lease_until=None)
 
 
@@ -119,16 +134,16 @@ def _renew(seat_pk: int, me: str, stop: threading.Event, every: float | None = N
     from learning.models import SeatReflectionLock
 
     try:
-        while not stop.wait(every or RENEW_SECONDS):
+        while not stop.wait(every or renew_seconds()):
             try:
                 renewed = SeatReflectionLock.objects.filter(seat_id=seat_pk, holder=me).update(
-                    lease_until=timezone.now() + timedelta(seconds=LEASE_SECONDS)
+                    lease_until=timezone.now() + timedelta(seconds=lease_seconds())
                 )
             except Exception:  # a busy database: the next beat tries again, the lease still has time
                 log.warning("seat %s: lease renewal failed", seat_pk, exc_info=True)
                 continue
             if not renewed:
-                log.error("seat %s: lease lost by %s (stalled past %ss)", seat_pk, me, LEASE_SECONDS)
+                log.error("seat %s: lease lost by %s (stalled past %ss)", seat_pk, me, lease_seconds())
                 return
     finally:
         connections.close_all()  # this thread's own connection

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from learning.models import Turn
-from learning.reflect.lock import LEASE_SECONDS
+from learning.reflect.lock import lease_seconds
 
 log = logging.getLogger("learning.reflect.sweep")
 
@@ -27,7 +27,7 @@ SWEEP_LIMIT = 200  # turns re-enqueued per tick (ticks are a minute apart)
 
 def grace_seconds() -> int:
     """How long a turn's own task may still be running: the queue's task timeout plus a lease."""
-    return int(settings.Q_CLUSTER.get("timeout", 300)) + LEASE_SECONDS
+    return int(settings.Q_CLUSTER.get("timeout", 300)) + lease_seconds()
 
 
 def due(*, now=None, grace: float | None = None):
