@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from core import aux
-from learning.transcripts import purposes as tp
+from learning.purposes import artifact_draft
 from learning.transcripts.models import Draft
 
 SECTION = {"rule": "## Rules", "fact": "## Facts"}
@@ -40,7 +40,7 @@ def get_draft(*, seat, tier: str, scope: str, scope_key: str, lessons: list[str]
     if found is not None:
         return found
     result = aux.call(
-        seat=seat, stage=stage, purpose=tp.DRAFT,
+        seat=seat, stage=stage, purpose=artifact_draft.NAME,
         inputs={"tier": tier, "scope": scope, "name": slug(scope_key), "lessons": lessons, "existing": existing},
     )
     value = result.value

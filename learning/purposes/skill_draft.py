@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from core.purposes import Purpose, parse_json_object, register, system_user
-from learning.reflect.purposes import heuristics as h
-from learning.reflect.purposes.describe import as_json, describe_turn
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from core.answers import Text
+from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning.purposes import heuristics as h
+from learning.purposes.describe import as_json, describe_turn
 
 NAME = "skill_draft"
 
@@ -47,12 +50,33 @@ def render(inputs: dict) -> list[dict]:
     return system_user(SYSTEM, f"{body}\n\nThe agent's existing skills: {existing}")
 
 
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    decline: bool = False
+    reason: Text = ""
+    name: Text = ""
+    summary: Text = Field("", validation_alias=AliasChoices("summary", "description"))
+    body: Text = ""
+
+
+# what names an incident rather than a class of work: ticket keys (POC-518, #42), dates, versions, numbers
+_INCIDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*-\d+\b|#\d+|\b\d{4}-\d{2}-\d{2}\b|\bv?\d+(?:\.\d+)*\b")
+
+
+def task_class_name(text: str) -> str:
+    """A skill name for the class of work: the incident's identifiers dropped, then slugged."""
+    words = [w for w in h.slug(_INCIDENT.sub(" ", text)).split("-") if w and not any(c.isdigit() for c in w)]
+    return "-".join(words)
+
+
 def parse(text: str) -> dict:
-    value = parse_json_object(NAME, text)
-    if value.get("decline") is True:
-        return {"decline": True, "reason": str(value.get("reason") or "")}
-    draft = {key: str(value.get(key) or "").strip() for key in ("name", "summary", "body")}
-    draft["name"] = h.slug(draft["name"])
+    if says_nothing(text):
+        return {"decline": True, "reason": "the model answered that there is nothing to draft"}
+    answer = read_json(NAME, text, Answer)
+    if answer.decline:
+        return {"decline": True, "reason": answer.reason}
+    draft = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
     draft["missing"] = [key for key in ("name", "summary", "body") if not draft[key]]
     draft["decline"] = False
     return draft
@@ -115,4 +139,4 @@ def offline(inputs: dict) -> str:
     return as_json(draft(inputs))
 
 
-SKILL_DRAFT = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=900, json=True))
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=900, json=True, answer=Answer)
