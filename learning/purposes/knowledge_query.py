@@ -11,7 +11,7 @@ import re
 
 from core.answers import without_thinking
 from core.purposes import AnswerUnparseable, Purpose, says_nothing, system_user
-from learning.purposes.memory_relevance_filter import _WORD, STOPWORDS
+from learning.words import content_words
 
 NAME = "knowledge_query"
 _PREAMBLE = re.compile(
@@ -32,13 +32,7 @@ def _render_knowledge_query(inputs: dict) -> list[dict]:
 
 def _offline_knowledge_query(inputs: dict) -> str:
     """The ask's first distinct content words, in order."""
-    seen: list[str] = []
-    for word in _WORD.findall(inputs["ask"].lower()):
-        if len(word) >= 3 and word not in STOPWORDS and word not in seen:
-            seen.append(word)
-        if len(seen) == KNOWLEDGE_QUERY_WORDS:
-            break
-    return " ".join(seen)
+    return " ".join(content_words(inputs["ask"])[:KNOWLEDGE_QUERY_WORDS])
 
 
 def _parse_knowledge_query(text: str) -> str:

@@ -2,33 +2,24 @@
 
 The answer is ``{"selected": [note ids]}``; ids quoted as strings count, an id that is not a
 number is dropped on its own, and "none" (the prompt's word for nothing) is an empty selection.
-The content words below are the turn-start purposes' shared vocabulary (the knowledge query's
-offline answer reads them too).
+Its offline answer compares content words (``learning.words``, the one definition every purpose shares).
 """
 
 from __future__ import annotations
 
 import json
-import re
 
 from pydantic import BaseModel, ConfigDict
 
 from core.answers import Batch
 from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning import words as vocabulary
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*")
-STOPWORDS = frozenset(
-    """a an and are as at be been but by can could did do does for from had has have how i if in into is it
-    its me my of on or our please should so that the their them then there these they this to up us was we
-    were what when where which who why will with would you your yes ok okay thanks hi hello hey just about
-    any all can't cannot get got let lets make need needs new now one out see some than too very want""".split()
-)
 RULE_WORDS = frozenset({"always", "every", "never", "all", "each", "whenever", "must", "prefers", "prefer"})
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased words of three or more characters that are not stopwords."""
-    return {w for w in _WORD.findall((text or "").lower()) if len(w) >= 3 and w not in STOPWORDS}
+    return set(vocabulary.content_words(text))
 
 
 NAME = "memory_relevance_filter"
@@ -59,7 +50,7 @@ def _offline_filter(inputs: dict) -> str:
         words = content_words(candidate["content"])
         overlap = len(words & query)
         about_party = bool(words & people)
-        standing_rule = bool(set(_WORD.findall((candidate["content"] or "").lower())) & RULE_WORDS)
+        standing_rule = bool(set(vocabulary.words(candidate["content"])) & RULE_WORDS)
         if overlap or about_party:
             scored.append((0, -overlap - (2 if about_party else 0), position, candidate["id"]))
         elif standing_rule:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.answers import Text, TextList
 from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning import words as vocabulary
 from learning.purposes import heuristics as h
 from learning.purposes.describe import as_json
 
@@ -85,7 +86,7 @@ def _style(messages: list[str]) -> str:
 
 def _topics(messages: list[str], subject: str) -> list[str]:
     own = set(h.words(subject))
-    counts = Counter(w for m in messages for w in h.content_words(m) if len(w) >= 4 and w not in own and w not in TOPIC_STOP)
+    counts = Counter(w for m in messages for w in vocabulary.content_words(m, identifiers=False) if len(w) >= 4 and w not in own and w not in TOPIC_STOP)
     return [w for w, _ in counts.most_common(5)]
 
 

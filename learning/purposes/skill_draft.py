@@ -14,6 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from core.answers import Text
 from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning import words as vocabulary
 from learning.purposes import heuristics as h
 from learning.purposes.describe import as_json, describe_turn
 
@@ -66,8 +67,8 @@ _INCIDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*-\d+\b|#\d+|\b\d{4}-\d{2}-\d{2}\b
 
 def task_class_name(text: str) -> str:
     """A skill name for the class of work: the incident's identifiers dropped, then slugged."""
-    words = [w for w in h.slug(_INCIDENT.sub(" ", text)).split("-") if w and not any(c.isdigit() for c in w)]
-    return "-".join(words)
+    kept = [w for w in vocabulary.slug(_INCIDENT.sub(" ", text)).split("-") if w and not any(c.isdigit() for c in w)]
+    return "-".join(kept)
 
 
 def parse(text: str) -> dict:
@@ -76,7 +77,7 @@ def parse(text: str) -> dict:
     answer = read_json(NAME, text, Answer)
     if answer.decline:
         return {"decline": True, "reason": answer.reason}
-    draft = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
+    draft: dict[str, object] = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
     draft["missing"] = [key for key in ("name", "summary", "body") if not draft[key]]
     draft["decline"] = False
     return draft
@@ -92,15 +93,15 @@ def _name(asks: list[str], tools: list[str]) -> str:
     counts: Counter = Counter()
     order: list[str] = []
     for ask in asks:
-        for w in h.content_words(ask):  # words with digits (keys, versions, dates) name the incident
+        for w in vocabulary.content_words(ask, identifiers=False):  # keys, versions, dates name the incident
             counts[w] += 1
             if w not in order:
                 order.append(w)
     ranked = sorted(order, key=lambda w: (-counts[w], order.index(w))) if len(asks) > 1 else order
     picked = ranked[:3]
     if picked:
-        return h.slug("-".join(picked))
-    return h.slug(f"{tools[0]}-to-{tools[-1]}") if tools else ""
+        return vocabulary.slug("-".join(picked))
+    return vocabulary.slug(f"{tools[0]}-to-{tools[-1]}") if tools else ""
 
 
 def _steps(tools: list[str]) -> list[str]:

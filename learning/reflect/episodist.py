@@ -79,13 +79,11 @@ def run(ctx) -> dict:
     text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
     vector = embed_one(text, budget=EPISODE_EMBED_BUDGET)
     with transaction.atomic():
-        existing = None
-        if fields["work_key"]:
-            existing = (
-                Episode.objects.select_for_update()
-                .filter(seat=ctx.seat, kind=Episode.RAW, work_key=fields["work_key"])
-                .first()
-            )
+        # this run's own episode first (a redelivered pass), else the work item's latest (a re-run)
+        mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
+        existing = mine.filter(run_id=fields["run_id"]).first() if fields["run_id"] else None
+        if existing is None and fields["work_key"]:
+            existing = mine.filter(work_key=fields["work_key"]).first()
         episode = existing or Episode(seat=ctx.seat)
         for key, value in fields.items():
             setattr(episode, key, value)

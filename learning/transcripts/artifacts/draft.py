@@ -14,16 +14,17 @@ import re
 from dataclasses import dataclass
 
 from core import aux
+from learning import words
 from learning.purposes import artifact_draft
 from learning.transcripts.models import Draft
 
 SECTION = {"rule": "## Rules", "fact": "## Facts"}
 _BACKTICK = re.compile(r"`([^`]+)`")
-_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def slug(text: str) -> str:
-    return _SLUG.sub("-", text.lower()).strip("-")[:60] or "lesson"
+    """An artifact's file name: the shared slug, shorter, never empty."""
+    return words.slug(text, limit=60) or "lesson"
 
 
 def draft_key(tier: str, scope_key: str, lesson_texts: list[str]) -> str:
