@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from core import events
 from core.event_types import MemoryFillInputContinued, MemoryFillVectorUnusable
-from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.providers.embeddings.base import Embedder
+from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
 from knowledge.models import Page
 from learning.models import DiaryEntry, Episode

@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from crewlet.errors import BadInput
 from learning.turn_record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
 
-
 if TYPE_CHECKING:
     from crewlet.models import Seat
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, time, timedelta
 
 from django.core.management import BaseCommand, CommandError
 from django.utils import timezone
@@ -26,7 +25,7 @@ def parse_moment(text: str) -> datetime:
         raise CommandError(f"--at: {text!r} is not a date (YYYY-MM-DD), an ISO moment or 'now'") from None
     if len(text) == 10:
         moment = datetime.combine(moment.date(), time.min)
-    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, dt_timezone.utc)
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
 
 class Command(BaseCommand):
