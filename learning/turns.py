@@ -20,6 +20,16 @@ log = logging.getLogger("learning.turns")
 REFLECT_TASK = "learning.tasks.reflect_turn"
 
 
+def enqueues_in_transaction() -> bool:
+    """True when the queue is the database's own table (django-q2's ORM broker on the default
+    database, not synchronous): the task row is then written in the turn's transaction -- a
+    transactional outbox -- so a turn rolled back enqueues nothing and a committed one is never
+    without its task. Other brokers (Redis) are enqueued after the commit."""
+    from django_q.conf import Conf
+
+    return not Conf.SYNC and Conf.ORM == "default"
+
+
 def _enqueue(turn_id: int, seat_id: int) -> None:
     """One django-q2 task per new turn; a broker that cannot take it leaves the turn for the backlog."""
     from django_q.tasks import async_task
@@ -56,7 +66,12 @@ def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
                 review_outcome=record.review_outcome,
                 payload=record.model_dump(mode="json"),
             )
-            transaction.on_commit(lambda: _enqueue(turn.pk, seat.pk))
+            if enqueues_in_transaction():
+                from django_q.tasks import async_task
+
+                async_task(REFLECT_TASK, turn.pk, group=f"seat-{seat.pk}")  # fails with the turn, commits with it
+            else:
+                transaction.on_commit(lambda: _enqueue(turn.pk, seat.pk))
     except IntegrityError:
         existing = Turn.objects.filter(run_id=record.run_id).first()
         if existing is None:
