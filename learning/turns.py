@@ -30,14 +30,14 @@ def enqueues_in_transaction() -> bool:
     return not Conf.SYNC and Conf.ORM == "default"
 
 
-def _enqueue(turn_id: int, seat_id: int) -> None:
+def enqueue_reflection(turn_id: int, seat_id: int) -> None:
     """One django-q2 task per new turn; a broker that cannot take it leaves the turn for the backlog."""
     from django_q.tasks import async_task
 
     try:
         async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
     except Exception:
-        log.exception("turn %s stored but its reflection could not be enqueued (reflect_backlog will)", turn_id)
+        log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
 
 
 def completed_from_prefetch(*, seat, record: TurnRecord) -> TurnRecord:
@@ -71,7 +71,7 @@ def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
 
                 async_task(REFLECT_TASK, turn.pk, group=f"seat-{seat.pk}")  # fails with the turn, commits with it
             else:
-                transaction.on_commit(lambda: _enqueue(turn.pk, seat.pk))
+                transaction.on_commit(lambda: enqueue_reflection(turn.pk, seat.pk))
     except IntegrityError:
         existing = Turn.objects.filter(run_id=record.run_id).first()
         if existing is None:

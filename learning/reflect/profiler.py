@@ -12,8 +12,9 @@ from django.db import transaction
 from django.db.models import F
 
 from core import aux, events
+from core.event_types import CounterpartyProfileUpdated
 from learning.models import CounterpartyProfile
-from learning.reflect.purposes import profile_update
+from learning.purposes import profile_update
 
 NAME = "profiler"
 MAX_ITEMS = 20  # per list: the oldest observations give way, a profile is not a transcript
@@ -91,15 +92,15 @@ def run(ctx) -> dict:
     for sender, messages in subjects_of(ctx):
         profile = observe(ctx, sender, messages)
         events.publish(
-            "counterparty_profile_updated",
+            CounterpartyProfileUpdated(
+                profile_id=profile.pk,
+                subject_handle=profile.subject_handle,
+                subject_external_id=profile.subject_external_id,
+                subject_platform=profile.subject_platform,
+                observations=profile.observations,
+            ),
             seat=ctx.seat,
             turn_id=ctx.run_id,
-            best_effort=True,
-            profile_id=profile.pk,
-            subject_handle=profile.subject_handle,
-            subject_external_id=profile.subject_external_id,
-            subject_platform=profile.subject_platform,
-            observations=profile.observations,
         )
         updated.append(sender.handle or sender.external_id)
     return {"subjects": updated}

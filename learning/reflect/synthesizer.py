@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 
 from core import aux, events
+from core.event_types import SkillSynthesized
 from crewlet.errors import Conflict
 from learning import limits, skills
 from learning.models import Episode
+from learning.purposes import skill_draft
+from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_body
-from learning.reflect.purposes import skill_draft
-from learning.reflect.purposes.describe import turn_inputs
 
 log = logging.getLogger("learning.reflect.synthesizer")
 
@@ -96,7 +97,7 @@ def run(ctx) -> dict:
     if skill is None:
         return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
     events.publish(
-        "skill_synthesized", seat=ctx.seat, turn_id=ctx.run_id, best_effort=True,
-        trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence,
+        SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
+        seat=ctx.seat, turn_id=ctx.run_id,
     )
     return {"drafted": True, "skill_id": skill.pk, "name": skill.name}
