@@ -40,6 +40,18 @@ def enqueue_reflection(turn_id: int, seat_id: int) -> None:
         log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
 
 
+def _enqueue_here(turn_id: int, seat_id: int) -> None:
+    """The task row in the turn's own transaction (rolled back with it, committed with it), under a
+    savepoint: an enqueue that fails leaves the turn stored for the backlog sweep to re-drive."""
+    from django_q.tasks import async_task
+
+    try:
+        with transaction.atomic():
+            async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
+    except Exception:
+        log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
+
+
 def completed_from_prefetch(*, seat, record: TurnRecord) -> TurnRecord:
     """The record with what it omitted taken from the run's frozen prefetch (the runtime's own values win)."""
     snapshot = PrefetchSnapshot.objects.filter(run_id=record.run_id, seat=seat).only("rendered").first()
@@ -67,9 +79,7 @@ def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
                 payload=record.model_dump(mode="json"),
             )
             if enqueues_in_transaction():
-                from django_q.tasks import async_task
-
-                async_task(REFLECT_TASK, turn.pk, group=f"seat-{seat.pk}")  # fails with the turn, commits with it
+                _enqueue_here(turn.pk, seat.pk)
             else:
                 transaction.on_commit(lambda: enqueue_reflection(turn.pk, seat.pk))
     except IntegrityError:
