@@ -74,6 +74,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 else:
     DATABASES["default"].setdefault("TEST", {})
+# Persistent connections, checked before reuse: a request (or an enqueue) no longer opens a backend
+# or reloads sqlite-vec each time. CREWLET_DB_CONN_MAX_AGE=0 goes back to one connection a request.
+DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = []
