@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from pydantic_core import to_jsonable_python
 
 from learning.models import Duty
 
@@ -33,7 +34,7 @@ log = logging.getLogger("learning.passes.duties")
 INCARNATION = uuid.uuid4().hex[:12]
 HEARTBEAT_PREFIX = "node:"
 HEARTBEAT_TTL = timedelta(minutes=5)  # a node that ran no pass for five minutes no longer shares the budget
-DEFAULT_LEASE = timedelta(seconds=int(settings.Q_CLUSTER.get("timeout", 300)) + 60)  # past the queue's own kill
+DEFAULT_LEASE = timedelta(seconds=int(settings.Q_CLUSTER["timeout"]) + 60)  # past the queue's own kill
 
 
 def holder_id() -> str:
@@ -123,9 +124,7 @@ def run_singleton(name: str, fn: Callable[[], dict], *, lease: timedelta = DEFAU
 
 
 def _jsonable(result: dict) -> dict:
-    from core.events import _jsonable as encode
-
-    return encode(result)
+    return to_jsonable_python(result)
 
 
 def heartbeat(*, now: datetime | None = None) -> None:

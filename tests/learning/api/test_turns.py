@@ -54,12 +54,13 @@ def test_with_a_synchronous_queue_the_turn_is_reflected_by_the_time_it_is_answer
     seat, seat_token, api_client, sync_queue, django_capture_on_commit_callbacks
 ):
     from core import events
+    from core.event_types import ReflectionCompleted
 
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, record(seat), token=seat_token)
     assert response.status_code == 202
     assert Turn.objects.get().reflected_at is not None
-    assert events.latest("reflection_completed", seat=seat).payload["turn"] == response.json()["turn_id"]
+    assert events.latest(ReflectionCompleted, seat=seat).event.turn == response.json()["turn_id"]
 
 
 def test_schema_errors_are_422_naming_each_bad_field_and_nothing_is_stored(seat, seat_token, api_client):
@@ -190,3 +191,32 @@ def test_the_route_and_its_schema_are_in_the_openapi_document(client):
     schema = document["components"]["schemas"]["TurnRecord"]
     assert {"run_id", "conversation_kind", "review_outcome"} <= set(schema["required"])
     assert schema["additionalProperties"] is False
+
+
+def test_the_reflection_task_is_written_in_the_turns_own_transaction(seat, seat_token, api_client,
+                                                                      django_capture_on_commit_callbacks):
+    from django.utils.module_loading import import_string
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:  # nothing runs after the commit
+        response = api_client.post(URL, record(seat), token=seat_token)
+
+    assert response.status_code == 202 and callbacks == []
+    task = OrmQ.objects.get().task  # already queued: no gap between the commit and the enqueue
+    import_string(task["func"])(*task["args"])  # what a qcluster worker does with it
+    assert Turn.objects.get().reflected_at is not None
+
+
+def test_a_turn_whose_transaction_rolls_back_after_the_enqueue_leaves_no_task(seat):
+    from django.db import transaction
+
+    from learning.turn_record import TurnRecord
+    from learning.turns import store_turn
+
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort), transaction.atomic():
+        store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
+        assert OrmQ.objects.count() == 1  # queued inside the transaction...
+        raise Abort  # ...which then fails
+    assert not Turn.objects.exists() and not OrmQ.objects.exists()
