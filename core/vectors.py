@@ -38,6 +38,11 @@ def _to_pg_text(vector: Vector) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
+def to_pg_text(vector: Vector) -> str:
+    """A query vector as pgvector's text input, for raw SQL (``%s::vector``)."""
+    return _to_pg_text(vector)
+
+
 def _from_pg(value) -> list[float]:
     if isinstance(value, str):
         return [float(x) for x in value.strip("[]").split(",") if x]

@@ -47,6 +47,7 @@ from crewlet.models import Seat
 from learning import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import duties
+from learning.passes.fill_pieces import fill_pieces
 from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
 
 log = logging.getLogger("learning.passes.embed_fill")
@@ -188,6 +189,7 @@ def _fill_seats(seats, minute: Minute, state: dict, *, cursor_moves: bool, only_
     for s in seats:
         try:
             fill_rows(rows_of(s, minute.embedder, minute.now, only_model=only_model), minute)
+            fill_pieces(s, minute)
         except RanOut:
             return _stop(state, s, "the minute's budget ran out", cursor_moves)
         except EndMinute as exc:
