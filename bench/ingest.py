@@ -85,8 +85,10 @@ def generate(mb: float) -> list[Path]:
     return sorted(folder.glob("*.jsonl"))
 
 
-def _setup_django():
-    db = BENCH / "ingest.sqlite3"
+def setup_django(name: str = "ingest.sqlite3"):
+    """A fresh SQLite database under var/bench, the offline provider and the hashing embedder; returns the seat."""
+    BENCH.mkdir(parents=True, exist_ok=True)
+    db = BENCH / name
     if db.exists():
         db.unlink()
     os.environ["DATABASE_URL"] = f"sqlite:///{db}"
@@ -134,7 +136,7 @@ def main(argv):
     files = generate(args.mb)
     size = sum(p.stat().st_size for p in files)
     print(f"corpus: {len(files)} session files, {size / 1e6:.1f} MB under {files[0].parent} ({time.perf_counter() - t0:.1f}s to prepare)")
-    seat = _setup_django()
+    seat = setup_django()
     base_rss = _rss_mb()
 
     elapsed, nbytes, episodes, _w = adapter_pass(files)

@@ -86,7 +86,8 @@ def seed() -> list:
 def measure(seats, turns: int) -> dict:
     import uuid
 
-    from learning.prefetch import Interaction, PrefetchRequest, prefetch
+    from learning.prefetch import PrefetchRequest, prefetch
+    from learning.turn_record import Interaction, Sender
 
     out = {"rich": [], "thin": []}
     for i in range(turns + 3):
@@ -96,7 +97,7 @@ def measure(seats, turns: int) -> dict:
             request = PrefetchRequest(
                 run_id=f"bench-{uuid.uuid4().hex}", requires_recon=(kind == "thin"),
                 ask=f"The {topic} broke again overnight; can you {VERBS[i % 8]} it and tell Ravi?" if kind == "rich" else "+1",
-                interactions=(Interaction(sender_handle="ravi", platform="mattermost", sender_name="Ravi", body="x"),),
+                interactions=(Interaction(sender=Sender(handle="ravi", platform="mattermost", display_name="Ravi"), body="x"),),
                 conversation_id=f"conv-{i}")
             started = time.perf_counter()
             prefetch(seat=seat, request=request)

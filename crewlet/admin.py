@@ -38,11 +38,12 @@ class SeatAdmin(admin.ModelAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     """Revoke or relabel a token here; the raw value exists only in the issuing command's output."""
 
-    list_display = ("prefix", "kind", "seat", "company", "label", "created_at", "revoked")
+    list_display = ("prefix", "kind", "seat", "company", "label", "created_at", "expires_at", "last_used_at", "revoked")
     list_filter = ("kind", "revoked", "company")
     search_fields = ("prefix", "label", "seat__handle")
-    fields = ("prefix", "kind", "seat", "company", "token_hash", "label", "created_at", "revoked")
-    readonly_fields = ("prefix", "kind", "seat", "company", "token_hash", "created_at")
+    fields = ("prefix", "kind", "seat", "company", "token_hash", "label", "created_at", "expires_at", "last_used_at",
+              "revoked")
+    readonly_fields = ("prefix", "kind", "seat", "company", "token_hash", "created_at", "last_used_at")
 
     def has_add_permission(self, request):
         return False

@@ -5,22 +5,15 @@ from __future__ import annotations
 from ninja.security import HttpBearer
 
 from crewlet.errors import Forbidden
-from crewlet.models import ApiToken, Seat, hash_token
-
-
-def _lookup(raw: str) -> ApiToken | None:
-    return (
-        ApiToken.objects.select_related("seat", "seat__role", "seat__unit", "company")
-        .filter(token_hash=hash_token(raw), revoked=False)
-        .first()
-    )
+from crewlet.models import ApiToken, Seat
+from crewlet.tokens import authenticate
 
 
 class SeatAuth(HttpBearer):
     """A seat's own token (operator tokens are accepted too; ``require_seat`` narrows them)."""
 
     def authenticate(self, request, token):
-        found = _lookup(token)
+        found = authenticate(token)
         if found is None or (found.kind == ApiToken.SEAT and (found.seat is None or not found.seat.active)):
             return None
         request.api_token = found
@@ -29,7 +22,7 @@ class SeatAuth(HttpBearer):
 
 class OperatorAuth(HttpBearer):
     def authenticate(self, request, token):
-        found = _lookup(token)
+        found = authenticate(token)
         if found is None or found.kind != ApiToken.OPERATOR:
             return None
         request.api_token = found
@@ -51,6 +44,13 @@ def require_seat(request, handle: str | None = None) -> Seat:
 
         raise NotFound(f"no seat with handle {handle!r}")
     return seat
+
+
+def acting_seat(request, handle: str) -> Seat:
+    """The seat a turn runs as: only its own seat token may start its turn, call its tools or post it."""
+    if request.auth.kind != ApiToken.SEAT:
+        raise Forbidden("an operator token cannot run a seat's turn; use the seat's own token")
+    return require_seat(request, handle)
 
 
 seat_auth = SeatAuth()

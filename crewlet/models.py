@@ -99,6 +99,9 @@ class ApiToken(models.Model):
     label = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     revoked = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Refused from this moment; empty = never.")
+    last_used_at = models.DateTimeField(null=True, blank=True, help_text="When it last authenticated a request "
+                                        "(kept to the minute).")
 
     def __str__(self):
         return f"{self.kind}:{self.prefix}…"

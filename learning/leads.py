@@ -1,8 +1,12 @@
 """The ``leads`` group: the people who review what crosses into shared space.
 
-A lead reads every learning table, curates synthesized skills (roll back, pin, archive) and
-publishes or rejects auto-drafted pages. Staff who are not leads may read what their own
-permissions allow, but cannot publish: ``knowledge.publish_page`` is granted only here.
+A lead reads every learning table, curates synthesized skills (roll back, pin, archive),
+publishes or rejects auto-drafted pages, and reviews transcript lessons: submits a candidate shard
+to the judge or rejects it, approves (writing nothing) or installs (additive files only) an
+artifact recommendation. Those are admin actions gated on ``change``; every field of a shard or a
+recommendation is read-only in its form, so state moves only through the actions. Staff who are
+not leads may read what their own permissions allow, but cannot publish: ``knowledge.publish_page``
+is granted only here.
 """
 
 from __future__ import annotations
@@ -19,15 +23,16 @@ LEADS_GROUP = "leads"
 LEAD_GRANTS = {
     "knowledge": ["view_page", "add_page", "change_page", "delete_page", "publish_page", "view_draftpage", "change_draftpage"],
     "learning": ["change_synthesizedskill"],
+    "transcripts": ["change_shard", "change_recommendation"],
 }
-VIEW_ALL_OF = ("learning", "core")
+VIEW_ALL_OF = ("learning", "core", "transcripts")
 
 
 def _ensure_permissions() -> None:
     """Permissions are created after migrate; make sure they exist when called straight after it."""
     from django.contrib.auth.management import create_permissions
 
-    for label in ("knowledge", "learning", "core"):
+    for label in ("knowledge", "learning", "core", "transcripts"):
         create_permissions(apps.get_app_config(label), verbosity=0)
 
 

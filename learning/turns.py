@@ -1,4 +1,9 @@
-"""Turn intake: store a ``turn_completed`` record whole, once per run id, and enqueue its reflection."""
+"""Turn intake: store a ``turn_completed`` record whole, once per run id, and enqueue its reflection.
+
+The turn is one loop keyed by its run id: what the run's prefetch offered and derived (the skill ids
+in prompt order, the ask) was frozen with its prefix, so a record that omits them is completed from
+there; what the runtime states explicitly wins.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ import logging
 from django.db import IntegrityError, transaction
 
 from crewlet.errors import Conflict
-from learning.models import Turn
+from learning.models import PrefetchSnapshot, Turn
+from learning.turn_record import TurnRecord
 
 log = logging.getLogger("learning.turns")
 
@@ -24,25 +30,43 @@ def _enqueue(turn_id: int, seat_id: int) -> None:
         log.exception("turn %s stored but its reflection could not be enqueued (reflect_backlog will)", turn_id)
 
 
-def store_turn(*, seat, record: dict) -> tuple[Turn, bool]:
+def completed_from_prefetch(*, seat, record: TurnRecord) -> TurnRecord:
+    """The record with what it omitted taken from the run's frozen prefetch (the runtime's own values win)."""
+    snapshot = PrefetchSnapshot.objects.filter(run_id=record.run_id, seat=seat).only("rendered").first()
+    rendered = snapshot.rendered if snapshot is not None else {}
+    filled = {}
+    if record.skills_offered is None:
+        filled["skills_offered"] = [int(i) for i in rendered.get("skills_offered") or []]
+    if not record.ask.strip() and rendered.get("ask"):
+        filled["ask"] = rendered["ask"]
+    return record.model_copy(update=filled) if filled else record
+
+
+def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
     """Store the record; a run id already stored is answered with that turn and enqueues nothing."""
+    record = completed_from_prefetch(seat=seat, record=record)
     try:
         with transaction.atomic():
             turn = Turn.objects.create(
-                run_id=record["run_id"],
-                work_key=record.get("work_key") or "",
+                run_id=record.run_id,
+                work_key=record.work_key,
                 seat=seat,
-                conversation_id=record.get("conversation_id") or "",
-                conversation_kind=record.get("conversation_kind") or "",
-                review_outcome=record["review_outcome"],
-                payload=record,
+                conversation_id=record.conversation_id,
+                conversation_kind=record.conversation_kind,
+                review_outcome=record.review_outcome,
+                payload=record.model_dump(mode="json"),
             )
             transaction.on_commit(lambda: _enqueue(turn.pk, seat.pk))
     except IntegrityError:
-        existing = Turn.objects.filter(run_id=record["run_id"]).first()
+        existing = Turn.objects.filter(run_id=record.run_id).first()
         if existing is None:
             raise
         if existing.seat_id != seat.pk:
-            raise Conflict(f"run id {record['run_id']!r} belongs to another seat's turn") from None
+            raise Conflict(f"run id {record.run_id!r} belongs to another seat's turn", field="run_id") from None
         return existing, False
     return turn, True
+
+
+def record_of(turn: Turn) -> TurnRecord:
+    """A stored turn's record, typed (older rows keep loading)."""
+    return TurnRecord.from_stored(turn.payload)

@@ -7,18 +7,16 @@ mapped to HTTP once in ``crewlet.api``. A seat token acts only as its own seat.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from ninja import Field, Path, Query, Router, Schema
 
-from crewlet.auth import operator_auth, require_seat, seat_auth
-from crewlet.errors import Forbidden
+from crewlet.auth import acting_seat, operator_auth, require_seat, seat_auth
 from crewlet.models import ApiToken
 from learning import memory_read, tools
-from learning.prefetch import Interaction, PrefetchRequest, Thread, ThreadMessage, prefetch
-from learning.prefetch.request import THREAD_READ, ask_from_interactions
-from learning.tools.base import Text
+from learning.prefetch import PrefetchRequest, Thread, prefetch
 from learning.tools.formats import Format
+from learning.turn_record import ConversationKind, Interaction, Text
 
 router = Router(tags=["agents"])
 
@@ -28,45 +26,18 @@ TOOL_FORMAT = Query("default", description="The provider shape of each definitio
                     "anthropic or mcp.")
 
 
-class SenderIn(Schema):
-    """A resolved sender (the same shape ``POST /turns`` takes): a handle or an external id, on a platform."""
-
-    handle: Text = Field("", max_length=200)
-    external_id: Text = Field("", max_length=200)
-    platform: Text = Field("", max_length=60)
-    display_name: Text = Field("", max_length=200)
-    kind: Literal["human", "agent", "bot"] = "human"
-
-
-class InteractionIn(Schema):
-    """One inbound message of the trigger: its sender and its salient body (the message, no scaffolding)."""
-
-    sender: SenderIn = Field(default_factory=SenderIn)
-    body: Text = ""
-
-
-class ThreadMessageIn(Schema):
-    sender_name: Text = Field("", max_length=200)
-    sender_handle: Text = Field("", max_length=200)
-    is_self: bool = False
-    text: Text = ""
-    ts: Text = Field("", max_length=100)
-
-
-class ThreadIn(Schema):
-    status: Literal["read", "unreadable", "truncated"] = THREAD_READ
-    messages: list[ThreadMessageIn] = Field(default_factory=list, max_length=2000)
-
-
 class PrefetchIn(Schema):
     run_id: Text = Field(..., min_length=1, max_length=200, pattern=r"\S", description="The turn's run id.")
     ask: Text = Field("", description="What the turn was asked (salient text, no scaffolding); when empty, "
                       "the interactions' bodies are the ask.")
+    label: Text = Field("", max_length=2000, description="The waking event's label (what kind of event woke the turn).")
+    subject_is_label: bool = Field(True, description="The label is only the surface's name, not part of what was "
+                                   "sent; false leads the derived ask with the label.")
     requires_recon: bool = Field(False, description="The notification builder's flag: the trigger is a pointer.")
-    interactions: list[InteractionIn] = Field(default_factory=list, max_length=500)
+    interactions: list[Interaction] = Field(default_factory=list, max_length=500)
     conversation_id: Text = Field("", max_length=300)
-    conversation_kind: Text = Field("", max_length=40)
-    thread: ThreadIn | None = Field(None, description="The chat thread read at turn start; only for a thread reply.")
+    conversation_kind: ConversationKind | None = None
+    thread: Thread | None = Field(None, description="The chat thread read at turn start; only for a thread reply.")
     tools: list[Text] | None = Field(None, max_length=500, description="Tools registered for the role; "
                                      "omitted means the role's configured tools.")
 
@@ -81,6 +52,9 @@ class BlockOut(Schema):
 class PrefetchOut(Schema):
     run_id: str
     frozen: bool
+    ask: str = Field("", description="The ask this turn start derived (and embedded); reflection stores the same.")
+    skills_offered: list[int] = Field(default_factory=list, description="Skill ids the prompt offered, in prompt order; POST /turns "
+                                      "takes them from here when its record omits them.")
     prompt: str
     blocks: list[BlockOut]
     guidance: str
@@ -125,31 +99,17 @@ class OverviewOut(Schema):
     coverage: dict[str, Any]
 
 
-def acting_seat(request, handle: str):
-    """The seat a turn runs as: only its own seat token may start its turn or call its tools."""
-    if request.auth.kind != ApiToken.SEAT:
-        raise Forbidden("an operator token cannot run a seat's turn; use the seat's own token")
-    return require_seat(request, handle)
-
-
 def to_request(body: PrefetchIn) -> PrefetchRequest:
-    thread = None
-    if body.thread is not None:
-        thread = Thread(status=body.thread.status,
-                        messages=tuple(ThreadMessage(**m.model_dump()) for m in body.thread.messages))
-    interactions = tuple(
-        Interaction(sender_handle=i.sender.handle, sender_external_id=i.sender.external_id,
-                    platform=i.sender.platform, sender_name=i.sender.display_name, body=i.body)
-        for i in body.interactions
-    )
-    return PrefetchRequest(
-        run_id=body.run_id.strip(),
-        ask=body.ask if body.ask.strip() else ask_from_interactions(interactions),
+    return PrefetchRequest.from_trigger(
+        run_id=body.run_id,
+        ask=body.ask,
+        label=body.label,
+        subject_is_label=body.subject_is_label,
         requires_recon=body.requires_recon,
-        interactions=interactions,
+        interactions=body.interactions,
         conversation_id=body.conversation_id,
-        conversation_kind=body.conversation_kind,
-        thread=thread,
+        conversation_kind=body.conversation_kind or "",
+        thread=body.thread,
         tools=tuple(body.tools) if body.tools is not None else None,
     )
 

@@ -1,99 +1,21 @@
-"""``POST /turns``: the ``turn_completed`` record (seat token). 202 with the turn id when new, 200 on a repeat.
+"""``POST /turns``: the ``turn_completed`` record (the seat's own token). 202 with the turn id when new, 200 on a repeat.
 
-Everything the reflection gates read rides on this record, because a field left off it is a fact
-no worker can consult; so unknown fields are refused rather than silently dropped, and every bad
-field is named in the 422 (crewlet.api's validation handler). Nothing partial is stored.
+The record is ``learning.turn_record.TurnRecord``, the one schema reflection reads: unknown fields are
+refused rather than silently dropped, and every bad field is named in the 422 (crewlet.api's
+validation handler). Nothing partial is stored.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Literal
 
-from ninja import Field, Router, Schema, Status
-from pydantic import ConfigDict, ValidationInfo, field_validator, model_validator
+from ninja import Router, Schema, Status
 
-from crewlet.auth import require_seat, seat_auth
+from crewlet.auth import acting_seat, seat_auth
 from learning import turns
+from learning.turn_record import TurnRecord
 
 router = Router(tags=["turns"])
-
-ConversationKind = Literal["chat", "tracker", "code_host", "wiki", "monitor", "cron", "schedule", "a2a", "internal", "sandbox"]
-ReviewOutcome = Literal["done", "failed", "self_iterate", "skipped"]
-FailureSetBy = Literal["reviewer", "guard", "budget", "provider_chain"]
-
-
-class SenderIn(Schema):
-    """A resolved sender: a handle or an external id, on a platform."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    handle: str = Field("", max_length=200)
-    external_id: str = Field("", max_length=200)
-    platform: str = Field("", max_length=60)
-    display_name: str = Field("", max_length=200)
-    kind: Literal["human", "agent", "bot"] = "human"
-
-    @model_validator(mode="after")
-    def _identified(self):
-        if not (self.handle or self.external_id):
-            raise ValueError("a sender needs a handle or an external_id")
-        return self
-
-
-class InteractionIn(Schema):
-    """One inbound message: its sender and its salient body (the message, no scaffolding)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    sender: SenderIn
-    body: str
-    at: datetime | None = None
-
-
-class TurnIn(Schema):
-    """The ``turn_completed`` record."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str = Field(min_length=1, max_length=200)
-    work_key: str = Field("", max_length=200)
-    seat: str = Field(min_length=1, max_length=100)
-    conversation_id: str = Field("", max_length=300)
-    conversation_kind: ConversationKind
-    label: str = Field("", description="The waking event's label (what kind of event woke the turn).")
-    subject_is_label: bool = Field(False, description="The subject is only the surface's name, not part of what was sent.")
-    ask: str = Field("", description="What the turn was asked, for a wake with no interactions.")
-    plan_summary: str = Field("", description="What it did: the last review's account, or the final answer.")
-    tool_sequence: list[str] = Field(default_factory=list, description="The final round's tools, in order.")
-    tools_called: list[str] = Field(default_factory=list, description="Every tool call of the turn, in order.")
-    review_outcome: ReviewOutcome
-    failure_set_by: FailureSetBy | None = None
-    failure_reason: str = ""
-    skills_offered: list[int] = Field(default_factory=list, description="Skill ids the prompt offered.")
-    interactions: list[InteractionIn] = Field(default_factory=list)
-    self_persisted: bool = False
-    worker_completed: bool = False
-    work_item: str = Field("", max_length=200)
-    schedule: str = Field("", max_length=200, description="A scheduled turn's schedule name.")
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
-    duration_ms: int | None = Field(None, ge=0)
-
-    @field_validator("failure_set_by")
-    @classmethod
-    def _failure_only_on_failed(cls, value, info: ValidationInfo):
-        if value is not None and info.data.get("review_outcome") != "failed":
-            raise ValueError("failure_set_by is set only when review_outcome is failed")
-        return value
-
-    @field_validator("ended_at")
-    @classmethod
-    def _ends_after_start(cls, value, info: ValidationInfo):
-        started = info.data.get("started_at")
-        if value is not None and started is not None and value < started:
-            raise ValueError("ended_at is before started_at")
-        return value
 
 
 class TurnAccepted(Schema):
@@ -103,8 +25,10 @@ class TurnAccepted(Schema):
 
 
 @router.post("/turns", auth=seat_auth, response={200: TurnAccepted, 202: TurnAccepted})
-def post_turn(request, payload: TurnIn):
-    seat = require_seat(request, payload.seat)
-    turn, created = turns.store_turn(seat=seat, record=payload.model_dump(mode="json"))
+def post_turn(request, payload: TurnRecord):
+    """Store the turn's record and enqueue its reflection; ``skills_offered`` and ``ask`` default to what
+    the run's prefetch offered and derived."""
+    seat = acting_seat(request, payload.seat)
+    turn, created = turns.store_turn(seat=seat, record=payload)
     status = "accepted" if created else "duplicate"
     return Status(202 if created else 200, TurnAccepted(turn_id=turn.pk, run_id=turn.run_id, status=status))

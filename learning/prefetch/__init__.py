@@ -6,6 +6,6 @@
 from learning.prefetch import purposes  # noqa: F401  (registers the prefetch's auxiliary purposes)
 from learning.prefetch.assemble import BLOCKS, prefetch
 from learning.prefetch.gate import thin_trigger
-from learning.prefetch.request import Interaction, PrefetchRequest, Thread, ThreadMessage
+from learning.prefetch.request import PrefetchRequest, Thread, ThreadMessage
 
-__all__ = ["BLOCKS", "Interaction", "PrefetchRequest", "Thread", "ThreadMessage", "prefetch", "thin_trigger"]
+__all__ = ["BLOCKS", "PrefetchRequest", "Thread", "ThreadMessage", "prefetch", "thin_trigger"]

@@ -28,7 +28,7 @@ from learning.prefetch import (
     tool_skills,
 )
 from learning.prefetch.blocks import BlockResult
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 from learning.prefetch.request import PrefetchRequest
 
 log = logging.getLogger("learning.prefetch")
@@ -46,7 +46,7 @@ BLOCKS = (
 )
 
 
-def _start(module, ctx: TurnContext):
+def _start(module, ctx: PrefetchContext):
     try:
         return module.start(ctx)
     except Exception:
@@ -62,7 +62,7 @@ def _finish(name: str, finisher) -> BlockResult:
         return BlockResult(name)
 
 
-def run_blocks(ctx: TurnContext) -> list[BlockResult]:
+def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
     if not ctx.thin:
         ctx.turn_vector()  # the one embed, before the auxiliary deadline starts
     ctx.arm_deadline()
@@ -84,13 +84,15 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
     stored = frozen(seat=seat, run_id=request.run_id)
     if stored is not None:
         return {**stored, "frozen": True}
-    ctx = TurnContext.start(seat=seat, request=request)
+    ctx = PrefetchContext.start(seat=seat, request=request)
     results = run_blocks(ctx)
     tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
     guidance, guidance_keys = tool_skills.guidance(tools)
     payload = summary.build(ctx, results)
     rendered = {
         "run_id": request.run_id,
+        "ask": request.ask,
+        "skills_offered": skills_block.offered_ids(results),
         "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes} for r in results],
         "guidance": guidance,
         "guidance_keys": guidance_keys,

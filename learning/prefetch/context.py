@@ -33,7 +33,7 @@ class AuxDidNotAnswer(Exception):
 
 
 @dataclass
-class TurnContext:
+class PrefetchContext:
     seat: object
     request: PrefetchRequest
     thin: bool = False
@@ -41,7 +41,7 @@ class TurnContext:
     _embedding: EmbedResult | None = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, *, seat, request: PrefetchRequest) -> TurnContext:
+    def start(cls, *, seat, request: PrefetchRequest) -> PrefetchContext:
         _ = seat.role  # loaded here, so worker threads never touch the database for it
         return cls(seat=seat, request=request, thin=thin_trigger(request))
 

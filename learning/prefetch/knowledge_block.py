@@ -13,7 +13,7 @@ from core import aux, events
 from knowledge.models import AUTO_DRAFT_PREFIX
 from learning.prefetch import bounds, knowledge_seam
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import AuxDidNotAnswer, TurnContext
+from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyKnowledgeHint, UnsearchedKnowledgeHint
 
 log = logging.getLogger("learning.prefetch")
@@ -30,7 +30,7 @@ def _hint(text: str, **extra) -> BlockResult:
     return BlockResult(NAME, f"{HEADING}\n{text}", selection_count=0, extra=extra)
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     if not knowledge_seam.can_search(ctx.seat):
         return done(BlockResult(NAME, selection_count=0))
     if ctx.thin:
@@ -47,7 +47,7 @@ def page_line(page) -> str:
     return f"- {page.title} — {snippet} ({where})" if snippet else f"- {page.title} ({where})"
 
 
-def _finish(ctx: TurnContext, future) -> BlockResult:
+def _finish(ctx: PrefetchContext, future) -> BlockResult:
     try:
         query = ctx.collect(future)
     except AuxDidNotAnswer:

@@ -16,29 +16,14 @@ from learning import limits
 from learning.models import Turn
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 from learning.rewrites import nbytes
+from learning.turns import record_of
 
 log = logging.getLogger("learning.prefetch")
 
 NAME = "conversation_ledger"
 HEADING = "## What you last said and did in this conversation"
-
-
-def _field(payload: dict, *names) -> str:
-    for name in names:
-        value = payload.get(name)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
-
-
-def _tools(payload: dict) -> list[str]:
-    for name in ("tool_sequence", "tools_called", "tool_names"):
-        value = payload.get(name)
-        if isinstance(value, list):
-            return [str(v) for v in value]
-    return []
 
 
 def latest_turns(*, seat, conversation_id: str, exclude_run_id: str = "", limit: int = bounds.LEDGER_TURNS) -> list[Turn]:
@@ -49,35 +34,23 @@ def latest_turns(*, seat, conversation_id: str, exclude_run_id: str = "", limit:
 
 
 def turn_entry(turn: Turn, *, newest: bool) -> str:
-    payload = turn.payload if isinstance(turn.payload, dict) else {}
-    tools = ", ".join(dict.fromkeys(_tools(payload))) or "none"
+    record = record_of(turn)
+    tools = ", ".join(dict.fromkeys(record.tool_sequence or record.tools_called)) or "none"
     lines = [f"- {turn.received_at.date().isoformat()} · {turn.review_outcome or 'outcome unknown'} · tools: {tools}"]
-    asked = " ".join((_field(payload, "ask") or _interaction_bodies(payload)).split())
+    asked = " ".join(record.the_ask.split())
     if asked:
         lines.append(f"  asked: {asked if newest or nbytes(asked) <= limits.EPISODE_ACCOUNT_BYTES else _sized(asked)}")
-    did = " ".join(_field(payload, "plan_summary", "final_answer").split())
+    did = " ".join(record.plan_summary.split())
     if did:
         lines.append(f"  what you did: {did if newest or nbytes(did) <= limits.EPISODE_ACCOUNT_BYTES else _sized(did)}")
     return "\n".join(lines)
-
-
-def _interaction_bodies(payload: dict) -> str:
-    """What the turn was asked where its interactions say it: each body with its sender."""
-    parts = []
-    for item in payload.get("interactions") or []:
-        if not isinstance(item, dict) or not str(item.get("body", "")).strip():
-            continue
-        sender = item.get("sender") if isinstance(item.get("sender"), dict) else {}
-        who = sender.get("display_name") or sender.get("handle") or sender.get("external_id") or ""
-        parts.append(f"{who}: {item['body']}" if who else str(item["body"]))
-    return " / ".join(parts)
 
 
 def _sized(text: str) -> str:
     return f"[{nbytes(text)} bytes; query_episodes(conversation=...) reads it whole]"
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     conversation_id = ctx.request.conversation_id
     if not conversation_id:
         return done(BlockResult(NAME, selection_count=0))

@@ -16,7 +16,7 @@ from django.utils import timezone
 from knowledge.models import Page
 from learning.models import OnboardingMarker
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 
@@ -60,7 +60,7 @@ def onboarding_pages(seat) -> list[Page]:
     return list(qs.order_by("container_key", "title")[:ONBOARDING_PAGES])
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     try:
         if onboarded_at(ctx.seat) is not None:
             return done(BlockResult(NAME, selection_count=0))

@@ -17,7 +17,7 @@ from learning import diary
 from learning.models import DiaryEntry
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import AuxDidNotAnswer, TurnContext
+from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyMemoryHint
 
 log = logging.getLogger("learning.prefetch")
@@ -65,17 +65,17 @@ def render_notes(entries: list[DiaryEntry]) -> str:
     return "\n".join(note_line(e) for e in entries)
 
 
-def triggered_by(ctx: TurnContext) -> list[str]:
+def triggered_by(ctx: PrefetchContext) -> list[str]:
     return [i.who for i in ctx.request.senders(exclude_handle=ctx.seat.handle)]
 
 
-def _hint(ctx: TurnContext) -> BlockResult:
+def _hint(ctx: PrefetchContext) -> BlockResult:
     if has_notes(ctx.seat):
         return BlockResult(NAME, f"{HEADING}\n{EmptyMemoryHint}", selection_count=0)
     return BlockResult(NAME, selection_count=0)
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     if ctx.thin:  # recency read only: no embedding, no filter
         return done(_hint(ctx))
     embedded = ctx.turn_vector()
@@ -92,7 +92,7 @@ def start(ctx: TurnContext):
     return lambda: _finish(ctx, pool, future)
 
 
-def _finish(ctx: TurnContext, pool: list[DiaryEntry], future) -> BlockResult:
+def _finish(ctx: PrefetchContext, pool: list[DiaryEntry], future) -> BlockResult:
     try:
         picked = selected_ids(ctx.collect(future), pool)
     except AuxDidNotAnswer:

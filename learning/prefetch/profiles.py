@@ -11,20 +11,20 @@ from django.db import DatabaseError
 
 from learning.models import CounterpartyProfile
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import TurnContext
-from learning.prefetch.request import Interaction
+from learning.prefetch.context import PrefetchContext
+from learning.turn_record import Sender
 
 log = logging.getLogger("learning.prefetch")
 
 NAME = "counterparty_profiles"
 
 
-def profile_for(seat, sender: Interaction) -> CounterpartyProfile | None:
+def profile_for(seat, sender: Sender) -> CounterpartyProfile | None:
     qs = CounterpartyProfile.objects.filter(observer=seat)
-    if sender.sender_handle:
-        qs = qs.filter(subject_handle=sender.sender_handle)
-    elif sender.sender_external_id:
-        qs = qs.filter(subject_external_id=sender.sender_external_id)
+    if sender.handle:
+        qs = qs.filter(subject_handle=sender.handle)
+    elif sender.external_id:
+        qs = qs.filter(subject_external_id=sender.external_id)
     else:
         return None
     rows = list(qs[:10])
@@ -38,7 +38,7 @@ def _items(values) -> str:
     return " ".join(str(values or "").split())
 
 
-def render_profile(profile: CounterpartyProfile, sender: Interaction) -> str:
+def render_profile(profile: CounterpartyProfile, sender: Sender) -> str:
     name = profile.display_name or sender.who or profile.subject_handle or profile.subject_external_id
     lines = [f"## Counterparty: {name}"]
     for label, value in (
@@ -53,7 +53,7 @@ def render_profile(profile: CounterpartyProfile, sender: Interaction) -> str:
     return "\n".join(lines)
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     blocks = []
     try:
         for sender in ctx.request.senders(exclude_handle=ctx.seat.handle):

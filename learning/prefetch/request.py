@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from learning.turn_record import Interaction, Sender, Text, derive_ask, distinct_senders
 
 THREAD_READ = "read"
 THREAD_UNREADABLE = "unreadable"
@@ -10,45 +15,31 @@ THREAD_TRUNCATED = "truncated"  # too long for the backend to read to its end: t
 THREAD_STATUSES = (THREAD_READ, THREAD_UNREADABLE, THREAD_TRUNCATED)
 
 
-@dataclass(frozen=True)
-class Interaction:
-    """One inbound message of the trigger: its resolved sender and its salient body (no scaffolding)."""
+class ThreadMessage(BaseModel):
+    """One message of the chat thread the turn was woken in, as read at turn start."""
 
-    sender_handle: str = ""
-    sender_external_id: str = ""
-    platform: str = ""
-    sender_name: str = ""
-    body: str = ""
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    @property
-    def sender_key(self) -> tuple[str, str, str]:
-        return (self.sender_handle, self.sender_external_id, self.platform)
-
-    @property
-    def who(self) -> str:
-        name = self.sender_name or self.sender_handle or self.sender_external_id
-        return f"{name} ({self.platform})" if self.platform and name else name
-
-
-@dataclass(frozen=True)
-class ThreadMessage:
-    sender_name: str = ""
-    sender_handle: str = ""
+    sender_name: Text = Field("", max_length=200)
+    sender_handle: Text = Field("", max_length=200)
     is_self: bool = False
-    text: str = ""
-    ts: str = ""
+    text: Text = ""
+    ts: Text = Field("", max_length=100)
 
 
-@dataclass(frozen=True)
-class Thread:
-    status: str = THREAD_READ
-    messages: tuple[ThreadMessage, ...] = ()
+class Thread(BaseModel):
+    """The chat thread read at turn start; only for a thread reply (a top-level message has none)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    status: Literal["read", "unreadable", "truncated"] = THREAD_READ
+    messages: tuple[ThreadMessage, ...] = Field((), max_length=2000)
 
 
 @dataclass(frozen=True)
 class PrefetchRequest:
     run_id: str
-    ask: str = ""
+    ask: str = ""  # derived once, by ``derive_ask``: the ask reflection will store for this run
     requires_recon: bool = False
     interactions: tuple[Interaction, ...] = ()
     conversation_id: str = ""
@@ -57,23 +48,14 @@ class PrefetchRequest:
     tools: tuple[str, ...] | None = None  # None: the role's registered tools
     extra: dict = field(default_factory=dict)
 
-    def senders(self, *, exclude_handle: str = "") -> list[Interaction]:
+    def senders(self, *, exclude_handle: str = "") -> list[Sender]:
         """Distinct senders in order of first appearance; a seat is never its own counterparty."""
-        seen, out = set(), []
-        for interaction in self.interactions:
-            key = interaction.sender_key
-            if not any(key) or key in seen or (exclude_handle and interaction.sender_handle == exclude_handle):
-                continue
-            seen.add(key)
-            out.append(interaction)
-        return out
+        return distinct_senders(self.interactions, exclude_handle=exclude_handle)
 
-
-def ask_from_interactions(interactions) -> str:
-    """What the trigger asked where the turn start names no ask: the salient bodies, in order, each led
-    by its sender when more than one person spoke (a coalesced burst reads ``Alice: …``)."""
-    spoken = [i for i in interactions if i.body.strip()]
-    senders = {i.sender_key for i in spoken}
-    if len(senders) <= 1:
-        return "\n".join(i.body.strip() for i in spoken)
-    return "\n".join(f"{i.sender_name or i.sender_handle or i.sender_external_id}: {i.body.strip()}" for i in spoken)
+    @classmethod
+    def from_trigger(cls, *, run_id: str, ask: str = "", label: str = "", subject_is_label: bool = True,
+                     interactions=(), **rest) -> PrefetchRequest:
+        """The request for a trigger as the runtime describes it; its ask derived by ``derive_ask``."""
+        interactions = tuple(interactions)
+        derived = derive_ask(ask=ask, interactions=interactions, label=label, subject_is_label=subject_is_label)
+        return cls(run_id=run_id.strip(), ask=derived, interactions=interactions, **rest)

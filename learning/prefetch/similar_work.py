@@ -16,7 +16,7 @@ from crewlet import config
 from learning import episodes, rewrites
 from learning.prefetch import bounds, past_turns
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import AuxDidNotAnswer, TurnContext
+from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyRecallHint
 
 log = logging.getLogger("learning.prefetch")
@@ -25,7 +25,7 @@ NAME = "similar_prior_work"
 HEADING = "## Similar prior work"
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
         return done(BlockResult(NAME, f"{HEADING}\n{EmptyRecallHint}", selection_count=0))
     embedded = ctx.turn_vector()
@@ -51,7 +51,7 @@ def _needs_condensing(hits) -> bool:
     return any(rewrites.nbytes(h.ask) > limit or rewrites.nbytes(h.plan_summary) > limit for h in hits)
 
 
-def _summary_inputs(ctx: TurnContext, hits, texts: list[str] | None = None) -> dict:
+def _summary_inputs(ctx: PrefetchContext, hits, texts: list[str] | None = None) -> dict:
     texts = texts or [t for h in hits for t in (h.ask, h.plan_summary)]
     turns = []
     for i, h in enumerate(hits):
@@ -68,7 +68,7 @@ def _summary_inputs(ctx: TurnContext, hits, texts: list[str] | None = None) -> d
     return {"ask": ctx.request.ask, "turns": turns}
 
 
-def _condensed_summary(ctx: TurnContext, hits, knobs):
+def _condensed_summary(ctx: PrefetchContext, hits, knobs):
     """The summary's texts past about 11 KB are condensed first, under the block's one deadline."""
     texts = [t for h in hits for t in (h.ask, h.plan_summary)]
     out = rewrites.rewrite_all(
@@ -84,7 +84,7 @@ def _condensed_summary(ctx: TurnContext, hits, knobs):
     return ctx.submit("episode_summary", inputs, max_tokens=knobs.summarize_max_tokens)
 
 
-def _finish(ctx: TurnContext, hits, summary, knobs) -> BlockResult:
+def _finish(ctx: PrefetchContext, hits, summary, knobs) -> BlockResult:
     if summary is None and knobs.summarize_episodes and aux.available(ctx.seat):
         summary = _condensed_summary(ctx, hits, knobs)
     if summary is not None:

@@ -17,13 +17,14 @@ from learning import skills
 from learning.models import SynthesizedSkill
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 
 NAME = "synthesized_skills"
 HEADING = "## Synthesized skills you've learned"
 PREAMBLE = "Procedures you worked out on earlier turns; load one's full steps with use_skill(name)."
+OFFERED = "offered_skill_ids"
 STALE_MARK = " (stale: not used for a while; still loadable)"
 
 
@@ -55,7 +56,7 @@ def fit(catalogue: list[SynthesizedSkill], budget: int = bounds.SKILL_CATALOGUE_
     return lines, offered
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     try:
         catalogue = ordered_catalogue(ctx.seat)
     except DatabaseError:
@@ -70,4 +71,9 @@ def start(ctx: TurnContext):
     missing = len(catalogue) - len(offered)
     tail = f"\n({missing} more of your skills did not fit here.)" if missing else ""
     text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(lines) + tail
-    return done(BlockResult(NAME, text, selection_count=len(offered), extra={"offered_skill_ids": [s.id for s in offered]}))
+    return done(BlockResult(NAME, text, selection_count=len(offered), extra={OFFERED: [s.id for s in offered]}))
+
+
+def offered_ids(results: list[BlockResult]) -> list[int]:
+    """The skill ids this turn's prompt offered, in prompt order (what ``POST /turns`` defaults to)."""
+    return next((list(r.extra.get(OFFERED) or []) for r in results if r.name == NAME), [])

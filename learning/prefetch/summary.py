@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from core import events
 from learning.prefetch.blocks import BlockResult
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 from learning.prefetch.gate import requires_recon
 
 THREAD_COUNTS = ("thread_context_posts", "thread_context_read", "thread_context_stopped_short")
@@ -21,7 +21,7 @@ def summary_line(hits: int, total: int, *, thin: bool) -> str:
     return f"{line} (thin trigger: relevance filters gated)" if thin else line
 
 
-def build(ctx: TurnContext, results: list[BlockResult]) -> dict:
+def build(ctx: PrefetchContext, results: list[BlockResult]) -> dict:
     by_name = {r.name: r for r in results}
     hits = sum(1 for r in results if r.hit)
     payload: dict = {
@@ -44,6 +44,6 @@ def build(ctx: TurnContext, results: list[BlockResult]) -> dict:
     return payload
 
 
-def publish(ctx: TurnContext, payload: dict) -> None:
+def publish(ctx: PrefetchContext, payload: dict) -> None:
     """Best effort: a failed telemetry write never fails the turn."""
     events.publish("prefetch_summary", seat=ctx.seat, turn_id=ctx.turn_id, best_effort=True, **payload)

@@ -14,7 +14,7 @@ import time
 from learning import limits, rewrites
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import TurnContext
+from learning.prefetch.context import PrefetchContext
 from learning.prefetch.request import THREAD_TRUNCATED, THREAD_UNREADABLE, ThreadMessage
 from learning.rewrites import nbytes
 
@@ -43,7 +43,7 @@ def message_line(message: ThreadMessage, *, root: bool = False) -> str:
     return f"- {who}: {text}"
 
 
-def _counts(ctx: TurnContext, posts: int | None, read: int | None) -> dict:
+def _counts(ctx: PrefetchContext, posts: int | None, read: int | None) -> dict:
     thread = ctx.request.thread
     return {
         "thread_context_posts": posts,
@@ -52,7 +52,7 @@ def _counts(ctx: TurnContext, posts: int | None, read: int | None) -> dict:
     }
 
 
-def start(ctx: TurnContext):
+def start(ctx: PrefetchContext):
     thread = ctx.request.thread
     if thread is None:
         return done(BlockResult(NAME, extra={"thread_context_posts": None, "thread_context_read": None,
@@ -81,7 +81,7 @@ def split(lines: list[str], bound: int = bounds.THREAD_BYTES) -> tuple[list[str]
     return [root], middle, tail
 
 
-def _finish(ctx: TurnContext) -> BlockResult:
+def _finish(ctx: PrefetchContext) -> BlockResult:
     thread = ctx.request.thread
     lines = [message_line(m, root=(i == 0)) for i, m in enumerate(thread.messages)]
     head, middle, tail = split(lines)

@@ -51,7 +51,9 @@ def _role_opted_out(ctx: TurnContext) -> bool:
 
 
 def _no_engagement(ctx: TurnContext) -> bool:
-    return ctx.outcome == "skipped" or (ctx.outcome == "done" and not ctx.tools_called)
+    """A skipped turn, or a done one that processed nothing externally observable: no tool call and no
+    reply (in most runtimes the answer to a chat message is the model's final message, not a tool)."""
+    return ctx.outcome == "skipped" or (ctx.outcome == "done" and not ctx.tools_called and not ctx.record.replied)
 
 
 def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:

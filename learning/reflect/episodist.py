@@ -34,7 +34,7 @@ def applies(ctx) -> str | None:
 
 
 def schedule_name(ctx) -> str:
-    name = ctx.get("schedule", "")
+    name = ctx.record.schedule
     if not name and ":" in ctx.conversation_id:
         name = ctx.conversation_id.split(":", 1)[1]
     return name or ctx.conversation_id
@@ -63,15 +63,16 @@ def searchable_ask(ctx) -> str:
 
 
 def _fields(ctx) -> dict:
-    started, ended = ctx.time("started_at") or ctx.now, ctx.time("ended_at") or ctx.now
-    duration = ctx.get("duration_ms")
-    if duration is None and ctx.time("started_at") and ctx.time("ended_at"):
+    record = ctx.record
+    started, ended = record.started_at or ctx.now, record.ended_at or ctx.now
+    duration = record.duration_ms
+    if duration is None and record.started_at and record.ended_at:
         duration = int((ended - started).total_seconds() * 1000)
     return {
         "kind": Episode.RAW,
         "run_id": ctx.run_id,
-        "work_key": ctx.get("work_key", ""),
-        "work_item": ctx.get("work_item", ""),
+        "work_key": record.work_key,
+        "work_item": record.work_item,
         "conversation_id": ctx.conversation_id,
         "conversation_kind": ctx.conversation_kind,
         "task_summary": label_of(ctx),

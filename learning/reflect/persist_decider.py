@@ -32,7 +32,7 @@ def wired(learning) -> bool:
 def applies(ctx) -> str | None:
     if not ctx.settled:
         return "unsettled"
-    if ctx.get("self_persisted", False) and not skill_reflection.due(ctx):
+    if ctx.record.self_persisted and not skill_reflection.due(ctx):
         return "self_persisted"
     if not aux.available(ctx.seat):
         return "no_auxiliary_model"
@@ -46,7 +46,7 @@ def build_inputs(ctx, *, reflect: bool) -> dict:
         inputs["skill_reflection"] = {
             "skills": skill_reflection.catalogue_inputs(ctx.seat),
             "read": {},
-            "memory_closed": bool(ctx.get("self_persisted", False)),
+            "memory_closed": bool(ctx.record.self_persisted),
         }
     return inputs
 
@@ -65,7 +65,7 @@ def run(ctx) -> dict:
     inputs = build_inputs(ctx, reflect=reflect)
     ask = _ask(ctx)
     answer = skill_reflection.converse(ctx, inputs, ask) if reflect else ask(inputs)
-    if ctx.get("self_persisted", False):
+    if ctx.record.self_persisted:
         answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
     return store(ctx, answer)
 

@@ -30,8 +30,6 @@ def subjects_of(ctx) -> list[tuple]:
         sender = interaction.sender
         if sender.kind != "human" or (sender.handle and sender.handle == ctx.seat.handle):
             continue
-        if not (sender.handle or sender.external_id):
-            continue
         _, messages = grouped.setdefault(sender.key, (sender, []))
         messages.append(interaction.body)
     return list(grouped.values())

@@ -39,7 +39,7 @@ def accumulate(ctx) -> list[str]:
     reasons = []
     if len(ctx.tools_called) >= knobs.min_tool_iterations:
         reasons.append("tool_iterations")
-    if ctx.get("worker_completed", False):
+    if ctx.record.worker_completed:
         reasons.append("worker_completed")
     if not reasons:
         return []

@@ -9,25 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewlet.errors import BadInput
-
-
-def _clean_text(value: str) -> str:
-    """Text a database can store as given: no NUL characters, no lone surrogates."""
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("must be valid Unicode text (no lone surrogates)") from None
-    return value
-
-
-Text = Annotated[str, AfterValidator(_clean_text)]
+from learning.turn_record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
 
 
 class Arguments(BaseModel):

@@ -83,9 +83,20 @@ def anthropic_definition(tool: Tool) -> dict:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
 
 
+RUN_ID_PROPERTY = {
+    "type": "string",
+    "description": "The turn's run id (the one given to prefetch); defaults to this connection's own id.",
+}
+
+
 def mcp_definition(tool: Tool) -> dict:
-    """``{"name", "description", "inputSchema"}`` as an MCP ``tools/list`` answers it."""
-    return {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema()}
+    """``{"name", "description", "inputSchema"}`` as an MCP ``tools/list`` answers it.
+
+    MCP has no envelope beside the arguments, so the turn's ``run_id`` rides among them.
+    """
+    schema = tool.input_schema()
+    schema["properties"] = {**schema.get("properties", {}), "run_id": RUN_ID_PROPERTY}
+    return {"name": tool.name, "description": tool.description, "inputSchema": schema}
 
 
 SHAPERS = {

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from core import events
 from core.providers.errors import ProviderError
@@ -34,37 +35,68 @@ def _each(modeladmin, request, queryset, action: str, run):
             modeladmin.message_user(request, f"#{obj.pk}: {exc}", messages.ERROR)
             continue
         _record(request, action, obj, result={k: v for k, v in result.items() if k not in ("contents", "diff")})
-        modeladmin.message_user(request, f"#{obj.pk}: {action} → {result.get('status')} {result.get('reason', '')}".strip())
+        wrote = f" (wrote {result['wrote_bytes']} bytes)" if "wrote_bytes" in result else ""
+        modeladmin.message_user(request, f"#{obj.pk}: {action} → {result.get('status')}{wrote} {result.get('reason', '')}".strip())
+
+
+class _ActionsOnly(admin.ModelAdmin):
+    """Every field read-only: a row's state changes only through the review actions (each gated on ``change``)."""
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in self.model._meta.concrete_fields if f.name not in (self.exclude or ())] + list(self.extra_readonly)
+
+    extra_readonly: tuple = ()
+
+    def has_add_permission(self, request):
+        return False
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        extra = {"show_save": False, "show_save_and_continue": False, "show_save_and_add_another": False, **(extra_context or {})}
+        return super().changeform_view(request, object_id, form_url, extra)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Shard)
-class ShardAdmin(admin.ModelAdmin):
-    list_display = ("id", "text", "status", "reason", "session_id", "seat", "tier", "scope", "created_at")
+class ShardAdmin(_ActionsOnly):
+    list_display = ("id", "text", "status", "reason", "sources", "seat", "tier", "scope", "created_at")
     list_filter = ("status", "tier", "seat")
     search_fields = ("text", "session_id")
-    readonly_fields = ("embedding_model", "embedding_dim", "evidence", "judge_verdict", "absorbed_into", "episode")
     exclude = ("embedding", "embed_pieces", "embed_held_until")
+    extra_readonly = ("sources",)
     actions = ["publish", "reject"]
 
-    @admin.action(description="Submit to the judge (publish_memory)")
+    @admin.display(description="source sessions")
+    def sources(self, obj):
+        return ", ".join(obj.evidence.get("sources") or [obj.session_id])
+
+    @admin.action(description="Submit to the judge (publish_memory)", permissions=["change"])
     def publish(self, request, queryset):
         who = f"user:{request.user.get_username()}"
         _each(self, request, queryset, "publish_memory", lambda s: ladder.publish_memory(shard=s, stage="operator", submitted_by=who))
 
-    @admin.action(description="Reject (reject_memory)")
+    @admin.action(description="Reject (reject_memory)", permissions=["change"])
     def reject(self, request, queryset):
         who = f"user:{request.user.get_username()}"
         _each(self, request, queryset, "reject_memory", lambda s: ladder.reject_memory(shard=s, by=Shard.BY_PERSON, actor=who))
 
 
 @admin.register(Recommendation)
-class RecommendationAdmin(admin.ModelAdmin):
+class RecommendationAdmin(_ActionsOnly):
     list_display = ("id", "tier", "mode", "target_path", "scope", "status", "uses_shown", "later_sessions", "retirement_proposed_at")
     list_filter = ("status", "tier", "mode")
-    readonly_fields = ("rendered_diff", "contents", "existing", "notes", "draft", "uses_shown", "landed_at", "installed_at", "reviewed_by", "reviewed_at")
     exclude = ("diff",)
-    filter_horizontal = ("lessons",)
+    extra_readonly = ("rendered_diff", "uses_shown", "lesson_texts")
     actions = ["approve", "reject", "install_file"]
+
+    def get_fields(self, request, obj=None):
+        first = ["rendered_diff", "status", "tier", "mode", "target_path", "lesson_texts"]
+        return first + [f for f in self.get_readonly_fields(request, obj) if f not in first and f != "uses"]
+
+    @admin.display(description="lessons")
+    def lesson_texts(self, obj):
+        return format_html_join(mark_safe("<br>"), "#{} {}", ((s.pk, s.text) for s in obj.lessons.all()))
 
     @admin.display(description="uses")
     def uses_shown(self, obj):
@@ -74,15 +106,15 @@ class RecommendationAdmin(admin.ModelAdmin):
     def rendered_diff(self, obj):
         return format_html('<pre style="white-space:pre-wrap">{}</pre>', obj.diff or "(no change)")
 
-    @admin.action(description="Approve (writes nothing; shows the contents to apply)")
+    @admin.action(description="Approve (writes nothing; shows the contents to apply)", permissions=["change"])
     def approve(self, request, queryset):
         _each(self, request, queryset, "approve", lambda r: review_recommendation(recommendation=r, approve=True, user=request.user))
 
-    @admin.action(description="Reject")
+    @admin.action(description="Reject", permissions=["change"])
     def reject(self, request, queryset):
         _each(self, request, queryset, "reject", lambda r: review_recommendation(recommendation=r, approve=False, user=request.user))
 
-    @admin.action(description="Install the new private file (additive; never overwrites)")
+    @admin.action(description="Install the new private file (additive; never overwrites)", permissions=["change"])
     def install_file(self, request, queryset):
         _each(self, request, queryset, "install", lambda r: install(recommendation=r, user=request.user))
 

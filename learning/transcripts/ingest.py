@@ -21,6 +21,18 @@ from learning.transcripts.scrub import scrub
 
 
 @dataclass
+class FileRead:
+    """What one file gave this run (the per-file report)."""
+
+    path: str
+    bytes_read: int = 0
+    human_messages: int = 0
+    pseudo_user: Counter = field(default_factory=Counter)
+    episode_ids: list = field(default_factory=list)
+    warnings: int = 0
+
+
+@dataclass
 class IngestSummary:
     files: int = 0
     bytes_read: int = 0
@@ -38,6 +50,7 @@ class IngestSummary:
     inventory: list = field(default_factory=list)
     telemetry: telemetry.TelemetryReport | None = None
     warnings: list = field(default_factory=list)
+    files_read: list = field(default_factory=list)  # FileRead, in order
 
 
 def default_seat():
@@ -68,8 +81,10 @@ def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progr
     for path in files:
         source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
         result = adapter.read(path, source.watermark)
-        if not shards.nothing_new(source, result):
-            new.extend(shards.store_read(seat=seat, source=source, result=result))
+        stored = [] if shards.nothing_new(source, result) else shards.store_read(seat=seat, source=source, result=result)
+        new.extend(stored)
+        read = FileRead(path=source.path, bytes_read=result.bytes_read, episode_ids=[e.pk for e in stored], warnings=len(result.warnings))
+        summary.files_read.append(read)
         summary.files += 1
         summary.bytes_read += result.bytes_read
         summary.warnings.extend(result.warnings)
@@ -78,6 +93,8 @@ def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progr
             summary.sessions.add(seen.session_id)
             summary.human_messages += seen.human_messages
             summary.pseudo_user.update(seen.pseudo_user)
+            read.human_messages += seen.human_messages
+            read.pseudo_user.update(seen.pseudo_user)
         if progress is not None:
             progress.update(os.path.getsize(path) if os.path.exists(path) else 0)
     summary.episodes += len(new)

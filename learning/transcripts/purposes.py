@@ -11,6 +11,7 @@ import json
 import re
 
 from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from learning.transcripts import lessons
 
 SHARDS = "transcript_shards"
 JUDGE = "transcript_judge"
@@ -18,56 +19,33 @@ CLASSIFY = "artifact_classify"
 DRAFT = "artifact_draft"
 
 TIERS = ("fact", "hook", "rule", "skill", "allowlist", "agent", "update", "delete")
-MIN_LESSON_WORDS = 5
+MIN_LESSON_WORDS = lessons.MIN_LESSON_WORDS
 
 # ---- shard extraction --------------------------------------------------------------------------
 
-_LEAD = re.compile(
-    r"^\s*(?:(?:no|nope|nah|again|actually|stop|wrong|as i said|i said|please|instead|undo)\b[\s,.:;!\-—–]*)+", re.I
-)
-_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)", re.S)
+declarative = lessons.declarative
 
 
-def sentences(text: str) -> list[str]:
-    out, rest = [], (text or "").strip()
-    while rest:
-        match = _FIRST_SENTENCE.match(rest)
-        piece = match.group(1) if match else rest
-        out.append(piece.strip())
-        rest = rest[len(piece):].strip()
-    return out
-
-
-def declarative(text: str) -> str:
-    """A correction restated as a standalone fact: corrective remarks dropped, its first full sentence, a full stop."""
-    for sentence in sentences(text):
-        sentence = _LEAD.sub("", sentence).strip()
-        if len(sentence.split()) < MIN_LESSON_WORDS:
-            continue  # "That's not enough.", "Stop." : a remark, not the lesson
-        sentence = sentence[0].upper() + sentence[1:]
-        return sentence if sentence[-1] in ".!?" else sentence + "."
-    return ""
+def offline_lessons(episode: dict) -> list[str]:
+    """The lessons of one episode by rule (``learning.transcripts.lessons``): cause and fix, or the person's words."""
+    if episode.get("kind") == "corrected":
+        return lessons.correction_lessons(episode.get("correction", ""))
+    if episode.get("kind") == "self_corrected":
+        tool, attempt = _split(episode.get("attempt", ""))
+        _tool, fix = _split(episode.get("correction", ""))
+        lesson = lessons.failure_lesson(tool=tool, attempt=attempt, error=episode.get("failure") or "", fix=fix)
+        return [lesson] if lesson else []
+    return []
 
 
 def _offline_shards(inputs: dict) -> str:
-    episode = inputs.get("episode") or {}
-    lessons = []
-    if episode.get("kind") == "corrected":
-        lesson = declarative(episode.get("correction", ""))
-        if len(lesson.split()) >= MIN_LESSON_WORDS and not lesson.endswith("?"):
-            lessons.append(lesson)
-    elif episode.get("kind") == "self_corrected":
-        failed = _command(episode.get("attempt", ""))
-        worked = _command(episode.get("correction", ""))
-        error = (episode.get("failure") or "").strip().splitlines()
-        if failed and worked and failed != worked:
-            reason = f" ({error[0].strip()[:160]})" if error else ""
-            lessons.append(f"`{failed}` fails here{reason}; `{worked}` works instead.")
-    return json.dumps({"shards": [{"lesson": lesson} for lesson in lessons]})
+    return json.dumps({"shards": [{"lesson": lesson} for lesson in offline_lessons(inputs.get("episode") or {})]})
 
 
-def _command(summary: str) -> str:
-    return summary.split(": ", 1)[1].strip() if ": " in summary else summary.strip()
+def _split(summary: str) -> tuple[str, str]:
+    """``Tool: detail`` as its two parts."""
+    tool, _, detail = (summary or "").partition(": ")
+    return tool.strip(), detail.strip()
 
 
 def _render_shards(inputs: dict) -> list[dict]:
@@ -75,8 +53,11 @@ def _render_shards(inputs: dict) -> list[dict]:
     return system_user(
         "You read one episode from a coding agent's session transcript: what it was asked, what it tried, "
         "what went wrong and how it was corrected. State each lesson a future agent in this repository should "
-        "know as one declarative sentence of fact (not an instruction to this agent, not a summary of the "
-        "session). Nothing session-specific, no secrets or placeholders. If there is no lesson, return none. "
+        "know as one sentence: the cause (from the informative lines of the error, not 'Exit code 1') and the "
+        "fix, in general terms, so the same cause in another session reads alike: write paths, ids, hashes, "
+        "branch and file names as <path>, <id>, <hash>, <name>. Keep a person's negative instructions "
+        f"(\"don't ...\"). At most {lessons.MAX_LESSON_CHARS} characters a lesson. Not a summary of the session, "
+        "no secrets. If there is no lesson, return none. "
         'Answer JSON only: {"shards": [{"lesson": "..."}]}',
         json.dumps({k: episode.get(k, "") for k in ("kind", "ask", "attempt", "failure", "correction")}, indent=1),
     )
@@ -92,8 +73,9 @@ def _parse_shards(text: str) -> list[str]:
         lesson = item.get("lesson") if isinstance(item, dict) else item
         if not isinstance(lesson, str):
             raise AnswerUnparseable(SHARDS, "a shard without a 'lesson' string", text)
-        if lesson.strip():
-            out.append(lesson.strip())
+        lesson = lessons.bounded(lesson)  # a model's multi-KB "lesson" is refused, not stored
+        if lesson:
+            out.append(lesson)
     return out
 
 

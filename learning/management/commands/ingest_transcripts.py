@@ -11,7 +11,7 @@ from django.core.management import BaseCommand, CommandError
 from crewlet.errors import CrewletError
 from learning.transcripts.adapters import ADAPTERS
 from learning.transcripts.ingest import default_seat, ingest
-from learning.transcripts.report import summary_lines
+from learning.transcripts.report import per_file_lines, summary_lines
 
 
 class _Plain:
@@ -46,6 +46,7 @@ class Command(BaseCommand):
         parser.add_argument("--adapter", default="claude-code", choices=sorted(ADAPTERS))
         parser.add_argument("--repo", default="", metavar="DIR", help="The repository to inventory and draft artifacts against.")
         parser.add_argument("--seat", default="", metavar="HANDLE", help="Whose work the transcripts record (default: the first active seat).")
+        parser.add_argument("--per-file", action="store_true", help="Also print, per file, what was read and excluded, its episodes, lessons, ladder outcomes and recommendations.")
 
     def handle(self, *args, **options):
         from crewlet.models import Seat
@@ -75,3 +76,7 @@ class Command(BaseCommand):
         rate = summary.bytes_read / 1e6 / elapsed if elapsed > 0 and summary.bytes_read else None
         for line in summary_lines(summary, mb_per_s=rate):
             self.stdout.write(line)
+        if options["per_file"]:
+            self.stdout.write("\nper file:")
+            for line in per_file_lines(summary):
+                self.stdout.write(line)

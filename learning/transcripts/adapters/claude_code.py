@@ -1,9 +1,13 @@
 """The Claude Code adapter: session JSONL files (``~/.claude/projects/<project>/<session>.jsonl``).
 
 One JSON record a line. The main thread is walked turn by turn (a turn opens at each thing a
-person said); an episode is a turn whose work a person corrected (the next thing they said is a
-correction, or they interrupted), or a turn in which a failed tool call was followed by a
-working call of the same tool. A malformed line is a warning naming file and line, and a skip.
+person said, a slash command with typed arguments included). An episode is each failed tool call
+that a later working call recovered from (the same tool on the same command or file, or the very
+next call of that tool), wherever it sits in the turn, with the turn's request; or a turn whose
+work a person corrected: the next thing they said is a correction, or they interrupted and what
+they said next is about the interrupted work. At most ``MAX_EPISODES_PER_SESSION`` a session.
+A malformed line is a warning naming file and line, and a skip; a final line without a newline is
+read when it is a whole record.
 
 The watermark (this module's own JSON; opaque to everyone else) records the byte offset to
 resume from, a hash of the file's first line (its identity) and of the last consumed line, the
@@ -22,9 +26,15 @@ from dataclasses import asdict, dataclass, field
 
 from learning.transcripts.adapters import Episode, ReadResult, SessionSeen
 from learning.transcripts.adapters import claude_code_records as rec
+from learning.transcripts.lessons import command_shape
 from learning.transcripts.scrub import ScrubStats, scrub
 
-WATERMARK_VERSION = 1
+WATERMARK_VERSION = 2
+MAX_EPISODES_PER_SESSION = 60  # a runaway retry loop cannot flood the store
+MAX_STEPS = 12  # the latest steps of a turn an episode shows
+MAX_SAID = 300  # characters of an assistant's line kept as a step
+MAX_ERROR = 4000  # characters of a failed call's output kept (the informative lines come first)
+MAX_OPEN_FAILURES = 20  # failures of a turn still waiting for a recovery
 
 _CORRECTION = re.compile(
     r"^\s*(?:no\b|nope|nah\b|don'?t|do not|stop\b|wrong|that'?s (?:not|wrong)|that is (?:not|wrong)|not like that|"
@@ -48,6 +58,8 @@ class Watermark:
     tail_len: int = 0
     observed_to: int = 0  # observations and counts cover bytes before this
     emitted: list = field(default_factory=list)  # episode keys already emitted from the open turn
+    session: str = ""  # the session the records at ``offset`` belong to (for records without an id)
+    per_session: dict = field(default_factory=dict)  # episodes emitted so far, by session
 
     @classmethod
     def parse(cls, text: str) -> Watermark | None:
@@ -66,16 +78,52 @@ class Watermark:
 
 
 @dataclass
+class _Call:
+    name: str
+    summary: str  # "Tool: detail", scrubbed
+    detail: str  # the command or target alone, scrubbed
+    key: str  # what a retry of the same thing shares: tool and command head, or tool and file
+
+
+@dataclass
 class _Turn:
     ask: str = ""
     ask_id: str = ""
     started_at: object = None
     ended_at: object = None
-    calls: dict = field(default_factory=dict)  # tool_use_id -> (name, summary)
-    steps: list = field(default_factory=list)  # summaries in order
-    failed: tuple | None = None  # (tool_use_id, name, summary, error text)
+    calls: dict = field(default_factory=dict)  # tool_use_id -> _Call
+    steps: list = field(default_factory=list)  # the latest summaries, in order (bounded)
+    failures: list = field(default_factory=list)  # (tool_use_id, _Call, error) not recovered yet (bounded)
+    last_result_failed: tuple | None = None  # the failure the previous tool result was, for an adjacent retry
     interrupted: bool = False
-    self_corrected: bool = False
+
+
+def _call_key(name: str, args: dict) -> str:
+    if name == "Bash":
+        shape = command_shape(str(args.get("command") or ""))
+        return "Bash:" + " ".join(shape.split(" && ")[0].split()[:2])
+    target = args.get("file_path") or args.get("notebook_path") or args.get("path") or ""
+    return f"{name}:{target}"
+
+
+_WORDS = re.compile(r"[a-z][a-z0-9]{3,}")
+_COMMON = frozenset(
+    "that this with from have what when then there their them they will would could should about into just "
+    "also some more make sure please want need like does doesnt dont still work working thanks thank okay "
+    "your you yours here were been being than only over again same other".split()
+)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORDS.findall(text.lower()) if w not in _COMMON}
+
+
+def about_the_work(text: str, turn: _Turn) -> bool:
+    """Whether what a person said after an interrupt is about the interrupted work (not a new request)."""
+    if _CORRECTION.match(text):
+        return True
+    said = _content_words(text)
+    return bool(said & _content_words(" ".join([turn.ask, *turn.steps[-MAX_STEPS:]])))
 
 
 class _Walker:
@@ -85,10 +133,13 @@ class _Walker:
         self.source, self.display, self.wm = source, display, wm
         self._stats, self._recount = ScrubStats(counts={}), ScrubStats(counts={})
         self.default_session = os.path.splitext(os.path.basename(source))[0]
+        self.current_session = wm.session
         self.sessions: dict[str, SessionSeen] = {}
         self.episodes: list[Episode] = []
+        self.per_session = dict(wm.per_session)
         self.turn = _Turn()
         self.turn_offset, self.turn_line = wm.offset, wm.line
+        self.turn_session = wm.session
         self.open_emitted: list[str] = []
         self.counting = False
 
@@ -101,8 +152,17 @@ class _Walker:
     def scrub_counts(self) -> dict:
         return self._stats.counts
 
-    def session(self, record: dict) -> SessionSeen:
-        sid = str(record.get("sessionId") or self.default_session)
+    def session(self, record: dict) -> SessionSeen | None:
+        """The record's session; a record without an id belongs to the session the file is in (never a new one)."""
+        sid = record.get("sessionId")
+        if sid:
+            self.current_session = sid = str(sid)
+        elif self.current_session:
+            sid = self.current_session
+        elif record.get("type") in ("user", "assistant"):
+            sid = self.current_session = self.default_session  # a file whose records carry no id at all
+        else:
+            return None  # a summary or snapshot before any session record: no session of its own
         seen = self.sessions.get(sid)
         if seen is None:
             seen = self.sessions[sid] = SessionSeen(session_id=sid)
@@ -110,8 +170,10 @@ class _Walker:
 
     def feed(self, record: dict, offset: int, lineno: int) -> None:
         self.counting = offset >= self.wm.observed_to
-        kind = record.get("type")
         seen = self.session(record)
+        if seen is None:
+            return
+        kind = record.get("type")
         self._stamp(seen, record)
         if kind == "user":
             self._user(record, seen, offset, lineno)
@@ -119,7 +181,7 @@ class _Walker:
             self._assistant(record, seen)
         elif kind == "assistant":
             self._observe_calls(record, seen)
-        elif kind in ("system", "attachment") and self.counting:
+        elif kind in ("system", "attachment", "progress") and self.counting:
             for command in rec.hook_commands(record):
                 rec.bump(seen.observations, "hooks", scrub(command, self.stats))
 
@@ -137,6 +199,8 @@ class _Walker:
     def _user(self, record: dict, seen: SessionSeen, offset: int, lineno: int) -> None:
         kind, text = rec.user_kind(record)
         if kind is None:
+            if self.counting and text.startswith("/"):
+                rec.bump(seen.observations, "slash_commands", text[1:].split(" ", 1)[0])
             self._person_said(record, seen, scrub(text, self.stats), offset, lineno)
             return
         if self.counting:
@@ -146,14 +210,17 @@ class _Walker:
         if kind == rec.INTERRUPT:
             self.turn.interrupted = True
         elif kind == rec.TOOL_RESULT:
-            self._tool_results(record)
+            self._tool_results(record, seen)
 
     def _person_said(self, record, seen, text, offset, lineno) -> None:
         if self.counting:
             seen.human_messages += 1
         previous = self.turn
-        if previous.ask_id and (previous.interrupted or _CORRECTION.match(text)) and (previous.steps or previous.interrupted):
-            self._emit(previous, Episode(
+        corrects = previous.ask_id and (previous.steps or previous.interrupted) and (
+            about_the_work(text, previous) if previous.interrupted else bool(_CORRECTION.match(text))
+        )
+        if corrects:
+            self._emit(previous, seen.session_id, Episode(
                 session_id=seen.session_id,
                 key=f"{previous.ask_id}:corrected:{record.get('uuid') or lineno}",
                 kind="corrected",
@@ -166,25 +233,38 @@ class _Walker:
             ))
         when = rec.parse_time(record.get("timestamp"))
         self.turn = _Turn(ask=text, ask_id=str(record.get("uuid") or f"line{lineno}"), started_at=when, ended_at=when)
-        self.turn_offset, self.turn_line, self.open_emitted = offset, lineno, []
+        self.turn_offset, self.turn_line, self.turn_session, self.open_emitted = offset, lineno, seen.session_id, []
 
     @staticmethod
     def _failure_of(turn: _Turn) -> str:
         parts = ["the person interrupted the work"] if turn.interrupted else []
-        if turn.failed:
-            parts.append(f"{turn.failed[2]} failed: {turn.failed[3]}")
+        if turn.failures:
+            _tid, call, error = turn.failures[-1]
+            parts.append(f"{call.summary} failed: {error}")
         return "\n".join(parts)
+
+    def _step(self, summary: str) -> None:
+        steps = self.turn.steps
+        steps.append(summary)
+        if len(steps) > 2 * MAX_STEPS:
+            del steps[:-MAX_STEPS]
 
     def _assistant(self, record: dict, seen: SessionSeen) -> None:
         for block in rec.blocks(record.get("message")):
-            if block.get("type") == "tool_use":
+            kind = block.get("type")
+            if kind == "tool_use":
+                name = str(block.get("name") or "")
+                args = block.get("input") if isinstance(block.get("input"), dict) else {}
                 summary = rec.summarize_call(block, self.stats)
-                self.turn.calls[str(block.get("id"))] = (str(block.get("name") or ""), summary)
-                self.turn.steps.append(summary)
+                detail = summary.split(": ", 1)[1] if ": " in summary else ""
+                self.turn.calls[str(block.get("id"))] = _Call(name, summary, detail, _call_key(name, args))
+                self._step(summary)
                 if self.counting:
                     rec.observe_call(block, seen.observations, self.stats)
-            elif block.get("type") == "text" and block.get("text", "").strip():
-                self.turn.steps.append(f"said: {rec.first_line(scrub(block['text'], self.stats))}")
+            elif kind == "text":
+                said = rec.first_line(block.get("text") or "")
+                if said:
+                    self._step(f"said: {scrub(said[:MAX_SAID], self.stats)}")
 
     def _observe_calls(self, record: dict, seen: SessionSeen) -> None:
         if not self.counting:
@@ -193,39 +273,68 @@ class _Walker:
             if block.get("type") == "tool_use":
                 rec.observe_call(block, seen.observations, self.stats)
 
-    def _tool_results(self, record: dict) -> None:
+    def _tool_results(self, record: dict, seen: SessionSeen) -> None:
         turn = self.turn
         for block in rec.blocks(record.get("message")):
             if block.get("type") != "tool_result":
                 continue
-            call = turn.calls.get(str(block.get("tool_use_id")))
+            tid = str(block.get("tool_use_id"))
+            call = turn.calls.get(tid)
             if call is None:
                 continue
             if block.get("is_error"):
-                if turn.failed is None:
-                    turn.failed = (str(block.get("tool_use_id")), call[0], call[1], scrub(rec.block_text(block).strip(), self.stats))
-            elif turn.failed and call[0] == turn.failed[1] and not turn.self_corrected:
-                turn.self_corrected = True
-                self._emit(turn, Episode(
-                    session_id=self.session(record).session_id,
-                    key=f"{turn.ask_id or 'start'}:self:{turn.failed[0]}",
+                error = scrub(rec.block_text(block).strip()[:MAX_ERROR], self.stats)
+                turn.failures.append((tid, call, error))
+                del turn.failures[:-MAX_OPEN_FAILURES]
+                turn.last_result_failed = (tid, call, error)
+                continue
+            recovered = self._recovered_by(call)
+            turn.last_result_failed = None
+            if recovered is not None:
+                failed_tid, failed, error = recovered
+                self._emit(turn, seen.session_id, Episode(
+                    session_id=seen.session_id,
+                    key=f"{turn.ask_id or 'start'}:self:{failed_tid}",
                     kind="self_corrected",
                     ask=turn.ask,
-                    attempt=turn.failed[2],
-                    failure=turn.failed[3],
-                    correction=call[1],
+                    attempt=failed.summary,
+                    failure=error,
+                    correction=call.summary,
                     started_at=turn.started_at,
                     ended_at=turn.ended_at,
                 ))
 
-    def _emit(self, turn: _Turn, episode: Episode) -> None:
+    def _recovered_by(self, call: _Call):
+        """The failure a working ``call`` recovers from: the latest of the same thing, else the one just before it."""
+        turn = self.turn
+        for i in range(len(turn.failures) - 1, -1, -1):
+            if turn.failures[i][1].key == call.key:
+                found = turn.failures[i]
+                turn.failures = [f for f in turn.failures if f[1].key != call.key]
+                return found
+        last = turn.last_result_failed
+        if last is not None and last[1].name == call.name and last in turn.failures:
+            turn.failures.remove(last)
+            return last
+        return None
+
+    def _emit(self, turn: _Turn, session_id: str, episode: Episode) -> None:
         if turn is self.turn:
             self.open_emitted.append(episode.key)
-            if episode.key in self.wm.emitted:
-                return
-        elif episode.key in self.wm.emitted:
+        if episode.key in self.wm.emitted:
             return
+        if self.per_session.get(session_id, 0) >= MAX_EPISODES_PER_SESSION:
+            return  # a runaway loop cannot flood the store
+        self.per_session[session_id] = self.per_session.get(session_id, 0) + 1
         self.episodes.append(episode)
+
+
+def _whole_record(raw: bytes) -> bool:
+    """A last line with no newline is read when it is already a whole JSON object."""
+    try:
+        return isinstance(json.loads(raw), dict)
+    except ValueError:
+        return False
 
 
 class ClaudeCodeAdapter:
@@ -244,15 +353,18 @@ class ClaudeCodeAdapter:
         display = scrub(source)
         warnings: list[str] = []
         wm = Watermark.parse(watermark)
+        restarted = False
         if wm is None:
             warnings.append(f"{display}: unreadable watermark; reading from the start")
-            wm = Watermark()
+            wm, restarted = Watermark(), True
         try:
             fh = open(source, "rb")
         except OSError as exc:
             return ReadResult([], watermark, [f"{display}: cannot be read ({exc.strerror})"])
         with fh:
-            wm = self._check_identity(fh, wm, display, warnings)
+            checked = self._check_identity(fh, wm, display, warnings)
+            restarted = restarted or (checked is not wm and bool(wm.head))
+            wm = checked
             walker, end, end_line, last = self._walk(fh, wm, display, warnings)
         new = Watermark(
             head=wm.head or last.get("head", ""),
@@ -260,6 +372,8 @@ class ClaudeCodeAdapter:
             line=walker.turn_line,
             observed_to=max(end, wm.observed_to),
             emitted=walker.open_emitted,
+            session=walker.turn_session or "",
+            per_session=walker.per_session,
         )
         if walker.turn_offset > 0:
             new.tail, new.tail_len = last["tails"].get(walker.turn_offset, (wm.tail, wm.tail_len))
@@ -270,6 +384,7 @@ class ClaudeCodeAdapter:
             sessions=list(walker.sessions.values()),
             bytes_read=max(0, end - max(wm.offset, wm.observed_to)),
             scrubbed=walker.scrub_counts,
+            restarted=restarted,
         )
 
     def _check_identity(self, fh, wm: Watermark, display: str, warnings: list[str]) -> Watermark:
@@ -277,7 +392,7 @@ class ClaudeCodeAdapter:
         if not wm.head:
             return wm
         first = fh.readline()
-        ok = _digest(first) == wm.head and os.fstat(fh.fileno()).st_size >= wm.observed_to
+        ok = _digest(first.rstrip(b"\r\n")) == wm.head and os.fstat(fh.fileno()).st_size >= wm.observed_to
         if ok and wm.tail_len:
             fh.seek(wm.offset - wm.tail_len)
             ok = _digest(fh.read(wm.tail_len)) == wm.tail
@@ -292,10 +407,10 @@ class ClaudeCodeAdapter:
         offset, lineno = wm.offset, wm.line
         last = {"head": "", "tails": {}}
         for raw in fh:
-            if not raw.endswith(b"\n"):
+            if not raw.endswith(b"\n") and not _whole_record(raw):
                 break  # a line still being written: read it next time
             if offset == 0:
-                last["head"] = _digest(raw)
+                last["head"] = _digest(raw.rstrip(b"\r\n"))
             self._line(walker, raw, offset, lineno, display, warnings)
             offset += len(raw)
             lineno += 1

@@ -3,8 +3,10 @@ OpenAI-compatible client against a local fake of the real wire format, and the p
 
 from __future__ import annotations
 
+import json
 import math
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from core.providers.embeddings.local import (
     LOCAL_MAX_INPUT_CHARS,
     LocalEmbedder,
     _pieces_within_model_input,
+    load_model,
 )
 from core.providers.embeddings.openai_compat import OpenAICompatEmbedder
 from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
@@ -288,16 +291,21 @@ def test_the_local_embedder_splits_within_what_the_model_reads():
 
 
 def test_dense_text_past_the_models_word_pieces_is_split_rather_than_cut():
-    from transformers import AutoTokenizer
+    from tokenizers import Tokenizer
 
     from core.providers.embeddings.local import model_dir
 
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir()), local_files_only=True)
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+    tokenizer.no_truncation()
+
+    def word_pieces(text):
+        return len(tokenizer.encode(text, add_special_tokens=False).ids)
+
     dense = " ".join(f"{i:08x}{i * 7919:08x}" for i in range(36))  # ~600 chars of hex, ~400 word pieces
-    assert len(tokenizer.tokenize(dense)) > CONTENT_WORD_PIECES
-    pieces = _pieces_within_model_input(tokenizer, dense)
+    assert word_pieces(dense) > CONTENT_WORD_PIECES
+    pieces = _pieces_within_model_input(word_pieces, dense)
     assert len(pieces) > 1
-    assert all(len(tokenizer.tokenize(p)) <= CONTENT_WORD_PIECES for p in pieces)
+    assert all(word_pieces(p) <= CONTENT_WORD_PIECES for p in pieces)
     assert " ".join(pieces).split() == dense.split()
 
 
@@ -350,3 +358,22 @@ def test_the_real_model_pools_a_5000_character_text_into_one_vector(local_model,
     unrelated = embed_one("A recipe for lemon cake with poppy seeds.", budget=None, embedder=local_model).vector
     assert np.dot(result.vector, short) > 0.7
     assert np.dot(result.vector, short) > np.dot(result.vector, unrelated) + 0.3
+
+
+REFERENCE = Path(__file__).parent / "fixtures" / "minilm_reference.json"
+
+
+@pytest.mark.real_model
+def test_the_real_model_gives_the_reference_pipelines_vectors(local_model):
+    """Vectors sentence-transformers (torch) computed for the same model, stored by
+    bin/minilm_reference_vectors.py: rows embedded before stay comparable with rows embedded now."""
+    reference = json.loads(REFERENCE.read_text())
+    assert reference["model"] == local_model.model
+    texts = [item["text"] for item in reference["items"]]
+    expected = np.array([item["vector"] for item in reference["items"]])
+
+    got = load_model().encode(texts)
+
+    cosines = (got * expected).sum(axis=1) / np.linalg.norm(got, axis=1) / np.linalg.norm(expected, axis=1)
+    assert cosines.min() >= 0.9999, dict(zip(texts, cosines.round(6), strict=True))
+    assert np.abs(got - expected).max() < 1e-4

@@ -150,10 +150,16 @@ def test_an_empty_ask_is_read_from_the_interactions_bodies(api_client, seat, sea
     assert api_client.post("/api/v1/agents/ana/prefetch", body, token=seat_token).json()["summary"]["thin_trigger"]
 
 
-def test_ask_from_interactions_attributes_senders_only_when_several_spoke():
-    from learning.prefetch import Interaction
-    from learning.prefetch.request import ask_from_interactions
+def test_one_rule_derives_the_ask_senders_named_only_when_several_spoke_label_only_when_sent():
+    from learning.turn_record import derive_ask
+    from tests.learning.memory_rows import said
 
-    one = (Interaction(sender_handle="c", sender_name="Carol", body="a"), Interaction(sender_handle="c", body="b"))
-    two = (Interaction(sender_handle="c", sender_name="Carol", body="a"), Interaction(sender_handle="d", body="b"))
-    assert ask_from_interactions(one) == "a\nb" and ask_from_interactions(two) == "Carol: a\nd: b"
+    one = (said("a", handle="c", name="Carol"), said("b", handle="c"))
+    two = (said("a", handle="c", name="Carol"), said("b", handle="d"))
+    assert derive_ask(ask="", interactions=one) == "a\nb"
+    assert derive_ask(ask="", interactions=two) == "Carol: a\nd: b"
+    # a chat message's subject is only the surface's name: it never leads the ask unless it was sent
+    assert derive_ask(ask="", interactions=one, label="Message from Carol: Slack message") == "a\nb"
+    assert derive_ask(ask="", interactions=one, label="PLAT-1: Cut release", subject_is_label=False) == (
+        "PLAT-1: Cut release\na\nb")
+    assert derive_ask(ask="stated", interactions=two) == "stated"

@@ -5,7 +5,9 @@ from django.utils.dateparse import parse_datetime
 from django_q.models import OrmQ
 
 from learning.models import Turn
-from tests.factories import token_for
+from learning.turns import record_of
+from tests.factories import operator_token, token_for
+from tests.learning.memory_rows import skill
 from tests.learning.reflect.conftest import record
 
 URL = "/api/v1/turns"
@@ -25,7 +27,8 @@ def test_a_new_turn_is_stored_whole_and_answered_202_with_its_id(seat, seat_toke
     turn = Turn.objects.get()
     assert response.json() == {"turn_id": turn.pk, "run_id": body["run_id"], "status": "accepted"}
     times = ("started_at", "ended_at")
-    assert {k: v for k, v in turn.payload.items() if k not in times} == {k: v for k, v in body.items() if k not in times}
+    assert all(turn.payload[k] == v for k, v in body.items() if k not in times)
+    assert turn.payload["replied"] is False  # a field the runtime left out is stored at its default
     assert all(parse_datetime(turn.payload[k]) == parse_datetime(body[k]) for k in times)
     assert turn.seat == seat and turn.reflected_at is None
     assert (turn.work_key, turn.conversation_kind, turn.review_outcome) == (body["work_key"], "chat", "done")
@@ -116,6 +119,56 @@ def test_a_seat_token_may_post_only_its_own_turns(seat, other_seat, api_client):
     assert response.status_code == 403 and not Turn.objects.exists()
 
 
+def test_an_operator_token_cannot_post_a_seats_turn(seat, company, api_client):
+    response = api_client.post(URL, record(seat), token=operator_token(company))
+    assert response.status_code == 403 and "operator token cannot run a seat's turn" in response.json()["detail"]
+    assert not Turn.objects.exists()
+
+
+def prefetch_for(api_client, seat, run_id, **fields):
+    body = {"run_id": run_id, **fields}
+    return api_client.post(f"/api/v1/agents/{seat.handle}/prefetch", body, token=token_for(seat)).json()
+
+
+def test_a_record_without_skills_offered_takes_them_from_the_runs_frozen_prefetch(seat, api_client):
+    offered = [skill(seat, "export-check", "check the nightly export").pk, skill(seat, "triage", "triage a page").pk]
+    answer = prefetch_for(api_client, seat, "run-closed", ask="is the export fine?")
+    assert sorted(answer["skills_offered"]) == sorted(offered) and answer["ask"] == "is the export fine?"
+    body = record(seat, run_id="run-closed", interactions=[])
+    del body["skills_offered"]
+    assert api_client.post(URL, body, token=token_for(seat)).status_code == 202
+    stored = Turn.objects.get().payload
+    assert stored["skills_offered"] == answer["skills_offered"]  # in prompt order
+    assert stored["ask"] == "is the export fine?"  # the ask the turn start derived and embedded
+
+
+def test_the_runtimes_explicit_skills_and_ask_win_over_the_prefetchs(seat, api_client):
+    kept = skill(seat, "export-check").pk
+    skill(seat, "triage")
+    prefetch_for(api_client, seat, "run-explicit", ask="is the export fine?")
+    body = record(seat, run_id="run-explicit", skills_offered=[kept], ask="check the export", interactions=[])
+    api_client.post(URL, body, token=token_for(seat))
+    assert (Turn.objects.get().payload["skills_offered"], Turn.objects.get().payload["ask"]) == ([kept], "check the export")
+
+
+def test_the_ask_is_the_same_text_at_turn_start_and_in_the_stored_record(seat, api_client):
+    trigger = {"label": "Message from Maya: Slack message",
+               "interactions": [{"sender": {"handle": "maya", "display_name": "Maya"}, "body": "Is the export done?"}]}
+    answer = prefetch_for(api_client, seat, "run-ask", **trigger)
+    body = record(seat, run_id="run-ask", **trigger)
+    del body["subject_is_label"]
+    api_client.post(URL, body, token=token_for(seat))
+    assert answer["ask"] == "Is the export done?"  # a chat message's subject is only the surface's name
+    assert record_of(Turn.objects.get()).the_ask == answer["ask"]
+
+
+def test_a_record_with_no_prefetch_and_no_skills_stores_none_offered(seat, seat_token, api_client):
+    body = record(seat)
+    del body["skills_offered"]
+    api_client.post(URL, body, token=seat_token)
+    assert Turn.objects.get().payload["skills_offered"] == []
+
+
 def test_no_token_is_401(seat, api_client):
     assert api_client.post(URL, record(seat)).status_code == 401
 
@@ -131,6 +184,6 @@ def test_a_run_id_another_seat_already_stored_is_a_conflict(seat, other_seat, ap
 def test_the_route_and_its_schema_are_in_the_openapi_document(client):
     document = client.get("/api/v1/openapi.json").json()
     assert "post" in document["paths"]["/api/v1/turns"]
-    schema = document["components"]["schemas"]["TurnIn"]
+    schema = document["components"]["schemas"]["TurnRecord"]
     assert {"run_id", "conversation_kind", "review_outcome"} <= set(schema["required"])
     assert schema["additionalProperties"] is False

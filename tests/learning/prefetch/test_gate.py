@@ -4,14 +4,23 @@ import pytest
 
 from core.models import Event
 from core.providers.llm.scripted import ScriptedProvider
-from learning.prefetch import Interaction, Thread, ThreadMessage
+from learning.prefetch import Thread, ThreadMessage
 from learning.prefetch.hints import (
     EmptyKnowledgeHint,
     EmptyMemoryHint,
     EmptyRecallHint,
     UnsearchedKnowledgeHint,
 )
-from tests.learning.memory_rows import FakeResult, FakeSearcher, episode, install_searcher, note, skill
+from tests.learning.memory_rows import (
+    FakeResult,
+    FakeSearcher,
+    episode,
+    install_searcher,
+    note,
+    said,
+    skill,
+    stored_turn,
+)
 
 from .conftest import aux_spend, block
 
@@ -71,15 +80,15 @@ def test_empty_ask_is_gated_but_does_not_set_requires_recon(seat, run):
 
 
 def test_thread_ledger_and_profiles_are_not_gated(seat, run):
-    from learning.models import CounterpartyProfile, Turn
+    from learning.models import CounterpartyProfile
 
     CounterpartyProfile.objects.create(observer=seat, subject_handle="carol", subject_platform="mattermost",
                                        communication_style="terse, wants links")
-    Turn.objects.create(run_id="earlier", seat=seat, conversation_id="thread-9", review_outcome="done",
-                        payload={"ask": "is the export fixed?", "plan_summary": "Said it was restarted at 02:10."})
+    stored_turn(seat, run_id="earlier", conversation_id="thread-9", ask="is the export fixed?",
+                plan_summary="Said it was restarted at 02:10.")
     result = run(
         ask="+1", requires_recon=True, conversation_id="thread-9",
-        interactions=(Interaction(sender_handle="carol", platform="mattermost", sender_name="Carol", body="+1"),),
+        interactions=(said("+1", handle="carol", platform="mattermost", name="Carol"),),
         thread=Thread(messages=(ThreadMessage(sender_name="Carol", text="is the export fixed?"),
                                 ThreadMessage(sender_name="Ana", is_self=True, text="restarted it"),
                                 ThreadMessage(sender_name="Carol", text="+1"))),
@@ -130,20 +139,19 @@ def test_scripted_filter_is_told_who_triggered_the_turn(seat, run, role):
     role.llm_auxiliary = ["scripted"]
     role.save()
     note(seat, "Carol wants links to the runbook in every answer")
-    run(ask="can you check the export?", interactions=(Interaction(sender_handle="carol", sender_name="Carol",
-                                                                   platform="mattermost", body="can you check"),))
+    run(ask="can you check the export?", interactions=(said("can you check", handle="carol", name="Carol",
+                                                                    platform="mattermost"),))
     calls = [c for c in ScriptedProvider.calls if c["purpose"] == "memory_relevance_filter"]
     assert calls and calls[0]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
     assert "Carol (mattermost)" in calls[0]["messages"][1]["content"]
 
 
 def test_the_ledger_reads_what_was_asked_from_the_stored_interactions(seat, run):
-    from learning.models import Turn
-
-    Turn.objects.create(run_id="earlier", seat=seat, conversation_id="jira:PLAT-88", review_outcome="done",
-                        payload={"interactions": [{"sender": {"handle": "ravi", "display_name": "Ravi"},
-                                                   "body": "Reproduce on staging first."}],
-                                 "plan_summary": "Reproduced it on staging.", "tool_sequence": ["jira_get_issue"]})
+    stored_turn(seat, run_id="earlier", conversation_id="jira:PLAT-88", conversation_kind="tracker",
+                interactions=[said("Reproduce on staging first.", handle="ravi", name="Ravi"),
+                              said("And attach the logs.", handle="tom", name="Tom")],
+                plan_summary="Reproduced it on staging.", tool_sequence=["jira_get_issue"])
     text = block(run(ask="any news?", conversation_id="jira:PLAT-88"), "conversation_ledger")["text"]
-    assert "asked: Ravi: Reproduce on staging first." in text and "tools: jira_get_issue" in text
+    assert "asked: Ravi: Reproduce on staging first. Tom: And attach the logs." in text
+    assert "tools: jira_get_issue" in text
     assert block(run(ask="any news?", conversation_id="jira:OTHER"), "conversation_ledger")["text"] == ""

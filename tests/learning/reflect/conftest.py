@@ -8,8 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from learning import turns
 from learning.models import Turn
 from learning.reflect.ring import RING
+from learning.turn_record import TurnRecord
 
 _runs = itertools.count(1)
 
@@ -62,16 +64,9 @@ def human(body: str, handle: str = "maya", name: str = "Maya", platform: str = "
 
 
 def store(seat, **overrides) -> Turn:
-    rec = record(seat, **overrides)
-    return Turn.objects.create(
-        run_id=rec["run_id"],
-        work_key=rec["work_key"],
-        seat=seat,
-        conversation_id=rec["conversation_id"],
-        conversation_kind=rec["conversation_kind"],
-        review_outcome=rec["review_outcome"],
-        payload=rec,
-    )
+    """Stored through the production intake (``turns.store_turn``), as ``POST /turns`` stores it."""
+    turn, _ = turns.store_turn(seat=seat, record=TurnRecord.model_validate(record(seat, **overrides)))
+    return turn
 
 
 @pytest.fixture(autouse=True)

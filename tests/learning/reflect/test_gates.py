@@ -113,6 +113,14 @@ def test_no_engagement_for_skipped_and_for_done_with_no_tool(seat, make_turn):
     assert not Episode.objects.exists()
 
 
+def test_a_reply_is_engagement_even_with_no_tool_call(seat, make_turn):
+    turn = make_turn(tool_sequence=[], tools_called=[], replied=True)
+    assert reflect_turn(turn.pk)["gate"] is None
+    assert Episode.objects.get().run_id == turn.run_id
+    reflect_turn(make_turn(review_outcome="skipped", replied=True).pk)
+    assert latest(seat)["gate"] == "no_engagement"  # a skipped turn processed nothing, whatever it says
+
+
 def test_a_failed_turn_with_no_tool_is_still_engaged(seat, make_turn):
     turn = make_turn(review_outcome="failed", failure_set_by="budget", tool_sequence=[], tools_called=[])
     assert reflect_turn(turn.pk)["gate"] is None

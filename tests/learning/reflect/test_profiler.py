@@ -14,7 +14,7 @@ def test_one_pass_per_distinct_human_sender_grouped_in_order(seat, make_turn, sc
             human("Let's go with Thursday.", handle="maya", name="Maya"),
             human("Don't forget the runbook link.", handle="tom", name="Tom"),
             human("On it.", handle="ana", name="Ana", kind="agent"),
-            human("[FIRING] memory 81%", handle="", name="Alertmanager", kind="bot"),
+            human("[FIRING] memory 81%", handle="alertmanager", name="Alertmanager", kind="bot"),
         ]
     )
     reflect_turn(turn.pk)

@@ -10,8 +10,8 @@ from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import BadInput
 from learning.models import DiaryEntry, RefreshLedger
-from learning.prefetch import Interaction, PrefetchRequest, bounds, prefetch
-from tests.learning.memory_rows import note
+from learning.prefetch import PrefetchRequest, bounds, prefetch
+from tests.learning.memory_rows import note, said
 
 
 @pytest.fixture
@@ -105,7 +105,7 @@ def test_state_is_bounded_to_the_most_recent_runs(seat, call, notes, monkeypatch
 
 def test_the_filter_is_told_who_triggered_the_turn(seat, call, notes, scripted):
     prefetch(seat=seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
-        Interaction(sender_handle="carol", sender_name="Carol", platform="mattermost", body="+1"),)))
+        said("+1", handle="carol", name="Carol", platform="mattermost"),)))
     call("refresh_memory", context_hint="billing export for carol")
     assert filter_calls()[-1]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
     assert filter_calls()[-1]["inputs"]["query"] == "billing export for carol"

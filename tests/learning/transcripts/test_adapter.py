@@ -7,7 +7,7 @@ import json
 import pytest
 
 from learning.transcripts.adapters import get_adapter
-from learning.transcripts.adapters.claude_code import ClaudeCodeAdapter
+from learning.transcripts.adapters.claude_code import WATERMARK_VERSION, ClaudeCodeAdapter
 from tests.learning.transcripts.conftest import Session, corrected
 
 PSEUDO = {
@@ -143,7 +143,7 @@ def test_a_replaced_file_is_read_from_the_start_with_a_warning(tmp_path):
 def test_the_watermark_is_the_adapters_own_string(tmp_path):
     path = corrected().write(tmp_path / "s.jsonl")
     watermark = _read(path).watermark
-    assert isinstance(watermark, str) and json.loads(watermark)["v"] == 1
+    assert isinstance(watermark, str) and json.loads(watermark)["v"] == WATERMARK_VERSION
     result = _read(path, "not a watermark")
     assert any("unreadable watermark" in w for w in result.warnings) and len(result.episodes) == 1
 

@@ -79,11 +79,6 @@ def test_the_command_refuses_an_unknown_seat(seat):
         call_command("ingest_transcripts", _files("sess-a")[0], "--seat", "nobody", stdout=io.StringIO())
 
 
-@pytest.fixture
-def lead(django_user_model):
-    return django_user_model.objects.create_superuser("lead", "lead@example.com", "pw")
-
-
 def test_admin_actions_record_the_acting_user(client, lead, seat, tmp_path):
     ingest(paths=[str(FIXTURES)], seat=seat, repo=str(tmp_path))
     client.force_login(lead)
@@ -99,7 +94,40 @@ def test_admin_actions_record_the_acting_user(client, lead, seat, tmp_path):
     assert rec.status == Recommendation.APPROVED and rec.reviewed_by == lead
     assert (tmp_path / rec.target_path).exists() == before
     actions = Event.objects.filter(name="transcripts_admin_action").order_by("id")
-    assert [(e.payload["action"], e.payload["user"]) for e in actions] == [("reject_memory", "lead"), ("approve", "lead")]
+    assert [(e.payload["action"], e.payload["user"]) for e in actions] == [("reject_memory", "lena"), ("approve", "lena")]
+    assert not lead.is_superuser  # the leads group's own permissions
+
+
+def test_a_leads_form_changes_no_state_only_the_actions_do(client, lead, seat, tmp_path):
+    ingest(paths=[str(FIXTURES)], seat=seat, repo=str(tmp_path))
+    client.force_login(lead)
+    shard = Shard.objects.filter(status=Shard.PENDING).first()
+    page = client.get(f"/admin/transcripts/shard/{shard.pk}/change/").content.decode()
+    assert 'name="status"' not in page and shard.reason in page
+    client.post(f"/admin/transcripts/shard/{shard.pk}/change/", {"status": Shard.PUBLISHED, "text": "forged"})
+    shard.refresh_from_db()
+    assert shard.status == Shard.PENDING and shard.text != "forged"
+    rec = Recommendation.objects.filter(mode=Recommendation.EDIT).first()
+    page = client.get(f"/admin/transcripts/recommendation/{rec.pk}/change/").content.decode()
+    assert not any(f'name="{f}"' in page for f in ("status", "mode", "target_path"))
+    client.post(f"/admin/transcripts/recommendation/{rec.pk}/change/", {"status": "installed", "mode": "create", "target_path": "x.md"})
+    rec.refresh_from_db()
+    assert (rec.status, rec.mode) == (Recommendation.PROPOSED, Recommendation.EDIT) and rec.target_path != "x.md"
+
+
+def test_staff_who_are_not_leads_cannot_run_the_review_actions(client, seat, tmp_path, django_user_model):
+    from django.contrib.auth.models import Permission
+
+    ingest(paths=[str(FIXTURES)], seat=seat, repo=str(tmp_path))
+    staff = django_user_model.objects.create_user("sam", password="pw", is_staff=True)
+    staff.user_permissions.add(Permission.objects.get(codename="view_shard"))
+    client.force_login(staff)
+    pending = Shard.objects.filter(status=Shard.PENDING).first()
+    assert client.get("/admin/transcripts/shard/").status_code == 200
+    client.post("/admin/transcripts/shard/", {"action": "reject", "_selected_action": [pending.pk]})
+    pending.refresh_from_db()
+    assert pending.status == Shard.PENDING
+    assert client.get("/admin/transcripts/recommendation/").status_code == 403
 
 
 def test_the_admin_shows_the_rendered_diff(client, lead, seat, tmp_path):

@@ -1,0 +1,204 @@
+"""Lesson text from an episode, without a model: the rules the offline ``transcript_shards`` answer uses.
+
+A lesson must read alike in every session that hit the same cause, or it can never recur. So a
+failed-then-recovered call becomes "`<command shape>` fails: <informative error lines>. Fix: ..."
+with the incident elided -- paths, ids, hashes, quoted names, long numbers and branch names become
+placeholders -- and the error's noise (``Exit code 1``, stack frames, bare paths) is skipped. A
+person's correction keeps its own words, sentence by sentence, with short negative instructions
+("don't websearch for this.") kept. Every lesson is bounded (``MAX_LESSON_CHARS``): a longer
+sentence is refused, never stored as a blob.
+
+These are plain functions so the purposes that render prompts and parse answers can call them.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+MIN_LESSON_WORDS = 5
+MAX_LESSON_CHARS = 320
+MAX_CAUSE_LINES = 2
+MAX_CAUSE_LINE_CHARS = 140
+MAX_LESSONS_PER_CORRECTION = 2
+
+# ---- eliding the incident -----------------------------------------------------------------------
+
+_ELISIONS = (
+    (re.compile(r"\b[a-z][a-z0-9+.\-]*://\S+", re.I), "<url>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"), "<hash>"),
+    (re.compile(r"\b(?:toolu|msg|req|call|run|task)_[A-Za-z0-9]{6,}\b"), "<id>"),
+    (re.compile(r"\b(branch|tag|remote|commit|container|pod|user|database|table|column) (?!<)[\w./\-]*\w"), r"\1 <name>"),
+    (re.compile(r"(?:~|\.{1,2})?/?(?:[\w.@\-]+/)+[\w.@\-]*"), "<path>"),
+    (re.compile(r"(?<![\w.])[\w\-]+\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|json|md|txt|toml|ya?ml|ex|exs|rs|go|rb|java|kt|sh|lock|cfg|ini|html|css|scss|sql|log|env|c|h|cpp|hpp)\b"), "<file>"),
+    (re.compile(r"'[^'\n]{1,80}'"), "'<name>'"),
+    (re.compile(r'"[^"\n]{1,80}"'), '"<name>"'),
+    (re.compile(r"`[^`\n]{1,80}`"), "`<name>`"),
+    (re.compile(r"\b\d{2,}(?:\.\d+)*\b"), "<n>"),
+)
+
+
+def elide(text: str) -> str:
+    """``text`` with incident-specific tokens (paths, ids, hashes, quoted names, numbers) as placeholders."""
+    for pattern, placeholder in _ELISIONS:
+        text = pattern.sub(placeholder, text)
+    return re.sub(r"(<path>|<file>)(?:\s+(?:<path>|<file>))+", r"\1s", text)
+
+
+# ---- the informative lines of an error ----------------------------------------------------------
+
+_NOISE = re.compile(
+    r"^(?:exit code \d+|traceback \(most recent call last\):|file \".*\", line \d+.*|at \S+ \(.*\)|at .+:\d+:\d+\)?|"
+    r"\^+|~+|-+|=+|\.\.\.|\[\d+/\d+\].*|\s*\d+\s*\|.*|</?tool_use_error>|<error>|</error>|\(node:\d+\).*)$",
+    re.I,
+)
+_SIGNAL = re.compile(
+    r"\b(?:error|errors|fatal|fail(?:ed|s|ure)?|denied|not found|no such|cannot|can't|could not|couldn't|unable|refused|"
+    r"invalid|ignored|rejected|missing|exception|not allowed|forbidden|no upstream|conflict|unknown|unrecognized|"
+    r"undefined|expected|timed? ?out|hint|usage|permission|does not|doesn't|is not|isn't|already|must|requires?)\b",
+    re.I,
+)
+_TAGS = re.compile(r"</?(?:tool_use_error|error|stderr|stdout)>")
+
+
+def informative_lines(error: str, limit: int = MAX_CAUSE_LINES) -> list[str]:
+    """The lines of an error that say what went wrong: noise and bare paths skipped, signal lines first."""
+    lines = []
+    for raw in _TAGS.sub("\n", error or "").splitlines():
+        line = re.sub(r"^E\s{2,}", "", raw.strip())  # pytest's error-line marker
+        if not line or _NOISE.match(line) or not re.search(r"[A-Za-z]{3}", line):
+            continue
+        if elide(line).strip(" .:;,") in ("<path>", "<paths>", "<file>", "<files>", "<url>", "<id>", "<hash>"):
+            continue
+        lines.append(line)
+    signal = [line for line in lines if _SIGNAL.search(line)]
+    chosen = signal[:limit] if signal else lines[-1:]
+    out = []
+    for line in chosen:
+        line = elide(line)
+        if len(line) > MAX_CAUSE_LINE_CHARS:
+            line = line[:MAX_CAUSE_LINE_CHARS].rsplit(" ", 1)[0] + "…"
+        if line not in out:
+            out.append(line)
+    return out
+
+
+# ---- the shape of a command ---------------------------------------------------------------------
+
+_SUBCOMMAND = re.compile(r"^[a-z][a-z0-9\-]*(?::[a-z0-9\-]+)?$")
+_PREFIX = re.compile(r"^(?:sudo|time|env|nice|timeout|command|exec|npx|uvx|bunx)$")
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _tokens(segment: str) -> list[str]:
+    try:
+        return shlex.split(segment, posix=True)
+    except ValueError:
+        return segment.split()
+
+
+def command_shape(command: str) -> str:
+    """A shell command as its program, subcommand and flags, its arguments elided: ``git add <args>``."""
+    first = next((line.strip() for line in (command or "").splitlines() if line.strip()), "")
+    shapes = []
+    for segment in re.split(r"\s*(?:&&|\|\||;|\|)\s*", first):
+        words = [w for w in _tokens(segment) if not _ASSIGN.match(w)]
+        while words and (_PREFIX.match(words[0]) or re.fullmatch(r"\d+[smh]?", words[0])):
+            words = words[1:]
+        if not words or words[0] in ("cd", "source", "."):
+            continue
+        shape = [words[0].rsplit("/", 1)[-1]]
+        rest = words[1:]
+        if len(rest) > 1 and rest[0] == "-m" and shape[0].startswith("python"):
+            shape.append(f"-m {rest[1]}")
+            rest = rest[2:]
+        if rest and _SUBCOMMAND.match(rest[0]):
+            shape.append(rest.pop(0))
+        for word in rest:
+            if word.startswith("-"):
+                flag = word.split("=", 1)[0]
+                if flag not in shape:
+                    shape.append(flag)
+            elif shape[-1] != "<args>":
+                shape.append("<args>")
+            if len(shape) >= 6:
+                break
+        shapes.append(" ".join(shape))
+        if len(shapes) == 2:
+            break
+    return " && ".join(shapes)
+
+
+def call_shape(tool: str, detail: str) -> str:
+    """What a tool call was, generally: a shell command's shape, another tool's name and target kind."""
+    if tool == "Bash":
+        return command_shape(detail) or "a shell command"
+    if not detail:
+        return tool
+    return f"{tool} {elide(detail.splitlines()[0])[:60]}"
+
+
+# ---- lessons ------------------------------------------------------------------------------------
+
+
+def bounded(lesson: str) -> str:
+    """The lesson, or '' when it is too long to be one lesson (refused, never stored as a blob)."""
+    lesson = " ".join((lesson or "").split())
+    return lesson if len(lesson) <= MAX_LESSON_CHARS else ""
+
+
+def failure_lesson(*, tool: str, attempt: str, error: str, fix: str) -> str:
+    """Cause and fix of a failed call recovered by a later one, in words two sessions would share."""
+    failed, worked = call_shape(tool, attempt), call_shape(tool, fix)
+    cause = informative_lines(error)
+    if not cause:
+        return ""
+    text = "; ".join(line.rstrip(".:;, ") for line in cause)
+    fix_text = f"`{worked}` worked instead" if worked != failed else "the same call with corrected arguments worked"
+    lesson = f"`{failed}` fails: {text}. Fix: {fix_text}."
+    if len(lesson) > MAX_LESSON_CHARS:
+        lesson = f"`{failed}` fails: {cause[0].rstrip('.:;, ')}. Fix: {fix_text}."
+    return bounded(lesson)
+
+
+_LEAD = re.compile(
+    r"^\s*(?:(?:(?:no|nope|nah|wrong|stop|undo|ok|okay|hmm|well)\s*[,.:;!\-—–]+|(?:actually|again|as i said|i said|please|instead)\b[\s,.:;!\-—–]*)\s*)+",
+    re.I,
+)
+_NEGATIVE = re.compile(r"^(?:don'?t|do not|never|stop|avoid|no more|not)\b", re.I)
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.M)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences, with a line break ending one too (a pasted log has no full stops)."""
+    return [m.group(0).strip() for m in _SENTENCE.finditer(text or "") if m.group(0).strip()]
+
+
+def is_negative_instruction(sentence: str) -> bool:
+    return bool(_NEGATIVE.match(sentence.strip()))
+
+
+def correction_lessons(text: str) -> list[str]:
+    """A person's correction as standalone statements: remarks dropped, negative instructions kept, each bounded."""
+    out = []
+    for sentence in sentences(text):
+        sentence = _LEAD.sub("", sentence).strip(" -*>#\t")
+        if not sentence or sentence.endswith("?"):
+            continue
+        words = len(sentence.split())
+        if words < MIN_LESSON_WORDS and not (is_negative_instruction(sentence) and words >= 2):
+            continue  # "That's not enough.", "Stop." : a remark, not the lesson
+        sentence = sentence[0].upper() + sentence[1:]
+        sentence = bounded(sentence if sentence[-1] in ".!" else sentence + ".")
+        if sentence and sentence not in out:
+            out.append(sentence)
+        if len(out) == MAX_LESSONS_PER_CORRECTION:
+            break
+    return out
+
+
+def declarative(text: str) -> str:
+    """The first lesson of a correction ('' when there is none)."""
+    lessons = correction_lessons(text)
+    return lessons[0] if lessons else ""

@@ -1,0 +1,92 @@
+"""Lesson text: cause and fix from the informative lines, the incident elided, bounded, negative
+instructions kept; the same cause in two sessions recurs from two distinct sources and is accepted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.aux import call as aux_call
+from learning.transcripts import lessons
+from learning.transcripts import purposes as tp
+from learning.transcripts.ingest import ingest
+from learning.transcripts.models import Shard
+from tests.learning.transcripts.conftest import Session
+
+IGNORED = ("Exit code 1\nThe following paths are ignored by one of your .gitignore files:\n{path}\n"
+           "hint: Use -f if you really want to add them.\nhint: Turn this message off by running\n"
+           'hint: "git config advice.addIgnoredFile false"')
+UPSTREAM = ("Exit code 128\nfatal: The current branch {branch} has no upstream branch.\nTo push the current branch and set the "
+            "remote as upstream, use\n\n    git push --set-upstream origin {branch}\n")
+
+
+def _lesson(attempt, error, fix):
+    return tp.offline_lessons({"kind": "self_corrected", "attempt": f"Bash: {attempt}", "failure": error, "correction": f"Bash: {fix}"})
+
+
+def test_the_cause_comes_from_the_informative_lines_not_exit_code_1():
+    (lesson,) = _lesson("git add src/a.py var/cache/x.db README.md", IGNORED.format(path="var/cache/x.db"), "git add src/a.py README.md")
+    assert "Exit code" not in lesson
+    assert "ignored by one of your .gitignore files" in lesson and "Use -f" in lesson
+    assert "var/cache" not in lesson and "src/a.py" not in lesson  # the incident's paths are elided
+    assert lesson.startswith("`git add <args>` fails:")
+
+
+def test_the_same_cause_in_two_sessions_reads_alike():
+    a = _lesson("git push", UPSTREAM.format(branch="feature/checkout-v2"), "git push --set-upstream origin feature/checkout-v2")
+    b = _lesson("cd /srv/shop && git push", UPSTREAM.format(branch="fix-tax-7"), "git push --set-upstream origin fix-tax-7")
+    assert a == b and "<name>" in a[0] and "checkout" not in a[0]
+
+
+@pytest.mark.parametrize("token,text", [
+    ("3f2939ba-6257-bb5c-f770-1c6a5b39cd00", "error: run 3f2939ba-6257-bb5c-f770-1c6a5b39cd00 failed"),
+    ("9fceb02d0ae598e95dc970b74767f19372d61af8", "fatal: bad object 9fceb02d0ae598e95dc970b74767f19372d61af8"),
+    ("/home/x/app/settings.py", "error: cannot open /home/x/app/settings.py"),
+    ("'orders_v2'", "error: relation 'orders_v2' does not exist"),
+])
+def test_incident_tokens_are_elided(token, text):
+    assert token not in lessons.elide(text)
+
+
+def test_a_multi_kb_message_is_no_lesson_and_short_negative_instructions_are_kept():
+    blob = "no " + "the logs show a stack of frames and values " * 60  # 2.6 KB, no sentence break
+    assert tp.offline_lessons({"kind": "corrected", "correction": blob}) == []
+    assert tp.offline_lessons({"kind": "corrected", "correction": "no, don't websearch for this."}) == ["Don't websearch for this."]
+    assert tp.offline_lessons({"kind": "corrected", "correction": "Stop."}) == []
+    for lesson in tp.offline_lessons({"kind": "corrected", "correction": "Never push to main. " * 40}):
+        assert len(lesson) <= lessons.MAX_LESSON_CHARS
+
+
+def test_a_models_blob_lesson_is_refused(seat, scripted_seat):
+    from core.providers.llm.scripted import ScriptedProvider
+
+    ScriptedProvider.queue(tp.SHARDS, json.dumps({"shards": [{"lesson": "x " * 2000}, {"lesson": "Tests run with `make test`, never bare pytest."}]}))
+    answer = aux_call(seat=scripted_seat, stage="background", purpose=tp.SHARDS, inputs={"episode": {"kind": "corrected"}})
+    assert answer.value == ["Tests run with `make test`, never bare pytest."]
+
+
+def _session(sid, day, path, branch):
+    s = Session(sid, day=day, cwd=f"/home/dev{day}/shop")
+    s.user("Commit and push the pagination work.")
+    for i in range(30):
+        s.call(f"r{i}", name="Read", file_path=f"/home/dev{day}/shop/orders/f{i}.py").result(f"r{i}", "code\n" * 40)
+    s.call("a1", command=f"git add orders/views.py {path}").result("a1", IGNORED.format(path=path), error=True)
+    s.call("a2", command="git add orders/views.py").result("a2", "")
+    s.call("p1", command="git push").result("p1", UPSTREAM.format(branch=branch), error=True)
+    s.call("p2", command=f"git push --set-upstream origin {branch}").result("p2", "ok")
+    return s
+
+
+def test_two_sessions_with_the_same_cause_recur_from_two_distinct_sources_and_are_accepted(seat, tmp_path):
+    ingest(paths=[str(_session("sess-1", 1, "var/cache/index.db", "feature/a").write(tmp_path / "one.jsonl"))], seat=seat)
+    assert set(Shard.objects.values_list("status", flat=True)) == {Shard.PENDING}
+    summary = ingest(paths=[str(_session("sess-2", 2, "tmp/profile.out", "fix-b").write(tmp_path / "two.jsonl"))], seat=seat)
+    accepted = [(shard, reason) for shard, status, reason in summary.decisions if status == Shard.ACCEPTED]
+    assert len(accepted) == 2
+    for shard, reason in accepted:
+        assert "recurs across 2 distinct sources" in reason
+        assert sorted(shard.evidence["sources"]) == ["sess-1", "sess-2"]
+    texts = {shard.text for shard, _r in accepted}
+    assert any("ignored by one of your .gitignore files" in t for t in texts)
+    assert any("no upstream branch" in t for t in texts)
