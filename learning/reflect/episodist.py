@@ -53,12 +53,13 @@ def label_of(ctx) -> str:
 def searchable_ask(ctx) -> str:
     """The ask with every message under its sender's name: a turn is found by who asked as well as what
     (a single-sender ask otherwise carries the name only if the runtime's label happens to)."""
-    interactions = ctx.interactions
-    if not interactions:
+    record = ctx.record
+    spoken = [i for i in record.interactions if i.body.strip()]
+    if record.ask.strip() or not spoken:
         return ctx.ask
-    text = "\n".join(f"{i.sender.name}: {i.body}" for i in interactions)
-    if not ctx.get("subject_is_label", True) and ctx.label:
-        text = f"{ctx.label}\n{text}"
+    text = "\n".join(f"{i.sender.name}: {i.body.strip()}" if i.sender.name else i.body.strip() for i in spoken)
+    if not record.subject_is_label and record.label.strip():
+        text = f"{record.label.strip()}\n{text}"
     return text
 
 
