@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-sqlite test-postgres install bench lint clean
+.PHONY: demo test test-sqlite test-postgres install bench lint clean example serve
 
 $(PY):
 	python3 -m venv .venv
@@ -26,6 +26,18 @@ install: $(STAMP)
 demo: install
 	mkdir -p var && rm -f var/demo.sqlite3
 	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
+
+# Serve the demo's database and config (run `make demo` first). Reflection runs as each turn is
+# posted (CREWLET_Q_SYNC=1); production runs `manage.py qcluster` workers instead.
+DEMO_DB := $(CURDIR)/var/demo.sqlite3
+serve: install
+	@test -f $(DEMO_DB) || { echo "no demo database at $(DEMO_DB): run 'make demo' first"; exit 1; }
+	DATABASE_URL=sqlite:///$(DEMO_DB) CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 \
+	  $(PY) -m gunicorn crewlet.wsgi --bind 127.0.0.1:8000 --workers 1 --threads 4 --access-logfile -
+
+# A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.
+example: install
+	$(PY) examples/agent_loop/run.py
 
 test: install
 	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails

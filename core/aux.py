@@ -43,6 +43,9 @@ class AuxResult:
     model: str
     input_tokens: int
     output_tokens: int
+    stage: str = ""
+    purpose: str = ""
+    turn_id: str = ""
 
 
 def chain_for(seat) -> list[str]:
@@ -118,9 +121,31 @@ def call(
             model=completion.model,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
+            stage=stage,
+            purpose=purpose,
+            turn_id=turn_id,
         )
     assert last_error is not None
     raise last_error
+
+
+def record_batch(seat, results: list[AuxResult]) -> None:
+    """Record many deferred calls of one seat at once: ONE charge of their summed tokens and their spend
+    events, in one transaction (a batch of background calls costs one commit, not one each)."""
+    if not results:
+        return
+    tokens = sum(r.input_tokens + r.output_tokens for r in results)
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                budgets.charge(seat, tokens)
+        except Exception:
+            log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
+        events.publish_many([
+            ("auxiliary_spend", seat, r.turn_id, dict(stage=r.stage, purpose=r.purpose, provider=r.provider, model=r.model,
+                                           input_tokens=r.input_tokens, output_tokens=r.output_tokens))
+            for r in results
+        ])
 
 
 def _record(seat, stage, purpose, turn_id, alias, completion) -> None:

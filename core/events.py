@@ -24,6 +24,21 @@ def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", b
         return None
 
 
+def publish_many(items: list[tuple[str, object, str, dict]]) -> None:
+    """Append many telemetry events at once (``(name, seat, turn_id, payload)`` each): one bulk insert, best effort."""
+    from core.models import Event
+
+    if not items:
+        return
+    rows = [Event(name=name, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "", payload=_jsonable(payload))
+            for name, seat, turn_id, payload in items]
+    try:
+        with transaction.atomic():
+            Event.objects.bulk_create(rows)
+    except DatabaseError:
+        log.warning("%d telemetry event(s) could not be written", len(rows), exc_info=True)
+
+
 def latest(name: str, *, seat=None):
     from core.models import Event
 

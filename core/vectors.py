@@ -3,6 +3,10 @@
 PostgreSQL stores pgvector ``vector`` (no fixed width: the width follows the configured model);
 SQLite stores little-endian float32 BLOBs that sqlite-vec reads. ``CosineDistance`` compiles to
 ``<=>`` on PostgreSQL and ``vec_distance_cosine`` on SQLite, so ranking happens in SQL.
+
+On PostgreSQL every connection registers the ``pgvector`` package's psycopg adapters
+(``register_pgvector``): vectors are dumped and loaded by pgvector's own code, and ``ranked_ids``
+sends its query vector in pgvector's binary format over a server-side-bound, prepared statement.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
-from django.db import models
+from django.db import connections, models
 from django.db.models import Func, Value
 
 Vector = Sequence[float]
@@ -43,7 +47,30 @@ def to_pg_text(vector: Vector) -> str:
     return _to_pg_text(vector)
 
 
+def register_pgvector(connection) -> bool:
+    """Register pgvector's psycopg dumpers and loaders on a Django PostgreSQL connection, once.
+
+    False while the database has no ``vector`` type yet (before the first migration); the next
+    vector query tries again.
+    """
+    raw = connection.connection
+    if raw is None:
+        return False
+    if raw.adapters.types.get("vector") is not None:
+        return True
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    try:
+        register_vector(raw)  # reads the types' oids (to_regtype: no error when they are missing)
+    except psycopg.ProgrammingError:  # no vector extension yet
+        return False
+    return True
+
+
 def _from_pg(value) -> list[float]:
+    if hasattr(value, "to_list"):  # pgvector.Vector, from the registered loader
+        return value.to_list()
     if isinstance(value, str):
         return [float(x) for x in value.strip("[]").split(",") if x]
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -77,6 +104,10 @@ class VectorField(models.Field):
         if value is None:
             return None
         if connection.vendor == "postgresql":
+            if connection.connection is not None and connection.connection.adapters.types.get("vector") is not None:
+                from pgvector import Vector as PgVector
+
+                return PgVector(np.asarray(value, dtype=np.float32))
             return _to_pg_text(value)
         return to_blob(value)
 
@@ -92,7 +123,9 @@ class CosineDistance(Func):
 
     def __init__(self, expression, vector: Vector, **extra):
         self.dim = len(vector)
-        super().__init__(expression, Value(list(vector), output_field=VectorField()), **extra)
+        # a tuple: the ORM hashes expressions (ordering, grouping); hashing a tuple of floats is one C
+        # call, where a list goes through make_hashable element by element (most of the compile time)
+        super().__init__(expression, Value(tuple(float(x) for x in vector), output_field=VectorField()), **extra)
 
     def as_sql(self, compiler, connection, **extra_context):  # pragma: no cover - vendor methods below
         raise NotImplementedError(f"CosineDistance has no SQL for {connection.vendor}")
@@ -100,14 +133,27 @@ class CosineDistance(Func):
     def as_postgresql(self, compiler, connection, **extra_context):
         col, col_params = compiler.compile(self.source_expressions[0])
         q, q_params = compiler.compile(self.source_expressions[1])
-        sql = f"(CASE WHEN vector_dims({col}) = {int(self.dim)} THEN ({col} <=> {q}::vector) END)"
-        return sql, (*col_params, *col_params, *q_params)
+        return distance_sql("postgresql", col, self.dim, q), (*col_params, *col_params, *q_params)
 
     def as_sqlite(self, compiler, connection, **extra_context):
         col, col_params = compiler.compile(self.source_expressions[0])
         q, q_params = compiler.compile(self.source_expressions[1])
-        sql = f"(CASE WHEN length({col}) = {4 * int(self.dim)} THEN vec_distance_cosine({col}, {q}) END)"
-        return sql, (*col_params, *col_params, *q_params)
+        return distance_sql("sqlite", col, self.dim, q), (*col_params, *col_params, *q_params)
+
+
+# cosine distance of a column to the query vector placeholder, per engine; NULL for a row of another width
+DISTANCE_SQL = {
+    "postgresql": "(CASE WHEN vector_dims({col}) = {dim} THEN ({col} <=> {query}::vector) END)",
+    "sqlite": "(CASE WHEN length({col}) = {bytes} THEN vec_distance_cosine({col}, {query}) END)",
+}
+
+
+def distance_sql(vendor: str, col: str, dim: int, query: str = "%s") -> str:
+    """The cosine distance of ``col`` to ``query``; NotImplementedError on an engine without vector search."""
+    template = DISTANCE_SQL.get(vendor)
+    if template is None:
+        raise NotImplementedError(f"no cosine distance for {vendor}")
+    return template.format(col=col, dim=int(dim), bytes=4 * int(dim), query=query)
 
 
 def cosine(a: Vector, b: Vector) -> float:
@@ -173,3 +219,72 @@ def nearest(queryset, vector: Vector, model: str, *, field: str = "embedding"):
         .annotate(distance=CosineDistance(field, vector))
         .order_by("distance", "-id")
     )
+
+
+def ranked_ids(
+    queryset, vector: Vector, model: str, *, limit: int, max_distance: float | None = None, field: str = "embedding"
+) -> list[tuple[int, float]]:
+    """``(id, cosine distance)`` of the ``limit`` rows nearest ``vector``, nearest first (ties: newest id).
+
+    Only rows of ``queryset`` of the query's own model and width are ranked, and rows past
+    ``max_distance`` are dropped. No vector comes back, the query vector is sent once (binary on
+    PostgreSQL), and the distance is computed once per row: the threshold is applied to the ranked
+    rows here (sorted by that distance, the rows within it are a prefix), not as a second distance
+    expression in SQL. The ORM compiles only the queryset's filters; the ranking is one fixed
+    statement around them.
+    """
+    base = queryset.filter(
+        **{f"{field}__isnull": False, "embedding_model": model, "embedding_dim": len(vector)}
+    ).order_by().values_list("pk")
+    query = base.query
+    if query.distinct or query.group_by or query.combinator or query.low_mark or query.high_mark is not None:
+        raise ValueError("ranked_ids ranks a plain filtered queryset (no distinct, grouping, union or slice)")
+    connection = connections[base.db]
+    connection.ensure_connection()
+    where_sql, where_params = query.get_compiler(using=base.db).as_sql()
+    select_end = where_sql.index(" FROM ")  # the select list is the primary key alone: no user text in it
+    qn = connection.ops.quote_name
+    meta = queryset.model._meta
+    alias = query.base_table or meta.db_table
+    col = f"{qn(alias)}.{qn(meta.get_field(field).column)}"
+    pk = f"{qn(alias)}.{qn(meta.pk.column)}"
+    sql = (
+        f"SELECT {pk}, {distance_sql(connection.vendor, col, len(vector))} AS crewlet_distance"
+        f"{where_sql[select_end:]} ORDER BY crewlet_distance ASC NULLS LAST, {pk} DESC LIMIT {int(limit)}"
+    )
+    if connection.vendor == "postgresql":
+        from pgvector import Vector as PgVector
+
+        register_pgvector(connection)
+        params = [PgVector(np.asarray(vector, dtype=np.float32)), *where_params]
+        import psycopg
+
+        # psycopg's server-side-binding cursor (Django's connections default to client-side binding,
+        # which would spell the vector out as text): the query vector travels in pgvector's binary format
+        with psycopg.Cursor(connection.connection) as cursor:
+            rows = cursor.execute(sql, params, binary=True).fetchall()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [to_blob(vector), *where_params])
+            rows = cursor.fetchall()
+    out = []
+    for row_id, distance in rows:
+        if distance is None or (max_distance is not None and distance > max_distance):
+            break
+        out.append((row_id, float(distance)))
+    return out
+
+
+def nearest_rows(queryset, vector: Vector, model: str, *, limit: int, max_distance: float | None = None):
+    """The rows ``ranked_ids`` names, nearest first, each with ``distance`` set; read without their vectors."""
+    ranked = ranked_ids(queryset, vector, model, limit=limit, max_distance=max_distance)
+    if not ranked:
+        return []
+    rows = queryset.model._default_manager.using(queryset.db).defer("embedding").in_bulk([i for i, _ in ranked])
+    out = []
+    for row_id, distance in ranked:
+        row = rows.get(row_id)
+        if row is not None:
+            row.distance = distance
+            out.append(row)
+    return out

@@ -24,10 +24,16 @@ def _validation_error(request, exc: ValidationError):
 
 
 def _mount():
-    from crewlet.routers import ROUTERS
+    """Every app's router, mounted once (imported here: the apps' routes import crewlet, not the reverse)."""
+    from crewlet.org_api import router as org
+    from learning.api.agents import router as agents  # prefetch, tools, memory read
+    from learning.api.turns import router as turns  # POST /turns (intake)
+    from learning.transcripts.api import (
+        router as transcripts,  # publish_memory, reject_memory, review_recommendation
+    )
 
-    for prefix, router in ROUTERS():
-        api.add_router(prefix, router)
+    for router in (org, turns, agents, transcripts):
+        api.add_router("/", router)
 
 
 _mount()

@@ -3,6 +3,11 @@ from django.db.backends.signals import connection_created
 
 
 def _load_sqlite_vec(sender, connection, **kwargs):
+    if connection.vendor == "postgresql":
+        from core.vectors import register_pgvector
+
+        register_pgvector(connection)
+        return
     if connection.vendor == "sqlite":
         from crewlet.sqlite_driver import load_vec
 

@@ -26,6 +26,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_q",
     "django_htmx",
+    "ninja",  # serves /api/v1/docs with its bundled Swagger UI assets (no CDN)
     "crewlet.apps.CrewletConfig",
     "core.apps.CoreConfig",
     "learning.apps.LearningConfig",
@@ -35,6 +36,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (admin, API docs) under gunicorn too
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -79,6 +81,8 @@ USE_I18N = False
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = True  # serve straight from the apps' static folders: no collectstatic step
 LOGIN_URL = "/admin/login/"
 
 # crewlet.toml: the applied config file; a running process re-reads it when its content changes.

@@ -6,5 +6,5 @@ from crewlet.api import api
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
-    path("", include("crewlet.page_urls")),
+    path("", include("learning.pages.urls")),  # the memory tab and the learning-health dashboard
 ]

@@ -4,3 +4,9 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crewlet.settings")
 application = get_wsgi_application()
+
+# Load the embedder now, so the first turn after a start has its vector; an embed that arrives
+# meanwhile waits for this load rather than spending its budget on it.
+from core.providers.embeddings import warm  # noqa: E402
+
+warm.start()

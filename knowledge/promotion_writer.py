@@ -19,6 +19,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from crewlet import config
+from crewlet.config.schema import KnowledgeBackend
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT
 
 PROMOTION_AUTHOR = "crewlet-promotion"
@@ -27,7 +28,7 @@ DRAFTS_PARENT_BODY = (
     "Nothing under this page is searchable by agents until a lead publishes it by moving it out."
 )
 
-WRITERS = {
+WRITERS: dict[KnowledgeBackend, str] = {  # "none" writes nowhere
     "native": "knowledge.backends.native.NativePromotionWriter",
     "confluence": "knowledge.backends.confluence.ConfluencePromotionWriter",
 }

@@ -22,6 +22,7 @@ from django.utils.module_loading import import_string
 
 from core import events
 from crewlet import config
+from crewlet.config.schema import KnowledgeBackend
 
 log = logging.getLogger("knowledge.searcher")
 
@@ -29,7 +30,7 @@ SEARCH_KNOWLEDGE_LIMIT = 5  # pages the search_knowledge tool answers with
 QUERY_EMBED_BUDGET = 2.0  # seconds: knowledge QueryEmbedBudget, "a turn starting"
 MAX_QUERY_CHARS = 500  # a keyword query, not a document
 
-BACKENDS = {
+BACKENDS: dict[KnowledgeBackend, str] = {
     "native": "knowledge.backends.native.NativeSearcher",
     "confluence": "knowledge.backends.confluence.ConfluenceSearcher",
     "none": "knowledge.searcher.NoSearcher",
@@ -189,20 +190,32 @@ def render_hits(pages: list[PageHit]) -> str:
     return "\n".join(lines)
 
 
-def search_knowledge_answer(seat, query: str, *, limit: int = SEARCH_KNOWLEDGE_LIMIT, turn_id: str = "") -> str:
-    """The ``search_knowledge`` tool's answer: the pages, "nothing matched", or why it could not run."""
+@dataclass(frozen=True)
+class KnowledgeAnswer:
+    """The ``search_knowledge`` tool's answer: ``ok`` only when a search ran (found or not)."""
+
+    ok: bool
+    text: str
+
+
+def search_knowledge_answer(
+    seat, query: str, *, limit: int = SEARCH_KNOWLEDGE_LIMIT, turn_id: str = ""
+) -> KnowledgeAnswer:
+    """The pages, "nothing matched", or why the search could not run (not ok: nothing is known either way)."""
     query = (query or "").strip()
     if not query:
-        return "search_knowledge needs a query: a few keywords describing what you are looking for."
+        return KnowledgeAnswer(False, "search_knowledge needs a query: a few keywords describing what you are looking for.")
     if len(query) > MAX_QUERY_CHARS:
-        return f"The query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}. Send a few keywords."
+        return KnowledgeAnswer(
+            False, f"The query is {len(query)} characters; the limit is {MAX_QUERY_CHARS}. Send a few keywords."
+        )
     result = search(seat, query, limit, via="search_knowledge", turn_id=turn_id)
     if not result.ran:
-        return (result.unavailable or SearchUnavailable.UNREACHABLE).sentence(result.detail)
+        return KnowledgeAnswer(False, (result.unavailable or SearchUnavailable.UNREACHABLE).sentence(result.detail))
     if not result.pages:
-        return (
+        return KnowledgeAnswer(True, (
             f'The knowledge base was searched for "{query}" and no published page in your readable '
             "containers matched. Try other keywords before concluding it is not written down."
-        )
+        ))
     header = f'Knowledge-base pages for "{query}" ({len(result.pages)}):'
-    return f"{header}\n{render_hits(result.pages)}"
+    return KnowledgeAnswer(True, f"{header}\n{render_hits(result.pages)}")

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
-from core.vectors import nearest
+from core.vectors import nearest_rows
 from learning import limits
 from learning.models import DiaryEntry
 
@@ -77,8 +77,7 @@ def recall(*, seat, vector, model: str, limit: int = MEMORY_VECTOR_LIMIT, now=No
     """Vector top-K of the seat's live notes of the query's model, above the relevance floor."""
     if not vector:
         return []
-    qs = nearest(live(seat, now), vector, model).filter(distance__lte=RECALL_MAX_DISTANCE)
-    return list(qs[:limit])
+    return nearest_rows(live(seat, now), vector, model, limit=limit, max_distance=RECALL_MAX_DISTANCE)
 
 
 def recent(*, seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:

@@ -18,7 +18,7 @@ import re
 
 from django.db import connection
 
-from core.vectors import to_blob, to_pg_text
+from core.vectors import distance_sql, to_blob, to_pg_text
 
 EPISODE_RRF_K = 10  # measured on the LoCoMo and tau-bench dev sets (bench/recall.py): 10 beat 60 by 8 points R@10
 CANDIDATES = 100  # depth of each ranking before fusion
@@ -38,16 +38,12 @@ def _scope(outcome: str | None) -> str:
             f" AND embedding_model = %s AND embedding_dim = %s{extra}")
 
 
-def _vector_sql(vendor: str) -> str:
-    if vendor == "postgresql":
-        dist = "({col} <=> %s::vector)"
-    else:
-        dist = "vec_distance_cosine({col}, %s)"
+def _vector_sql(vendor: str, dim: int) -> str:
     return (
         "dists AS ("
-        f" SELECT e.id AS id, {dist.format(col='e.embedding')} AS d FROM episodes e JOIN cand c ON c.id = e.id"
+        f" SELECT e.id AS id, {distance_sql(vendor, 'e.embedding', dim)} AS d FROM episodes e JOIN cand c ON c.id = e.id"
         " UNION ALL"
-        f" SELECT p.episode_id AS id, {dist.format(col='p.embedding')} AS d FROM episode_pieces p"
+        f" SELECT p.episode_id AS id, {distance_sql(vendor, 'p.embedding', dim)} AS d FROM episode_pieces p"
         " JOIN cand c ON c.id = p.episode_id WHERE p.embedding_model = %s AND p.embedding_dim = %s),"
         " vec AS (SELECT id, ROW_NUMBER() OVER (ORDER BY MIN(d), id DESC) AS r FROM dists"
         " GROUP BY id HAVING MIN(d) <= %s ORDER BY MIN(d), id DESC LIMIT %s)"
@@ -79,12 +75,12 @@ def ranked(*, seat, vector, model: str, query: str, limit: int, outcome: str | N
     """``(episode id, fused score)``, best first: the fused ranking of the seat's raw turns."""
     vendor = connection.vendor
     if vendor not in ("sqlite", "postgresql"):
-        raise NotImplementedError(f"no hybrid episode search for {vendor}")
+        raise NotImplementedError(f"no full-text episode search for {vendor}")
     qvec = to_pg_text(vector) if vendor == "postgresql" else to_blob(vector)
     dim = len(vector)
     scope_params = [seat.pk, model, dim] + ([outcome] if outcome else [])
     params: list = [*scope_params, qvec, qvec, model, dim, RECALL_MAX_DISTANCE, CANDIDATES]
-    ctes = [f"cand AS ({_scope(outcome)})", _vector_sql(vendor)]
+    ctes = [f"cand AS ({_scope(outcome)})", _vector_sql(vendor, dim)]
     unions = "SELECT id, r FROM vec"
     words = query_words(query)
     if words:

@@ -52,7 +52,7 @@ def recall(*, seat, vector, model: str, query: str = "", limit: int = 3, outcome
         return []
     ids = [i for i, _score in episode_search.ranked(seat=seat, vector=vector, model=model, query=query, limit=limit,
                                                      outcome=outcome)]
-    rows = Episode.objects.in_bulk(ids)
+    rows = Episode.objects.defer("embedding").in_bulk(ids)
     return [rows[i] for i in ids if i in rows]
 
 

@@ -10,7 +10,6 @@ first tick is one cadence away, so nothing fires because a process (or the fleet
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 import math
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from crewlet.config import schema
 
@@ -96,24 +96,9 @@ LOOPS: dict[str, Loop] = {
 }
 
 
-class PassMissing(LookupError):
-    """The pass's module is not installed in this build (e.g. promotion before its branch lands)."""
-
-
 def service(name: str) -> Callable[..., dict]:
-    """The pass's function, by dotted path; ``PassMissing`` when its module or function is absent."""
-    loop = LOOPS[name]
-    module_path, func_name = loop.service.rsplit(".", 1)
-    try:
-        module = importlib.import_module(module_path)
-    except ModuleNotFoundError as exc:
-        if exc.name and module_path.startswith(exc.name):
-            raise PassMissing(f"pass {name}: {module_path} is not installed") from None
-        raise
-    fn = getattr(module, func_name, None)
-    if fn is None:
-        raise PassMissing(f"pass {name}: {loop.service} does not exist")
-    return fn
+    """The pass's function, by its dotted path (every pass is part of this build)."""
+    return import_string(LOOPS[name].service)
 
 
 def accepts(fn: Callable, argument: str) -> bool:

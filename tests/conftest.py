@@ -17,7 +17,10 @@ from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactor
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
-pytest_plugins = ["tests.review_fixtures"]  # lead, staff_user (the leads' review tests)
+pytest_plugins = [
+    "tests.review_fixtures",  # lead, staff_user (the leads' review tests)
+    "tests.knowledge.fixtures",  # serve_native, serve_confluence, fake_confluence; fresh knowledge backends
+]
 
 
 def test_config(**overrides) -> schema.Config:

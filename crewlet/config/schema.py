@@ -8,11 +8,19 @@ ours and is said so in the README's config table.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+# The kinds each backend seam resolves, declared once: the parser refuses any other value by key path,
+# and each seam's alias map (core.providers.llm.base.KINDS, core.providers.embeddings.base.KINDS,
+# knowledge.searcher.BACKENDS, knowledge.promotion_writer.WRITERS) is keyed by these types.
+LlmKind = Literal["openai_compat", "anthropic", "offline", "scripted"]
+EmbeddingKind = Literal["local", "openai_compat", "hashing", "none"]
+KnowledgeBackend = Literal["native", "confluence", "none"]
 
 
 @dataclass(frozen=True)
 class ProviderSpec:
-    kind: str  # openai_compat | anthropic | offline | scripted
+    kind: LlmKind
     model: str = ""
     base_url: str = ""
     api_key_env: str = ""
@@ -22,7 +30,7 @@ class ProviderSpec:
 
 @dataclass(frozen=True)
 class EmbeddingSpec:
-    kind: str = "local"  # local | openai_compat | hashing | none
+    kind: EmbeddingKind = "local"
     model: str = "all-MiniLM-L6-v2"
     base_url: str = ""
     api_key_env: str = ""
@@ -122,6 +130,16 @@ class Skills:
 
 
 @dataclass(frozen=True)
+class ToolSkillsRegistry:
+    """Where operators keep the Tool Skills pages (edited at runtime, no deploy): the children of the
+    ``parent`` page in ``container`` (a Confluence space or a native container). Empty ``container``:
+    only the bundled ``examples/tool-skills/`` defaults."""
+
+    container: str = ""
+    parent: str = "Tool Skills"
+
+
+@dataclass(frozen=True)
 class Confluence:
     url: str = ""
     username: str = ""
@@ -132,7 +150,8 @@ class Confluence:
 
 @dataclass(frozen=True)
 class Knowledge:
-    backend: str = "native"  # native | confluence | none
+    backend: KnowledgeBackend = "native"
+    tool_skills: ToolSkillsRegistry = field(default_factory=ToolSkillsRegistry)
     scope: list[str] = field(default_factory=list)  # org-wide readable containers
     confluence: Confluence = field(default_factory=Confluence)
 
@@ -156,7 +175,7 @@ class CompanySpec:
     name: str = "Default"
     learning_enabled: bool = True
     token_budget: int = 0  # 0 = no ceiling
-    budget_window: str = "day"
+    budget_window: Literal["day", "month"] = "day"
 
 
 @dataclass(frozen=True)
@@ -169,7 +188,7 @@ class UnitSpec:
 
 @dataclass(frozen=True)
 class RoleSpec:
-    learning_enabled: str = "inherit"  # true | false | inherit
+    learning_enabled: Literal["true", "false", "inherit"] = "inherit"
     llm: list[str] = field(default_factory=list)
     llm_auxiliary: list[str] = field(default_factory=list)
     token_budget: int = 0

@@ -39,6 +39,7 @@ from knowledge.promotion_writer import (
     render_storage,
 )
 from knowledge.searcher import PageHit, SearchResult, SearchUnavailable, accessible_containers
+from knowledge.tool_skill_pages import RegistryPage, storage_text
 
 log = logging.getLogger("knowledge.confluence")
 
@@ -46,6 +47,7 @@ SEAT_USERNAME_KEY = "CONFLUENCE_USERNAME"
 SEAT_TOKEN_KEYS = ("CONFLUENCE_API_TOKEN", "CONFLUENCE_PERSONAL_TOKEN")
 CONTENT_TYPES = ("page", "blogpost")
 SEARCH_EXPAND = "content.space,content.ancestors"
+REGISTRY_PAGES = 100  # tool skills under the registry's parent read at most
 OVERFETCH = 2  # ask for this many times the limit, so results the backstop drops do not starve it
 PARENT_ID_TTL_SECONDS = 600  # a found Auto-Drafted Skills id is reused this long; "none found" never is
 AUTO_DRAFT_PHRASE = AUTO_DRAFT_PREFIX.strip("[]")  # brackets are Lucene range syntax inside text ~
@@ -192,6 +194,25 @@ class ConfluenceSearcher:
         if not isinstance(answer, dict):
             return SearchResult.not_run(SearchUnavailable.UNREACHABLE, "the answer was not a search result")
         return SearchResult(pages=parse_results(answer, set(excluded))[:limit], served_mode="cql")
+
+    def tool_skill_pages(self, *, container_key: str, parent: str) -> list[RegistryPage]:
+        """The children of the registry's parent page in one space, read as the org (raises when unreachable)."""
+        credential = org_credential()
+        if credential is None:
+            return []
+        client = make_client(credential)
+        parent_id = first_id(client.get_page_by_title(container_key, parent))
+        if parent_id is None:
+            return []
+        answer = client.cql(f"parent = {cql_id(parent_id)} AND type IN (page)", limit=REGISTRY_PAGES,
+                            expand="content.body.storage")
+        pages = []
+        for row in (answer or {}).get("results") or []:
+            content = row.get("content") or {}
+            storage = ((content.get("body") or {}).get("storage") or {}).get("value", "")
+            pages.append(RegistryPage(str(content.get("id")), container_key, content.get("title") or "",
+                                      storage_text(storage)))
+        return pages
 
     def drafts_parent_id(self, client: Confluence, space: str) -> str | None:
         """The space's Auto-Drafted Skills page id (a found id is cached; a missing one is asked again)."""

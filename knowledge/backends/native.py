@@ -15,7 +15,7 @@ from django.db import DatabaseError, IntegrityError
 from django.db.models import Case, IntegerField, Q, Value, When
 
 from core.providers.embeddings import embed_one
-from core.vectors import nearest
+from core.vectors import ranked_ids
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
 from knowledge.pages import is_auto_draft, save_page
 from knowledge.promotion_writer import (
@@ -34,6 +34,7 @@ from knowledge.searcher import (
     SearchUnavailable,
     accessible_containers,
 )
+from knowledge.tool_skill_pages import RegistryPage
 
 log = logging.getLogger("knowledge.native")
 
@@ -86,8 +87,7 @@ def vector_ranked(qs, query: str, limit: int) -> list[int] | None:
     result = embed_one(query, budget=QUERY_EMBED_BUDGET)
     if result.vector is None:
         return None
-    ranked = nearest(qs, result.vector, result.model).filter(distance__lte=NATIVE_MAX_DISTANCE)
-    return list(ranked.values_list("id", flat=True)[:limit])
+    return [page_id for page_id, _ in ranked_ids(qs, result.vector, result.model, limit=limit, max_distance=NATIVE_MAX_DISTANCE)]
 
 
 def fuse(*rankings: list[int]) -> list[int]:
@@ -115,6 +115,11 @@ def to_hit(page: Page, words: list[str]) -> PageHit:
 
 
 class NativeSearcher:
+    def tool_skill_pages(self, *, container_key: str, parent: str) -> list[RegistryPage]:
+        """The published children of the registry's parent page (native pages are Markdown already)."""
+        rows = Page.objects.filter(container_key=container_key, parent__title=parent, state=Page.PUBLISHED)
+        return [RegistryPage(str(p.pk), p.container_key, p.title, p.body) for p in rows.order_by("title", "id")]
+
     def unavailable(self, seat) -> SearchUnavailable | None:
         return None if accessible_containers(seat) else SearchUnavailable.SCOPED_TO_NOTHING
 

@@ -30,5 +30,5 @@ def post_turn(request, payload: TurnRecord):
     the run's prefetch offered and derived."""
     seat = acting_seat(request, payload.seat)
     turn, created = turns.store_turn(seat=seat, record=payload)
-    status = "accepted" if created else "duplicate"
-    return Status(202 if created else 200, TurnAccepted(turn_id=turn.pk, run_id=turn.run_id, status=status))
+    answer = TurnAccepted(turn_id=turn.pk, run_id=turn.run_id, status="accepted" if created else "duplicate")
+    return Status(202 if created else 200, answer)

@@ -88,9 +88,9 @@ def _issue_tokens(ctx) -> None:
         _token, ctx.tokens[seat.handle] = ApiToken.issue(company=company, seat=seat, label="demo")
         role = seat.role.name if seat.role else "-"
         unit = seat.unit.key if seat.unit else "-"
-        ctx.line(f"{seat.handle:<6} role {role:<7} unit {unit:<9} token {ctx.tokens[seat.handle][:12]}…")
+        ctx.line(f"{seat.handle:<6} role {role:<7} unit {unit:<9} token {ctx.tokens[seat.handle]}")
     _token, ctx.operator_token = ApiToken.issue(company=company, kind=ApiToken.OPERATOR, label="demo operator")
-    ctx.line(f"operator token {ctx.operator_token[:12]}… (reads every seat of {company.name})")
+    ctx.line(f"operator token {ctx.operator_token} (reads every seat of {company.name})")
 
 
 def _round_trip(ctx, embedder) -> None:

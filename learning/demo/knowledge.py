@@ -77,7 +77,7 @@ def show_search(ctx) -> None:
              "(a unit's own container is where its drafts go, not what its seats read)")
     query = "roll back a bad deploy"
     ctx.line(f'   search_knowledge as ana: "{query}"')
-    for line in search_knowledge_answer(seat, query).splitlines():
+    for line in search_knowledge_answer(seat, query).text.splitlines():
         ctx.line(f"     {line}")
 
 
@@ -108,7 +108,7 @@ def run(ctx) -> None:
         ctx.line(f"   gave {', '.join(made)} (unit platform) converging skills for the promotion pass")
     show_promotion(ctx, run_promotion(now=now))
     ensure_lead()
-    ctx.line(f"   review it: manage.py runserver, then log in at {ADMIN_URL} as {LEAD_USERNAME} / {LEAD_PASSWORD} "
+    ctx.line(f"   review it: make serve, then log in at {ADMIN_URL} as {LEAD_USERNAME} / {LEAD_PASSWORD} "
              f"(group {LEADS_GROUP})")
     ctx.line(f"     review queue:    {ADMIN_URL}knowledge/draftpage/")
     ctx.line(f"     skills:          {ADMIN_URL}learning/synthesizedskill/  (history, diffs, roll back, pin, archive)")

@@ -48,10 +48,7 @@ def run(ctx) -> None:
 
 
 def describe(name: str, clock) -> str:
-    try:
-        fn = schedules.service(name)
-    except schedules.PassMissing as exc:
-        return f"not in this build ({exc})"
+    fn = schedules.service(name)
     kwargs = {"now": clock} if schedules.accepts(fn, "now") else {}
     result = duties.run_singleton(schedules.LOOPS[name].schedule_name, lambda: fn(**kwargs))
     if result.get("ran") is False or (result.get("ran") is None and "why" in result):

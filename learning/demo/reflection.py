@@ -1,6 +1,8 @@
 """Demo step: fixture turns for ana, bo and cy through ``POST /api/v1/turns``, then what each seat learned.
 
-The queue runs synchronously for the step (django-q2's sync mode), so each 202 has reflected by
+Turns marked ``"turn_start": "prefetch"`` start with the prefetch, as a runtime's do, and name no skills of their
+own: POST /turns takes the ones the prefetch offered. The queue runs synchronously for the step
+(django-q2's sync mode), so each 202 has reflected by
 the time the next turn is posted, in the order a seat's turns happened.
 """
 
@@ -51,19 +53,18 @@ def _fill(value, now):
     return PLACEHOLDER.sub(sub, value)
 
 
-def _resolve_skills(record: dict) -> dict:
-    """``"@name"`` in skills_offered is the seat's skill of that name, as the prompt would have offered it."""
-    from learning.models import SynthesizedSkill
+TRIGGER_FIELDS = ("label", "subject_is_label", "interactions", "conversation_id", "conversation_kind")
 
-    offered = []
-    for item in record.get("skills_offered", []):
-        if isinstance(item, str) and item.startswith("@"):
-            found = SynthesizedSkill.objects.filter(seat__handle=record["seat"], name=item[1:]).first()
-            if found is not None:
-                offered.append(found.pk)
-        else:
-            offered.append(item)
-    return {**record, "skills_offered": offered}
+
+def _start_turn(client, token: str, record: dict) -> dict:
+    """A fixture marked ``"turn_start": "prefetch"`` starts as a runtime's turn does, with the prefetch;
+    its record then names no skills (POST /turns takes the ones the prefetch offered)."""
+    record = dict(record)
+    if record.pop("turn_start", None) == "prefetch":
+        body = {"run_id": record["run_id"], **{k: record[k] for k in TRIGGER_FIELDS if k in record}}
+        client.post(f"/api/v1/agents/{record['seat']}/prefetch", json.dumps(body), content_type="application/json",
+                    HTTP_AUTHORIZATION=f"Bearer {token}")
+    return record
 
 
 def load_fixtures(now=None) -> list[dict]:
@@ -91,13 +92,13 @@ def post_all(ctx, records: list[dict]) -> dict:
     client, tokens, answers = Client(), _tokens(ctx), {}
     with synchronous_queue():
         for record in records:
-            record = _resolve_skills(record)
+            record = _start_turn(client, tokens[record["seat"]], record)
             response = client.post(
                 "/api/v1/turns", json.dumps(record), content_type="application/json",
                 HTTP_AUTHORIZATION=f"Bearer {tokens[record['seat']]}",
             )
             answers[record["run_id"]] = response.status_code
-        repeat = _resolve_skills(records[0])
+        repeat = {k: v for k, v in records[0].items() if k != "turn_start"}
         response = client.post(
             "/api/v1/turns", json.dumps(repeat), content_type="application/json",
             HTTP_AUTHORIZATION=f"Bearer {tokens[repeat['seat']]}",

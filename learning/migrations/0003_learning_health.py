@@ -1,17 +1,17 @@
-"""The ``learning_health`` view, vendor SQL per engine (in ``learning.health_view``), and its model."""
+"""The ``learning_health`` view, vendor SQL per engine (in ``learning.health_sql_view``), and its model."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-from learning import health_view
+from learning import health_sql_view
 
 
 def create_view(apps, schema_editor):
-    health_view.create_from_migration(schema_editor)
+    health_sql_view.create_from_migration(schema_editor)
 
 
 def drop_view(apps, schema_editor):
-    health_view.drop(schema_editor)
+    health_sql_view.drop(schema_editor)
 
 
 class Migration(migrations.Migration):

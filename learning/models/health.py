@@ -28,9 +28,9 @@ class LearningHealth(models.Model):
 
 
 def _connect():
-    from learning import health_view
+    from learning import health_sql_view
 
-    health_view.connect_signals()
+    health_sql_view.connect_signals()
 
 
 _connect()

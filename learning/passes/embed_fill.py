@@ -1,6 +1,9 @@
-"""The embedding fill: once a minute, vectors for live notes and raw turns that have none of the
-current model and width (an embed that failed, or one of a model or width the company has left).
-A compacted row is never embedded.
+"""The embedding fill: once a minute, vectors for live notes, raw turns, transcript shards and
+knowledge pages that have none of the current model and width (an embed that failed, or one of a
+model or width the company has left). A compacted row is never embedded. Shards are filled so the
+ladder's vetoes keep comparing after a model change (a shard is only compared with shards of its
+own model) and a shard stored without a vector can climb; pages so the knowledge search keeps its
+vector half. Pages belong to no seat: they are filled after every seat's rows.
 
 A minute is one pass over every active seat, held to what the provider answers and to what it
 sends, refused requests included: ``providers.embeddings.requests_per_minute`` (16) requests on
@@ -44,11 +47,14 @@ from core.providers.embeddings.base import get_embedder, pieces_of
 from core.providers.errors import ProviderError
 from crewlet import config
 from crewlet.models import Seat
+from knowledge.models import Page
+from knowledge.pages import embed_text as page_text
 from learning import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import duties
 from learning.passes.fill_pieces import fill_pieces
 from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
+from learning.transcripts.models import Shard
 
 log = logging.getLogger("learning.passes.embed_fill")
 
@@ -64,23 +70,43 @@ def lacking(queryset: QuerySet, *, model: str, dim: int, now: datetime) -> Query
     )
 
 
-def pending(seat, *, model: str, dim: int, now: datetime, only_model: str | None = None) -> tuple[QuerySet, QuerySet]:
-    """The seat's live notes and raw turns to fill (``only_model``: those stamped with that model;
-    ``"none"`` for the vectorless)."""
-    out = []
-    for qs in (diary.live(seat, now), episodes.raw(seat)):
-        if only_model == "none":
-            qs = qs.filter(embedding__isnull=True)
-        elif only_model:
-            qs = qs.filter(embedding_model=only_model)
-        out.append(lacking(qs, model=model, dim=dim, now=now))
-    return out[0], out[1]
+EMBEDDED = (DiaryEntry, Episode, Shard, Page)  # every table the fill keeps at the current model
+
+
+def _narrow(qs: QuerySet, *, model: str, dim: int, now: datetime, only_model: str | None) -> QuerySet:
+    if only_model == "none":
+        qs = qs.filter(embedding__isnull=True)
+    elif only_model:
+        qs = qs.filter(embedding_model=only_model)
+    return lacking(qs, model=model, dim=dim, now=now)
+
+
+def pending(seat, *, model: str, dim: int, now: datetime, only_model: str | None = None) -> tuple[QuerySet, QuerySet, QuerySet]:
+    """The seat's live notes, raw turns and transcript shards to fill (``only_model``: those stamped
+    with that model; ``"none"`` for the vectorless)."""
+    sources = (diary.live(seat, now), episodes.raw(seat), Shard.objects.filter(seat=seat))
+    notes, turns, shards = (_narrow(qs, model=model, dim=dim, now=now, only_model=only_model) for qs in sources)
+    return notes, turns, shards
+
+
+def pending_pages(*, model: str, dim: int, now: datetime, only_model: str | None = None) -> QuerySet:
+    return _narrow(Page.objects.all(), model=model, dim=dim, now=now, only_model=only_model)
 
 
 def rows_of(seat, embedder, now: datetime, *, only_model: str | None = None):
-    """Notes, then raw turns, in id order, a page at a time."""
+    """Notes, then raw turns, then shards, in id order, a page at a time."""
     sources = zip(pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=only_model),
-                  (lambda d: d.content, episodes.text_of), strict=True)
+                  (lambda d: d.content, episodes.text_of, lambda s: s.text), strict=True)
+    yield from _paged(sources, embedder)
+
+
+def page_rows(embedder, now: datetime, *, only_model: str | None = None):
+    """Knowledge pages (title and body, as the page write embeds them), in id order."""
+    qs = pending_pages(model=embedder.model, dim=embedder.dim, now=now, only_model=only_model)
+    yield from _paged([(qs, lambda p: page_text(title=p.title, body=p.body))], embedder)
+
+
+def _paged(sources, embedder):
     for qs, text_of in sources:
         last = 0
         while True:
@@ -117,7 +143,7 @@ def release_holds() -> int:
     with transaction.atomic():
         return sum(
             model.objects.filter(embed_held_until__isnull=False).update(embed_held_until=None)
-            for model in (DiaryEntry, Episode)
+            for model in EMBEDDED
         )
 
 
@@ -150,9 +176,11 @@ def budget_for(spec, embedder, now: datetime) -> Minute:
 def dry_run_counts(seats, embedder, now: datetime, only_model: str | None = None) -> dict:
     per_seat = {}
     for s in seats:
-        notes, turns = pending(s, model=embedder.model, dim=embedder.dim, now=now, only_model=only_model)
-        per_seat[s.handle] = {"notes": notes.count(), "episodes": turns.count()}
-    return {"ran": False, "dry_run": True, "model": embedder.model, "dim": embedder.dim, "would_fill": per_seat}
+        notes, turns, shards = pending(s, model=embedder.model, dim=embedder.dim, now=now, only_model=only_model)
+        per_seat[s.handle] = {"notes": notes.count(), "episodes": turns.count(), "shards": shards.count()}
+    pages = pending_pages(model=embedder.model, dim=embedder.dim, now=now, only_model=only_model).count()
+    return {"ran": False, "dry_run": True, "model": embedder.model, "dim": embedder.dim, "would_fill": per_seat,
+            "would_fill_pages": pages}
 
 
 def run_fill(
@@ -198,6 +226,14 @@ def _fill_seats(seats, minute: Minute, state: dict, *, cursor_moves: bool, only_
             return _stop(state, s, exc.why, cursor_moves)
         if progress:
             progress(1, s.handle)
+    try:
+        fill_rows(page_rows(minute.embedder, minute.now, only_model=only_model), minute)
+    except RanOut:
+        return "the minute's budget ran out (at the knowledge pages)"
+    except EndMinute as exc:
+        if exc.pause:
+            _pause(state, minute, exc.why)
+        return f"{exc.why} (at the knowledge pages)"
     if cursor_moves:
         state["cursor_seat_id"] = None
     return "every seat filled"

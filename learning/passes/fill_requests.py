@@ -13,7 +13,11 @@ from datetime import datetime, timedelta
 from core import events
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
+from knowledge.models import Page
 from learning.models import DiaryEntry, Episode
+from learning.transcripts.models import Shard
+
+_REF = {DiaryEntry: "diary", Episode: "episode"}
 
 log = logging.getLogger("learning.passes.embed_fill")
 
@@ -39,13 +43,13 @@ class RanOut(Exception):
 
 @dataclass
 class Row:
-    obj: DiaryEntry | Episode
+    obj: DiaryEntry | Episode | Shard | Page
     text: str
     pieces: list[str]
 
     @property
     def ref(self) -> str:
-        return f"{'diary' if isinstance(self.obj, DiaryEntry) else 'episode'}:{self.obj.pk}"
+        return f"{_REF.get(type(self.obj), type(self.obj)._meta.model_name)}:{self.obj.pk}"
 
     @property
     def nbytes(self) -> int:
@@ -123,7 +127,7 @@ def hold(row: Row, minute: Minute, *, reason: str, pieces: dict | None = None, p
     minute.report["held"].append({"row": row.ref, "reason": reason, "bytes": row.nbytes, **where})
     if reason == "unusable":
         events.publish(
-            "memory_fill_vector_unusable", seat=row.obj.seat, best_effort=True, row=row.ref, bytes=row.nbytes, **where
+            "memory_fill_vector_unusable", seat=getattr(row.obj, "seat", None), best_effort=True, row=row.ref, bytes=row.nbytes, **where
         )
     else:
         log.warning("embedding fill: %s (%d bytes) %s; held back for an hour", row.ref, row.nbytes, reason)
@@ -230,7 +234,7 @@ def send_long(row: Row, minute: Minute) -> None:
         return
     minute.report["continued"] += 1
     events.publish(
-        "memory_fill_input_continued", seat=row.obj.seat, best_effort=True, row=row.ref,
+        "memory_fill_input_continued", seat=getattr(row.obj, "seat", None), best_effort=True, row=row.ref,
         pieces_in=len(vectors), pieces_total=len(row.pieces), bytes=row.nbytes,
     )
 

@@ -21,11 +21,7 @@ def tick(name: str, **kwargs) -> dict:
     if not loop.enabled(config.current()):
         return {"ran": False, "why": f"{name} is off in the config in force"}
     duties.heartbeat()
-    try:
-        fn = schedules.service(name)
-    except schedules.PassMissing as exc:
-        log.warning("%s", exc)
-        return {"ran": False, "why": str(exc)}
+    fn = schedules.service(name)
     result = duties.run_singleton(loop.schedule_name, lambda: fn(**kwargs))
     log.info("pass %s: %s", name, {k: v for k, v in result.items() if not isinstance(v, (list, dict))})
     return result

@@ -87,7 +87,7 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
     ctx = PrefetchContext.start(seat=seat, request=request)
     results = run_blocks(ctx)
     tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
-    guidance, guidance_keys = tool_skills.guidance(tools)
+    guidance, guidance_keys = tool_skills.guidance(seat, tools, turn_id=request.run_id)
     payload = summary.build(ctx, results)
     rendered = {
         "run_id": request.run_id,

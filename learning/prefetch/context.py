@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from core import aux
 from core.providers.embeddings import EmbedResult, embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
+from crewlet.models import Seat
 from learning.prefetch import bounds
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest
@@ -34,7 +35,7 @@ class AuxDidNotAnswer(Exception):
 
 @dataclass
 class PrefetchContext:
-    seat: object
+    seat: Seat
     request: PrefetchRequest
     thin: bool = False
     deadline: float = 0.0

@@ -2,16 +2,20 @@
 
 Gated by ``can_search`` (no I/O) before any model call. A failed query generation shows nothing; a
 search that did not run (``served_mode`` empty) renders ``UnsearchedKnowledgeHint``, never
-``EmptyKnowledgeHint``, which is for a gated search or one that ran and found nothing.
+``EmptyKnowledgeHint``, which is for a gated search or one that ran and found nothing. Each search
+is one ``knowledge_read``, written by the Searcher's own recorder, naming the pages shown.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
-from core import aux, events
+from core import aux
+from knowledge import searcher
 from knowledge.models import AUTO_DRAFT_PREFIX
-from learning.prefetch import bounds, knowledge_seam
+from knowledge.searcher import PageHit
+from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyKnowledgeHint, UnsearchedKnowledgeHint
@@ -31,7 +35,7 @@ def _hint(text: str, **extra) -> BlockResult:
 
 
 def start(ctx: PrefetchContext):
-    if not knowledge_seam.can_search(ctx.seat):
+    if not searcher.can_search(ctx.seat):
         return done(BlockResult(NAME, selection_count=0))
     if ctx.thin:
         return done(_hint(EmptyKnowledgeHint, knowledge_path="gated"))
@@ -41,9 +45,9 @@ def start(ctx: PrefetchContext):
     return lambda: _finish(ctx, future)
 
 
-def page_line(page) -> str:
-    where = getattr(page, "url", "") or f"{getattr(page, 'container_key', '')} page {getattr(page, 'page_id', '')}"
-    snippet = " ".join((getattr(page, "snippet", "") or "").split())
+def page_line(page: PageHit) -> str:
+    where = page.url or f"{page.container_key} page {page.page_id}"
+    snippet = " ".join(page.snippet.split())
     return f"- {page.title} — {snippet} ({where})" if snippet else f"- {page.title} ({where})"
 
 
@@ -52,25 +56,13 @@ def _finish(ctx: PrefetchContext, future) -> BlockResult:
         query = ctx.collect(future)
     except AuxDidNotAnswer:
         return BlockResult(NAME, selection_count=0)  # nothing to search with: show nothing
-    try:
-        result = knowledge_seam.search(ctx.seat, query, bounds.KNOWLEDGE_PAGES)
-    except Exception:
-        log.warning("knowledge search failed for %s", ctx.seat.handle, exc_info=True)
-        result = None
-    if result is None or not getattr(result, "served_mode", ""):
+    result = searcher.search(ctx.seat, query, bounds.KNOWLEDGE_PAGES, record=False)  # never raises
+    # the backstop: an unvetted draft never reaches an agent, whatever a backend returns
+    pages = [p for p in result.pages if not p.title.startswith(AUTO_DRAFT_PREFIX)][: bounds.KNOWLEDGE_PAGES]
+    searcher.record_read(seat=ctx.seat, via=NAME, query=query, result=replace(result, pages=pages), turn_id=ctx.turn_id)
+    if not result.ran:
         return _hint(UnsearchedKnowledgeHint, knowledge_path="unsearched", query=query)
-    pages = [p for p in result.pages if not str(p.title).startswith(AUTO_DRAFT_PREFIX)][: bounds.KNOWLEDGE_PAGES]
     if not pages:
         return _hint(EmptyKnowledgeHint, knowledge_path="empty", query=query)
-    events.publish(
-        "knowledge_read",
-        seat=ctx.seat,
-        turn_id=ctx.turn_id,
-        best_effort=True,
-        surface="relevant_knowledge",
-        query=query,
-        served_mode=result.served_mode,
-        pages=[{"page_id": str(p.page_id), "container_key": p.container_key, "title": p.title} for p in pages],
-    )
     text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(page_line(p) for p in pages)
     return BlockResult(NAME, text, selection_count=len(pages), extra={"knowledge_path": "pages", "query": query})

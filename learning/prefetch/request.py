@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from learning.turn_record import Interaction, Sender, Text, derive_ask, distinct_senders
 
-THREAD_READ = "read"
-THREAD_UNREADABLE = "unreadable"
-THREAD_TRUNCATED = "truncated"  # too long for the backend to read to its end: the newest are missing
+ThreadStatus = Literal["read", "unreadable", "truncated"]
+THREAD_READ: ThreadStatus = "read"
+THREAD_UNREADABLE: ThreadStatus = "unreadable"
+THREAD_TRUNCATED: ThreadStatus = "truncated"  # too long for the backend to read to its end: the newest are missing
 THREAD_STATUSES = (THREAD_READ, THREAD_UNREADABLE, THREAD_TRUNCATED)
 
 
@@ -32,7 +33,7 @@ class Thread(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    status: Literal["read", "unreadable", "truncated"] = THREAD_READ
+    status: ThreadStatus = THREAD_READ
     messages: tuple[ThreadMessage, ...] = Field((), max_length=2000)
 
 

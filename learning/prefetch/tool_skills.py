@@ -1,20 +1,32 @@
-"""Tool-skill guidance: short fragments appended to the prompt only when a matching tool is registered.
+"""Tool-skill guidance: short fragments appended to the prompt only when a matching tool is available.
 
-The bundled fragments live in ``examples/tool-skills/*.md``, each with front matter naming its
-trigger (``tool:`` one tool, or ``any_of:`` a list; entries may be glob patterns such as
+The fragments come from the Tool Skills registry: knowledge-base pages operators edit at runtime
+(``knowledge.tool_skills``, read through ``knowledge.tool_skill_pages``), with the bundled
+``examples/tool-skills/*.md`` as the defaults a page of the same key overrides. Each has front matter
+naming its trigger (``tool:`` one tool, or ``any_of:`` a list; entries may be glob patterns such as
 ``confluence_*`` for an MCP server's tools). The retrieval re-search fragment states its rule once
-and keeps one line per re-query tool the role actually has (lines marked ``<!-- for: ... -->``).
+and keeps one line per re-query tool the seat actually has (lines marked ``<!-- for: ... -->``).
+A builtin withdrawn for the seat (``refine_skill`` while refinement is off) triggers nothing. Each
+fragment loaded is one ``skill_used`` event, ``source_kind: registry``.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import functools
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.utils.text import slugify
+
+from core import events
+from knowledge.tool_skill_pages import tool_skill_pages
+from learning import tools as builtins
+
+log = logging.getLogger("learning.prefetch")
 
 TOOL_SKILLS_DIR = Path(settings.BASE_DIR) / "examples" / "tool-skills"
 _FOR = re.compile(r"^\s*<!--\s*for:\s*(.*?)\s*-->\s*$")
@@ -25,6 +37,8 @@ class ToolSkill:
     key: str
     triggers: tuple[str, ...]
     body: str
+    page_id: str = ""  # the registry page it was read from; "" for a bundled default
+    container_key: str = ""
 
     def applies(self, tools) -> bool:
         return any(matches(pattern, tools) for pattern in self.triggers)
@@ -57,7 +71,7 @@ def _split_list(text: str) -> list[str]:
     return [item.strip().strip("\"'") for item in text.split(",") if item.strip()]
 
 
-def parse(text: str, *, default_key: str) -> ToolSkill:
+def parse(text: str, *, default_key: str, page_id: str = "", container_key: str = "") -> ToolSkill:
     """A fragment: ``---`` front matter (``key``, ``tool`` or ``any_of``), then its Markdown body."""
     if not text.startswith("---"):
         raise ValueError(f"tool skill {default_key}: no front matter")
@@ -72,7 +86,8 @@ def parse(text: str, *, default_key: str) -> ToolSkill:
         triggers = tuple(_split_list(meta["any_of"]))
     else:
         raise ValueError(f"tool skill {default_key}: front matter names neither tool nor any_of")
-    return ToolSkill(key=meta.get("key") or default_key, triggers=triggers, body=body.strip())
+    return ToolSkill(key=meta.get("key") or default_key, triggers=triggers, body=body.strip(), page_id=page_id,
+                     container_key=container_key)
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,8 +96,31 @@ def bundled() -> tuple[ToolSkill, ...]:
     return tuple(parse(p.read_text(encoding="utf-8"), default_key=p.stem) for p in paths)
 
 
-def guidance(tools) -> tuple[str, list[str]]:
-    """The guidance text for a role's registered tools and the keys of the fragments it holds."""
-    tools = list(tools or [])
-    picked = [skill for skill in bundled() if skill.applies(tools)]
+def catalogue() -> list[ToolSkill]:
+    """The registry's fragments over the bundled defaults, by key (a page that does not parse is skipped)."""
+    by_key = {skill.key: skill for skill in bundled()}
+    for page in tool_skill_pages():
+        try:
+            skill = parse(page.text, default_key=slugify(page.title), page_id=page.page_id,
+                          container_key=page.container_key)
+        except ValueError as exc:
+            log.warning("Tool Skills page %r (%s) skipped: %s", page.title, page.page_id, exc)
+            continue
+        by_key[skill.key] = skill
+    return [by_key[key] for key in sorted(by_key)]
+
+
+def available_tools(seat, registered) -> list[str]:
+    """The registered tools the seat can really call: a builtin withdrawn for it is not one of them."""
+    withdrawn = {tool.name for tool in builtins.REGISTRY.values() if tool.withdrawn(seat)}
+    return [name for name in registered or () if name not in withdrawn]
+
+
+def guidance(seat, registered, *, turn_id: str = "") -> tuple[str, list[str]]:
+    """The guidance text for the seat's available tools and the keys of the fragments it holds."""
+    tools = available_tools(seat, registered)
+    picked = [skill for skill in catalogue() if skill.applies(tools)]
+    for skill in picked:
+        events.publish("skill_used", seat=seat, turn_id=turn_id, best_effort=True, source_kind="registry",
+                       key=skill.key, source_page_id=skill.page_id, source_container=skill.container_key)
     return "\n\n".join(skill.render(tools) for skill in picked), [skill.key for skill in picked]

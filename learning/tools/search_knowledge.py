@@ -1,7 +1,8 @@
 """``search_knowledge``: search the team knowledge base with a query you write yourself, mid-turn.
 
 Over the same Searcher seam as the turn-start block, authenticating as the same seat; a backend
-that is unreachable, unconfigured or scoped to nothing answers with a sentence saying which.
+that is unreachable, unconfigured or scoped to nothing answers ``ok: false`` with a sentence saying
+which. The read is one ``knowledge_read`` under the turn's run id.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from crewlet.errors import BadInput
-from learning.prefetch import knowledge_seam
+from knowledge.searcher import search_knowledge_answer
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 
 
@@ -21,9 +22,8 @@ def handle(call: ToolCall) -> ToolResult:
     query = " ".join(call.args.query.split())
     if not query:
         raise BadInput("arguments.query: the query has no words in it", field="arguments.query")
-    wired = knowledge_seam.searcher() is not None
-    text = knowledge_seam.search_knowledge_answer(call.seat, query)
-    return ToolResult(ok=wired, text=text, data={"query": query, "searcher_wired": wired})
+    answer = search_knowledge_answer(call.seat, query, turn_id=call.run_id)
+    return ToolResult(ok=answer.ok, text=answer.text, data={"query": query})
 
 
 TOOL = Tool(

@@ -11,6 +11,9 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
+from django.db import transaction
+
+from core import events
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet.errors import BadInput
@@ -30,6 +33,7 @@ class FileRead:
     pseudo_user: Counter = field(default_factory=Counter)
     episode_ids: list = field(default_factory=list)
     warnings: int = 0
+    records: dict = field(default_factory=dict)  # every record read, by type
 
 
 @dataclass
@@ -75,48 +79,90 @@ def files_of(adapter, paths: list[str], warnings: list[str]) -> list[str]:
     return found
 
 
-def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
-    """Read each file from its watermark and store what is new."""
-    new = []
+READ_BATCH_BYTES = 16_000_000  # files are stored a batch of about this many bytes to a transaction
+
+
+def _batches(files: list[str]) -> list[list[str]]:
+    out, size = [[]], 0
     for path in files:
-        source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
-        result = adapter.read(path, source.watermark)
-        stored = [] if shards.nothing_new(source, result) else shards.store_read(seat=seat, source=source, result=result)
-        new.extend(stored)
-        read = FileRead(path=source.path, bytes_read=result.bytes_read, episode_ids=[e.pk for e in stored], warnings=len(result.warnings))
-        summary.files_read.append(read)
-        summary.files += 1
-        summary.bytes_read += result.bytes_read
-        summary.warnings.extend(result.warnings)
-        summary.scrubbed.update(result.scrubbed)
-        for seen in result.sessions:
-            summary.sessions.add(seen.session_id)
-            summary.human_messages += seen.human_messages
-            summary.pseudo_user.update(seen.pseudo_user)
-            read.human_messages += seen.human_messages
-            read.pseudo_user.update(seen.pseudo_user)
-        if progress is not None:
-            progress.update(os.path.getsize(path) if os.path.exists(path) else 0)
+        if out[-1] and size >= READ_BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(path)
+        size += os.path.getsize(path) if os.path.exists(path) else 0
+    return [batch for batch in out if batch]
+
+
+def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
+    """Read each file from its watermark and store what is new, a batch of files to a transaction."""
+    new: list[TranscriptEpisode] = []
+    for batch in _batches(files):
+        with transaction.atomic():
+            for path in batch:
+                new.extend(_read_one(seat=seat, adapter=adapter, path=path, summary=summary, progress=progress))
     summary.episodes += len(new)
     return new
 
 
+def _read_one(*, seat, adapter, path: str, summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
+    """One file from its watermark: its new sessions and episodes stored, its figures added to the summary."""
+    source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
+    result = adapter.read(path, source.watermark)
+    stored = [] if shards.nothing_new(source, result) else shards.store_read(seat=seat, source=source, result=result)
+    read = FileRead(path=source.path, bytes_read=result.bytes_read, episode_ids=[e.pk for e in stored], warnings=len(result.warnings),
+                    records=result.records)
+    summary.files_read.append(read)
+    summary.files += 1
+    summary.bytes_read += result.bytes_read
+    summary.warnings.extend(result.warnings)
+    summary.scrubbed.update(result.scrubbed)
+    for seen in result.sessions:
+        summary.sessions.add(seen.session_id)
+        summary.human_messages += seen.human_messages
+        summary.pseudo_user.update(seen.pseudo_user)
+        read.human_messages += seen.human_messages
+        read.pseudo_user.update(seen.pseudo_user)
+    if progress is not None:
+        progress.update(os.path.getsize(path) if os.path.exists(path) else 0)
+    return stored
+
+
+
+def unclimbed(seat) -> list[Shard]:
+    """Shards stored without a vector that the embedding fill has since embedded: they climb now."""
+    return list(
+        Shard.objects.filter(seat__company_id=seat.company_id, status=Shard.PENDING, embedding__isnull=False)
+        .exclude(evidence__has_key="distinct_sources")
+        .select_related("seat")
+    )
+
+
 def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
-    """Each new shard through the ladder in order; what it accepted goes to the judge before the next
-    shard climbs, so a later shard meets it as published (the duplicate veto, corroboration)."""
-    for shard in sorted(shards_in, key=lambda s: s.pk):
-        shard.refresh_from_db()
-        if shard.status != Shard.PENDING:
-            continue  # folded into a later shard it recurred with
-        outcome = ladder.evaluate(shard)
-        summary.decisions.append((shard, outcome.status, outcome.reason))
-        if outcome.status == Shard.ACCEPTED:
-            try:
-                summary.judged.append(ladder.publish_memory(shard=shard, stage="background"))
-            except (ProviderError, AnswerUnparseable) as exc:
-                summary.warnings.append(f"shard {shard.pk}: the judge did not answer ({exc}); it stays accepted")
+    """Each new shard through the ladder in order, against the company's pool read once and kept in memory;
+    what it accepted goes to the judge before the next shard climbs, so a later shard meets it as
+    published (the duplicate veto, corroboration). One transaction for the whole climb."""
+    pools: dict[tuple, ladder.Pool] = {}
     for shard in shards_in:
-        shard.refresh_from_db()
+        key = (shard.embedding_model, shard.embedding_dim)
+        if shard.embedding is not None and key not in pools:
+            pools[key] = ladder.Pool(shard.seat.company_id, *key)
+    for pool in pools.values():
+        pool.adopt(shards_in)
+    decided: list = []
+    with transaction.atomic():
+        for shard in sorted(shards_in, key=lambda s: s.pk):
+            if shard.status != Shard.PENDING:
+                continue  # folded into an earlier shard it recurred with
+            pool = pools.get((shard.embedding_model, shard.embedding_dim))
+            outcome = ladder.evaluate(shard, pool, sink=decided)
+            summary.decisions.append((shard, outcome.status, outcome.reason))
+            if outcome.status == Shard.ACCEPTED:
+                try:
+                    summary.judged.append(ladder.publish_memory(shard=shard, stage="background", pool=pool))
+                except (ProviderError, AnswerUnparseable) as exc:
+                    summary.warnings.append(f"shard {shard.pk}: the judge did not answer ({exc}); it stays accepted")
+        events.publish_many(decided)
+    for shard in shards_in:
         summary.outcomes[shard.status] += 1
 
 
@@ -127,12 +173,19 @@ def ingest(*, paths: list[str], seat=None, adapter: str = "claude-code", repo: s
     reader = get_adapter(adapter)
     files = files_of(reader, paths, summary.warnings)
     read_files(seat=seat, adapter=reader, files=files, summary=summary, progress=progress)
+    with transaction.atomic():  # the rest of the run is one commit
+        _learn(seat=seat, summary=summary, repo=repo)
+    summary.telemetry = telemetry.refresh(company_id=seat.company_id)
+    return summary
+
+
+def _learn(*, seat, summary: IngestSummary, repo: str) -> None:
     todo = list(TranscriptEpisode.objects.filter(seat=seat, extracted_at__isnull=True).select_related("session").order_by("pk"))
     summary.shards = shards.extract(seat=seat, episodes=todo, warnings=summary.warnings)
-    climb(shards_in=summary.shards, summary=summary)
+    waiting = {s.pk: s for s in summary.shards}
+    waiting.update((s.pk, s) for s in unclimbed(seat) if s.pk not in waiting)
+    climb(shards_in=list(waiting.values()), summary=summary)
     published = list(Shard.objects.filter(seat__company_id=seat.company_id, status=Shard.PUBLISHED, classified_at__isnull=True))
     artifacts.classify(seat=seat, shards=published, warnings=summary.warnings)
     report = artifacts.recommend(seat=seat, repo_root=repo, warnings=summary.warnings)
     summary.recommendations, summary.covered, summary.inventory = report.recommendations, report.covered, report.inventory
-    summary.telemetry = telemetry.refresh(company_id=seat.company_id)
-    return summary

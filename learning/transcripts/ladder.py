@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
@@ -46,6 +47,79 @@ def _company_shards(shard: Shard):
     return Shard.objects.filter(seat__company_id=shard.seat.company_id).exclude(pk=shard.pk)
 
 
+class Pool:
+    """The company's comparable shards, read in ONE query and ranked in memory while a run's new shards climb.
+
+    Holds every shard a rung can compare with (candidates, shards in review, vetted ones, and those
+    a person or seat rejected) of one embedding model and width; ``note`` keeps it current as the
+    run decides, so a later shard meets what an earlier one became. Without a pool, each rung
+    ranks in SQL (``core.vectors.nearest``): the same rules, one shard at a time.
+    """
+
+    KEPT = (Shard.PENDING, Shard.REVIEW, Shard.PUBLISHED, Shard.REJECTED)
+
+    def __init__(self, company_id: int, model: str, dim: int):
+        self.model, self.dim = model, dim
+        rows = list(
+            Shard.objects.filter(seat__company_id=company_id, status__in=self.KEPT, embedding__isnull=False,
+                                 embedding_model=model, embedding_dim=dim)
+            .exclude(status=Shard.REJECTED, rejected_by=Shard.BY_LADDER)
+            .only("pk", "status", "session_id", "evidence", "rejected_by", "embedding")
+        )
+        self.rows: dict[int, Shard] = {}
+        self.ids: list[int] = []
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self._add([r for r in rows])
+
+    def _add(self, shards: list[Shard]) -> None:
+        fresh = [s for s in shards if s.pk not in self.rows]
+        if not fresh:
+            return
+        vectors = np.asarray([list(s.embedding) for s in fresh], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.matrix = np.vstack([self.matrix, vectors / np.where(norms == 0, 1, norms)])
+        for s in fresh:
+            self.rows[s.pk] = s
+            self.ids.append(s.pk)
+
+    def adopt(self, shards: list[Shard]) -> None:
+        """Use these instances for their rows (a run's own shards), so what the ladder changes on them is seen."""
+        for shard in shards:
+            if self.comparable(shard) and shard.pk in self.rows:
+                self.rows[shard.pk] = shard
+
+    def comparable(self, shard: Shard) -> bool:
+        return shard.embedding is not None and shard.embedding_model == self.model and shard.embedding_dim == self.dim
+
+    def note(self, shard: Shard) -> None:
+        """Record what ``shard`` became: in the pool while comparable, out of it otherwise."""
+        if self.comparable(shard) and shard.status in self.KEPT and not (
+            shard.status == Shard.REJECTED and shard.rejected_by == Shard.BY_LADDER
+        ):
+            self._add([shard])
+            self.rows[shard.pk] = shard
+
+    def similar(self, shard: Shard, statuses, threshold: float, *, rejected_by_ladder: bool = True) -> list[tuple[Shard, float]]:
+        if not self.comparable(shard) or not self.ids:
+            return []
+        vector = np.asarray(list(shard.embedding), dtype=np.float32)
+        norm = np.linalg.norm(vector)
+        sims = self.matrix @ (vector / (norm or 1.0))
+        order = np.argsort(-sims, kind="stable")
+        out = []
+        for i in order:
+            sim = float(sims[i])
+            if sim < threshold - 1e-6:
+                break
+            row = self.rows[self.ids[i]]
+            if row.pk == shard.pk or row.status not in statuses:
+                continue
+            if not rejected_by_ladder and row.rejected_by == Shard.BY_LADDER:
+                continue
+            out.append((row, round(sim, 4)))
+        return out
+
+
 def similar(shard: Shard, pool, threshold: float) -> list[tuple[Shard, float]]:
     """Shards of ``pool`` at or above ``threshold`` cosine similarity to ``shard``, nearest first (in SQL)."""
     if shard.embedding is None:
@@ -54,32 +128,41 @@ def similar(shard: Shard, pool, threshold: float) -> list[tuple[Shard, float]]:
     return [(row, round(1.0 - row.distance, 4)) for row in ranked]
 
 
-def resembles_rejected(shard: Shard) -> Outcome | None:
+def _find(shard: Shard, statuses, threshold: float, pool: Pool | None, *, rejected_by_ladder: bool = True):
+    """The shards of these statuses at or above ``threshold``: from the in-memory pool, else ranked in SQL."""
+    if pool is not None:
+        return pool.similar(shard, statuses, threshold, rejected_by_ladder=rejected_by_ladder)
+    qs = _company_shards(shard).filter(status__in=statuses)
+    if not rejected_by_ladder:
+        qs = qs.exclude(rejected_by=Shard.BY_LADDER)
+    return similar(shard, qs, threshold)
+
+
+def resembles_rejected(shard: Shard, pool: Pool | None = None) -> Outcome | None:
     """Veto 1: it resembles a shard someone already rejected."""
-    pool = _company_shards(shard).filter(status=Shard.REJECTED).exclude(rejected_by=Shard.BY_LADDER)
-    hits = similar(shard, pool, knobs().rejected_similarity)
+    hits = _find(shard, (Shard.REJECTED,), knobs().rejected_similarity, pool, rejected_by_ladder=False)
     if hits:
         other, sim = hits[0]
         return Outcome(Shard.REJECTED, f"resembles rejected shard #{other.pk} ({sim:.2f})", {"veto": "rejected", "similar_to": other.pk, "similarity": sim})
     return None
 
 
-def duplicates_published(shard: Shard) -> Outcome | None:
+def duplicates_published(shard: Shard, pool: Pool | None = None) -> Outcome | None:
     """Veto 2: it is a near-duplicate of a published shard."""
-    hits = similar(shard, _company_shards(shard).filter(status=Shard.PUBLISHED), knobs().published_duplicate_similarity)
+    hits = _find(shard, (Shard.PUBLISHED,), knobs().published_duplicate_similarity, pool)
     if hits:
         other, sim = hits[0]
         return Outcome(Shard.REJECTED, f"near-duplicate of published shard #{other.pk} ({sim:.2f})", {"veto": "duplicate", "similar_to": other.pk, "similarity": sim})
     return None
 
 
-def veto(shard: Shard) -> Outcome | None:
-    return resembles_rejected(shard) or duplicates_published(shard)
+def veto(shard: Shard, pool: Pool | None = None) -> Outcome | None:
+    return resembles_rejected(shard, pool) or duplicates_published(shard, pool)
 
 
-def recurrence(shard: Shard) -> tuple[list[Shard], set[str], int]:
+def recurrence(shard: Shard, pool: Pool | None = None) -> tuple[list[Shard], set[str], int]:
     """The unvetted candidates this shard recurs with, the distinct sources among all, and the occurrences."""
-    group = [row for row, _sim in similar(shard, _company_shards(shard).filter(status__in=RECURRENCE_POOL), knobs().corroboration_similarity)]
+    group = [row for row, _sim in _find(shard, RECURRENCE_POOL, knobs().corroboration_similarity, pool)]
     sources, occurrences = {shard.session_id}, 1
     for row in group:
         sources.update(row.evidence.get("sources") or [row.session_id])
@@ -87,23 +170,23 @@ def recurrence(shard: Shard) -> tuple[list[Shard], set[str], int]:
     return group, sources, occurrences
 
 
-def corroborated(shard: Shard) -> tuple[Shard, float] | None:
-    hits = similar(shard, _company_shards(shard).filter(status__in=VETTED), knobs().corroboration_similarity)
+def corroborated(shard: Shard, pool: Pool | None = None) -> tuple[Shard, float] | None:
+    hits = _find(shard, VETTED, knobs().corroboration_similarity, pool)
     return hits[0] if hits else None
 
 
-def decide(shard: Shard) -> Outcome:
+def decide(shard: Shard, pool: Pool | None = None) -> Outcome:
     """The ladder for one shard, in the spec's order."""
     if shard.embedding is None:
         return Outcome(Shard.PENDING, "no vector yet: cannot be compared")
-    vetoed = veto(shard)
+    vetoed = veto(shard, pool)
     if vetoed:
         return vetoed
-    group, sources, occurrences = recurrence(shard)
+    group, sources, occurrences = recurrence(shard, pool)
     evidence = {"distinct_sources": len(sources), "sources": sorted(sources), "occurrences": occurrences, "recurs_with": [s.pk for s in group]}
     if len(sources) >= knobs().min_distinct_sources:
         return Outcome(Shard.ACCEPTED, f"recurs across {len(sources)} distinct sources", evidence, group)
-    support = corroborated(shard)
+    support = corroborated(shard, pool)
     if support:
         evidence.update(corroborated_by=support[0].pk, similarity=support[1])
         return Outcome(Shard.ACCEPTED, f"corroborated by vetted shard #{support[0].pk} ({support[1]:.2f})", evidence, group)
@@ -112,36 +195,50 @@ def decide(shard: Shard) -> Outcome:
     return Outcome(Shard.PENDING, "no recurrence or corroboration yet", evidence)
 
 
-def evaluate(shard: Shard) -> Outcome:
-    """Decide and record one shard's rung; candidates it recurred with are folded into it."""
-    outcome = decide(shard)
+def evaluate(shard: Shard, pool: Pool | None = None, *, sink: list | None = None) -> Outcome:
+    """Decide and record one shard's rung; candidates it recurred with are folded into it.
+
+    ``sink`` (a climb's list) collects the decision events for one bulk write instead of one each.
+    """
+    outcome = decide(shard, pool)
     with transaction.atomic():
-        _record(shard, outcome, by=Shard.BY_LADDER)
-        for other in outcome.absorb:
-            Shard.objects.filter(pk=other.pk, status__in=RECURRENCE_POOL).update(
+        _record(shard, outcome, by=Shard.BY_LADDER, sink=sink)
+        absorbed = [other.pk for other in outcome.absorb]
+        if absorbed:
+            Shard.objects.filter(pk__in=absorbed, status__in=RECURRENCE_POOL).update(
                 status=Shard.ABSORBED, absorbed_into=shard, reason=f"recurs with shard #{shard.pk}", decided_at=timezone.now()
             )
+    for other in outcome.absorb:
+        other.status, other.absorbed_into_id = Shard.ABSORBED, shard.pk
+    if pool is not None:
+        for other in outcome.absorb:
+            pool.note(other)
+        pool.note(shard)
     return outcome
 
 
-def _record(shard: Shard, outcome: Outcome, *, by: str) -> None:
+def _record(shard: Shard, outcome: Outcome, *, by: str, sink: list | None = None) -> None:
     shard.status, shard.reason = outcome.status, outcome.reason[:300]
     shard.evidence = {**shard.evidence, **outcome.evidence}
     shard.decided_at = timezone.now()
     if outcome.status == Shard.REJECTED:
         shard.rejected_by = by
     shard.save(update_fields=["status", "reason", "evidence", "decided_at", "rejected_by"])
-    events.publish("shard_decided", seat=shard.seat, best_effort=True, shard_id=shard.pk, status=shard.status, reason=shard.reason)
+    payload = dict(shard_id=shard.pk, status=shard.status, reason=shard.reason)
+    if sink is not None:
+        sink.append(("shard_decided", shard.seat, "", payload))
+    else:
+        events.publish("shard_decided", seat=shard.seat, best_effort=True, **payload)
 
 
-def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str = "") -> dict:
+def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str = "", pool: Pool | None = None) -> dict:
     """Submit a candidate to the independent judge. Vetoes are checked first and never outvoted."""
     if shard.status == Shard.PUBLISHED:
         return _answer(shard, kept=True)
     if shard.status in (Shard.REJECTED, Shard.ABSORBED):
         target = f"; submit shard #{shard.absorbed_into_id} instead" if shard.absorbed_into_id else ""
         raise Conflict(f"shard {shard.pk} is {shard.status} and cannot be submitted{target}", shard_id=shard.pk, status=shard.status)
-    vetoed = veto(shard)
+    vetoed = veto(shard, pool)
     if vetoed:
         _record(shard, vetoed, by=Shard.BY_LADDER)
         return _answer(shard, kept=False)
@@ -162,6 +259,8 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
         shard.published_at = shard.decided_at if verdict["kept"] else None
         shard.save(update_fields=["judge_verdict", "status", "reason", "decided_at", "published_at"])
         events.publish("shard_judged", seat=shard.seat, best_effort=True, shard_id=shard.pk, kept=verdict["kept"], reason=verdict["reason"], submitted_by=submitted_by)
+    if pool is not None:
+        pool.note(shard)
     return _answer(shard, kept=verdict["kept"])
 
 

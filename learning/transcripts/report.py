@@ -49,9 +49,9 @@ def per_file_lines(summary) -> list[str]:
     lines = []
     for read in summary.files_read:
         excluded = sum(read.pseudo_user.values())
-        lines.append(f"{read.path}: {read.bytes_read:,} bytes; a person wrote {read.human_messages}; "
-                     f"excluded {excluded}" + (f" ({_counts(read.pseudo_user)})" if excluded else "") +
-                     (f"; {read.warnings} warning(s)" if read.warnings else ""))
+        lines.append(f"{read.path}: {read.bytes_read:,} bytes, {sum(read.records.values())} records ({_counts(read.records)}); "
+                     f"a person wrote {read.human_messages}; pseudo-user records excluded {excluded}"
+                     + (f" ({_counts(read.pseudo_user)})" if excluded else "") + (f"; {read.warnings} warning(s)" if read.warnings else ""))
         episodes = TranscriptEpisode.objects.filter(pk__in=read.episode_ids).order_by("pk")
         shards_of = {}
         for shard in Shard.objects.filter(episode_id__in=read.episode_ids).prefetch_related("recommendations").order_by("pk"):

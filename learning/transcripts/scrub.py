@@ -135,12 +135,26 @@ class ScrubStats:
             self.counts[label] = self.counts.get(label, 0) + n
 
 
+_ALL_TRIGGERS = sorted({t for p in PATTERNS for t in p.triggers} | set(_HOME_TRIGGERS), key=len, reverse=True)
+# every start position (a lookahead), the longest trigger there; a trigger inside a found one is present too
+_TRIGGERS = re.compile("(?=(" + "|".join(re.escape(t) for t in _ALL_TRIGGERS) + "))")
+_INSIDE = {t: {u for u in _ALL_TRIGGERS if u in t} for t in _ALL_TRIGGERS}
+_UNTRIGGERED = tuple(p for p in PATTERNS if not p.triggers)
+
+
 def scrub(text: str, stats: ScrubStats | None = None) -> str:
     """``text`` with every secret replaced by its labelled placeholder and the home path by ``~``."""
     if not text:
         return text
     lowered = text.lower()
+    present = set()  # one scan: which patterns can match at all
+    for found in set(_TRIGGERS.findall(lowered)):
+        present |= _INSIDE[found]
+    if not present and not _UNTRIGGERED:
+        return text
     for pattern in PATTERNS:
+        if pattern.triggers and present.isdisjoint(pattern.triggers):
+            continue
         text, n = pattern.apply(text, lowered)
         if n:
             lowered = text.lower()

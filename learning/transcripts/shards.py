@@ -56,19 +56,28 @@ def store_read(*, seat, source: TranscriptSource, result: ReadResult) -> list[Tr
     """
     if result.restarted:
         TranscriptSession.objects.filter(source=source).update(human_messages=0, pseudo_user={}, observations={})
-    sessions = {}
+    ids = [seen.session_id for seen in result.sessions]
+    known = {row.session_id: row for row in TranscriptSession.objects.select_for_update().filter(source=source, session_id__in=ids)}
+    fresh, sessions = [], {}
     for seen in result.sessions:
-        row, _created = TranscriptSession.objects.select_for_update().get_or_create(
-            source=source, session_id=seen.session_id, defaults={"seat": seat, "cwd": seen.cwd}
-        )
+        row = known.get(seen.session_id)
+        if row is None:
+            row = TranscriptSession(source=source, seat=seat, session_id=seen.session_id, cwd=seen.cwd)
+            fresh.append(row)
         row.cwd = row.cwd or seen.cwd
         row.started_at = min(filter(None, [row.started_at, seen.started_at]), default=None)
         row.ended_at = max(filter(None, [row.ended_at, seen.ended_at]), default=None)
         row.human_messages += seen.human_messages
         row.pseudo_user = _merge_counts(row.pseudo_user, seen.pseudo_user)
         row.observations = _merge_counts(row.observations, seen.observations)
-        row.save()
         sessions[seen.session_id] = row
+    TranscriptSession.objects.bulk_create(fresh)
+    if known:
+        for row in known.values():
+            row.ingested_at = timezone.now()
+        TranscriptSession.objects.bulk_update(
+            list(known.values()), ["cwd", "started_at", "ended_at", "human_messages", "pseudo_user", "observations", "ingested_at"]
+        )
     created = _new_episodes(seat, source, sessions, result.episodes)
     source.watermark = result.watermark
     source.read_at = timezone.now()
@@ -113,23 +122,35 @@ def episode_inputs(episode: TranscriptEpisode) -> dict:
     }
 
 
+EXTRACT_BATCH = 50  # episodes asked between two budget checks; their spend is recorded in one write
+
+
 def extract(*, seat, episodes: list[TranscriptEpisode], warnings: list[str], stage: str = "background") -> list[Shard]:
-    """Ask each unextracted episode for its lessons; store each as a shard with its vector."""
-    pending: list[tuple[TranscriptEpisode, list[str]]] = []
-    for episode in episodes:
-        if episode.extracted_at is not None:
-            continue
+    """Ask each unextracted episode for its lessons; store each as a shard with its vector.
+
+    Episodes go in batches: one budget check before a batch, one charge and one transaction after it.
+    """
+    todo = [e for e in episodes if e.extracted_at is None]
+    created: list[Shard] = []
+    for start in range(0, len(todo), EXTRACT_BATCH):
         if budgets.has_room(seat) is False:
-            warnings.append(f"seat {seat.handle} is over its token budget; {len(episodes)} episode(s) left for the next run")
+            warnings.append(f"seat {seat.handle} is over its token budget; {len(todo) - start} episode(s) left for the next run")
             break
-        try:
-            answer = aux.call(seat=seat, stage=stage, purpose=tp.SHARDS, inputs={"episode": episode_inputs(episode)})
-        except (ProviderError, AnswerUnparseable) as exc:
-            warnings.append(f"episode {episode.key}: lessons not extracted ({exc})")
-            continue
-        # a model may echo a secret it was never shown in full; scrub what comes back too
-        pending.append((episode, [scrub(lesson) for lesson in answer.value]))
-    return _store_shards(seat, pending)
+        pending: list[tuple[TranscriptEpisode, list[str]]] = []
+        answers = []
+        for episode in todo[start:start + EXTRACT_BATCH]:
+            try:
+                answer = aux.call(seat=seat, stage=stage, purpose=tp.SHARDS, inputs={"episode": episode_inputs(episode)}, defer_record=True)
+            except (ProviderError, AnswerUnparseable) as exc:
+                warnings.append(f"episode {episode.key}: lessons not extracted ({exc})")
+                continue
+            answers.append(answer)
+            # a model may echo a secret it was never shown in full; scrub what comes back too
+            pending.append((episode, [scrub(lesson) for lesson in answer.value]))
+        with transaction.atomic():
+            aux.record_batch(seat, answers)
+            created.extend(_store_shards(seat, pending))
+    return created
 
 
 def embed_lessons(texts: list[str]) -> list[EmbedResult]:
@@ -144,20 +165,19 @@ def embed_lessons(texts: list[str]) -> list[EmbedResult]:
 
 
 def _store_shards(seat, pending) -> list[Shard]:
+    """One bulk insert of the batch's shards, one update marking its episodes extracted."""
     texts = [lesson for _episode, lessons in pending for lesson in lessons]
     vectors = iter(embed_lessons(texts))
-    now, created = timezone.now(), []
+    rows = []
+    for episode, lessons in pending:
+        for lesson in lessons:
+            shard = Shard(seat=seat, episode=episode, session_id=episode.session.session_id, text=lesson, text_hash=text_hash(lesson))
+            result = next(vectors)
+            shard.set_vector(result.vector, result.model)
+            rows.append(shard)
     with transaction.atomic():
-        for episode, lessons in pending:
-            for lesson in lessons:
-                shard = Shard(seat=seat, episode=episode, session_id=episode.session.session_id, text=lesson,
-                              text_hash=text_hash(lesson))
-                result = next(vectors)
-                shard.set_vector(result.vector, result.model)
-                shard.save()
-                created.append(shard)
-            episode.extracted_at = now
-            episode.save(update_fields=["extracted_at"])
+        created = Shard.objects.bulk_create(rows)
+        TranscriptEpisode.objects.filter(pk__in=[episode.pk for episode, _l in pending]).update(extracted_at=timezone.now())
     return created
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from core.vectors import CosineDistance, nearest, pool, split_words, usable
+from core.vectors import CosineDistance, nearest, nearest_rows, pool, ranked_ids, split_words, usable
 from learning.models import DiaryEntry
 
 
@@ -82,3 +82,55 @@ def test_split_between_words_and_pool():
     pooled = pool([[1.0, 0.0], [0.0, 1.0]], [1, 1])
     assert pooled == pytest.approx([2**-0.5, 2**-0.5])
     assert pool([[0.0, 0.0]]) is None
+
+
+def test_ranked_ids_gives_numpys_top_k_with_distances(seat):
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(200, 24)).astype(np.float32)
+    rows = _rows(seat, vectors)
+    _rows(seat, rng.normal(size=(20, 24)), model="m-b")  # another model: never ranked
+    query = rng.normal(size=24).astype(np.float32)
+
+    ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), query.tolist(), "m-a", limit=50)
+
+    sims = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))
+    order = np.argsort(-sims, kind="stable")[:50]
+    assert [i for i, _ in ranked] == [rows[k].id for k in order]
+    np.testing.assert_allclose([d for _, d in ranked], 1 - sims[order], atol=1e-4)
+
+
+def test_ranked_ids_drops_rows_past_the_distance_and_rows_of_another_width(seat):
+    near = _rows(seat, np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [-1.0, 0.0]]))
+    wrong_width = _rows(seat, np.array([[1.0, 0.0, 0.0]]))
+    DiaryEntry.objects.filter(pk=wrong_width[0].pk).update(embedding_dim=2)  # a row whose width lies
+
+    ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.0], "m-a", limit=10, max_distance=0.5)
+
+    assert [i for i, _ in ranked] == [near[0].id, near[1].id]
+    assert ranked[0][1] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_nearest_rows_are_read_without_their_vectors(seat):
+    _rows(seat, np.array([[1.0, 0.0], [0.8, 0.2], [0.0, 1.0]]))
+
+    rows = nearest_rows(DiaryEntry.objects.filter(seat=seat), [1.0, 0.0], "m-a", limit=2)
+
+    assert [r.content for r in rows] == ["note 0", "note 1"]
+    assert rows[0].distance == pytest.approx(0.0, abs=1e-6)
+    assert "embedding" in rows[0].get_deferred_fields()
+
+
+@pytest.mark.postgres_only
+def test_postgres_connections_use_pgvectors_binary_adapters(seat, require_postgres):
+    from django.db import connection
+    from pgvector import Vector
+
+    _rows(seat, np.array([[0.25, -0.5, 1.0]]))
+    raw = connection.connection
+    assert raw.adapters.types.get("vector") is not None  # registered on connect (or on first vector query)
+    import psycopg
+
+    with psycopg.Cursor(raw) as cursor:
+        cursor.execute("SELECT embedding FROM agent_diary WHERE seat_id = %s", [seat.id], binary=True)
+        (value,) = cursor.fetchone()
+    assert isinstance(value, Vector) and value.to_list() == pytest.approx([0.25, -0.5, 1.0])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 
 import pytest
 
 from crewlet import config
-from crewlet.config import ConfigError, parse_text
+from crewlet.config import ConfigError, parse_text, schema
 from crewlet.models import ConfigRevision, Seat
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "crewlet.toml.example"
@@ -97,6 +98,31 @@ def test_a_value_of_the_wrong_type_is_refused_naming_its_path():
 def test_a_wrong_type_inside_a_role_override_names_the_roles_path():
     text = toml().replace("min_tool_iterations = 8", 'min_tool_iterations = "eight"')
     assert refused_path(text) == "roles.swe.skills.reflection.min_tool_iterations"
+
+
+@pytest.mark.parametrize("old, new, path", [
+    ('kind = "offline"', 'kind = "gemini"', "providers.llm.offline.kind"),
+    ('kind = "hashing"', 'kind = "word2vec"', "providers.embeddings.kind"),
+    ('name = "Hotco"', 'name = "Hotco"\nbudget_window = "week"', "company.budget_window"),
+])
+def test_an_unknown_kind_is_refused_naming_its_path_and_the_known_kinds(old, new, path):
+    with pytest.raises(ConfigError, match="known: ") as raised:
+        parse_text(toml().replace(old, new, 1))
+    assert raised.value.path == path
+
+
+@pytest.mark.parametrize("kinds, seam", [
+    (schema.LlmKind, "core.providers.llm.base.KINDS"),
+    (schema.EmbeddingKind, "core.providers.embeddings.base.KINDS"),
+    (schema.KnowledgeBackend, "knowledge.searcher.BACKENDS"),
+    (schema.KnowledgeBackend, "knowledge.promotion_writer.WRITERS"),
+])
+def test_every_kind_the_config_accepts_is_one_its_seam_resolves(kinds, seam):
+    from django.utils.module_loading import import_string
+
+    resolvable, accepted = set(import_string(seam)), set(typing.get_args(kinds))
+    assert accepted - {"none"} <= resolvable <= accepted  # "none" may resolve to nothing by design
+    assert all(callable(import_string(path)) for path in import_string(seam).values())
 
 
 def test_an_unknown_provider_alias_in_a_role_chain_is_refused_naming_the_chain_entry():

@@ -116,6 +116,9 @@ def compile_clause(clause: str):
     if m := re.fullmatch(r"space IN \(([^)]*)\)", clause, re.I):
         spaces = _values(m.group(1))
         return "space", lambda p: p.space in spaces
+    if m := re.fullmatch(r"parent = (\d+)", clause):
+        pid = m.group(1)
+        return "parent", lambda p: bool(p.ancestors) and p.ancestors[-1] == pid
     if m := re.fullmatch(r"ancestor != (\d+)", clause):
         pid = m.group(1)
         return "ancestor", lambda p: pid not in p.ancestors
@@ -185,6 +188,8 @@ class FakeConfluence:
         }
         if "space" in expand:
             out["space"] = {"key": page.space, "name": page.space, "type": "global"}
+        if "body.storage" in expand:
+            out["body"] = {"storage": {"value": page.body, "representation": "storage"}}
         if "ancestors" in expand:
             out["ancestors"] = [{"id": a, "type": "page", "title": self.pages[a].title} for a in page.ancestors]
         return out

@@ -69,6 +69,11 @@ class FakeEmbeddingsServer:
     def stall(self, seconds: float) -> None:
         self.stall_seconds = seconds
 
+    def release(self) -> None:
+        """Answer the stalled requests now; later ones are not stalled."""
+        self.stall_seconds = 0.0
+        self._release.set()
+
     def zeros(self) -> None:
         self.zero_vectors = True
 

@@ -1,1 +1,0 @@
-from tests.knowledge.fixtures import _fresh_backends, fake_confluence, serve_confluence, serve_native  # noqa: F401

@@ -42,38 +42,38 @@ def test_a_bad_alias_raises_naming_it(serve_config):
 def test_search_knowledge_lists_the_pages_it_found(seat, serve_native):
     p = save_page(container_key="ENG", title="Deploy runbook", body="canary then rollback")
     serve_native(scope=["ENG"])
-    answer = search_knowledge_answer(seat, "canary rollback")
+    answer = search_knowledge_answer(seat, "canary rollback").text
     assert "Deploy runbook" in answer and f"page {p.pk}" in answer and "[ENG" in answer
 
 
 def test_search_knowledge_that_found_nothing_says_it_searched(seat, serve_native, db):
     serve_native(scope=["ENG"])
-    answer = search_knowledge_answer(seat, "canary")
+    answer = search_knowledge_answer(seat, "canary").text
     assert "was searched" in answer and "could not be searched" not in answer
 
 
 def test_search_knowledge_on_an_unconfigured_backend_says_so(seat, serve_config):
     serve_config(knowledge=schema.Knowledge(backend="none"))
-    answer = search_knowledge_answer(seat, "canary")
+    answer = search_knowledge_answer(seat, "canary").text
     assert "could not be searched" in answer and "no knowledge backend is configured" in answer
 
 
 def test_search_knowledge_scoped_to_nothing_says_so(seat, serve_native):
     serve_native(scope=[])
-    answer = search_knowledge_answer(seat, "canary")
+    answer = search_knowledge_answer(seat, "canary").text
     assert "could not be searched" in answer and "knowledge.scope is empty" in answer
 
 
 def test_search_knowledge_on_an_unreachable_backend_says_so_not_nothing_found(seat, serve_confluence):
     serve_confluence(closed_port_url(), scope=["ENG"])
-    answer = search_knowledge_answer(seat, "canary")
+    answer = search_knowledge_answer(seat, "canary").text
     assert "could not be reached" in answer and "says nothing about whether a page exists" in answer
     assert "was searched" not in answer
 
 
 def test_an_empty_query_is_answered_without_a_search(seat, serve_native, db):
     serve_native(scope=["ENG"])
-    assert "needs a query" in search_knowledge_answer(seat, "   ")
+    assert "needs a query" in search_knowledge_answer(seat, "   ").text
     assert not Event.objects.filter(name="knowledge_read").exists()
 
 
@@ -103,11 +103,11 @@ def test_a_failed_telemetry_write_never_fails_the_read(seat, serve_native, monke
     monkeypatch.setattr(events, "publish", broken)
     save_page(container_key="ENG", title="Deploy runbook", body="canary")
     serve_native(scope=["ENG"])
-    assert "Deploy runbook" in search_knowledge_answer(seat, "canary")
+    assert "Deploy runbook" in search_knowledge_answer(seat, "canary").text
 
 
 def test_a_backend_that_raises_is_reported_unreachable(seat, serve_native, monkeypatch, db):
     serve_native(scope=["ENG"])
     monkeypatch.setattr(NativeSearcher, "search", lambda self, seat, q, limit: 1 / 0)
-    answer = search_knowledge_answer(seat, "canary")
+    answer = search_knowledge_answer(seat, "canary").text
     assert "could not be reached" in answer

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import types
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.utils import timezone
@@ -55,46 +52,3 @@ def skill(seat, name, description="does a thing", *, state=SynthesizedSkill.ACTI
     return SynthesizedSkill.objects.create(seat=seat, name=name, description=description,
                                            body=body or f"# {name}\n\n1. step", state=state,
                                            created_at=timezone.now(), **extra)
-
-
-@dataclass
-class FakePage:
-    title: str
-    snippet: str = ""
-    page_id: str = "1"
-    container_key: str = "ENG"
-    url: str = ""
-
-
-@dataclass
-class FakeResult:
-    pages: list = field(default_factory=list)
-    served_mode: str = "native"
-
-
-class FakeSearcher:
-    """A stand-in ``knowledge.searcher`` module: records its calls and answers what it was given."""
-
-    def __init__(self, *, result=None, can=True, answer="1 page: Runbook"):
-        self.result, self.can, self.answer = result or FakeResult(), can, answer
-        self.searches: list[tuple[str, int]] = []
-        self.answers: list[str] = []
-
-    def can_search(self, seat):
-        return self.can
-
-    def search(self, seat, query, limit):
-        self.searches.append((query, limit))
-        return self.result
-
-    def search_knowledge_answer(self, seat, query):
-        self.answers.append(query)
-        return self.answer
-
-
-def install_searcher(monkeypatch, searcher: FakeSearcher) -> FakeSearcher:
-    module = types.ModuleType("knowledge.searcher")
-    for name in ("can_search", "search", "search_knowledge_answer"):
-        setattr(module, name, getattr(searcher, name))
-    monkeypatch.setitem(sys.modules, "knowledge.searcher", module)
-    return searcher

@@ -170,7 +170,7 @@ def test_the_view_steps_aside_while_migrate_rebuilds_the_skills_table(seat):
     from django.apps import apps as django_apps
     from django.db import connection, models
 
-    from learning import health_view
+    from learning import health_sql_view
 
     learning_app = django_apps.get_app_config("learning")
     old = SynthesizedSkill._meta.get_field("use_count")
@@ -178,11 +178,11 @@ def test_the_view_steps_aside_while_migrate_rebuilds_the_skills_table(seat):
     wider.set_attributes_from_name("use_count")
     wider.model = SynthesizedSkill
 
-    health_view.drop_before_migrate(learning_app, using="default")
+    health_sql_view.drop_before_migrate(learning_app, using="default")
     with connection.schema_editor() as editor:
         editor.alter_field(SynthesizedSkill, old, wider)
         editor.alter_field(SynthesizedSkill, wider, old)
-    health_view.recreate_after_migrate(learning_app, using="default")
+    health_sql_view.recreate_after_migrate(learning_app, using="default")
 
     skill_with(seat, "a", uses=2, age_days=1)
     assert LearningHealth.objects.get(seat=seat).total_skill_uses == 2

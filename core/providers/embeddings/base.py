@@ -19,6 +19,7 @@ from django.utils.module_loading import import_string
 
 from core.providers.errors import ProviderError
 from core.vectors import pool, split_words, usable
+from crewlet.config.schema import EmbeddingKind
 
 log = logging.getLogger("learning.embeddings")
 
@@ -43,7 +44,7 @@ class EmbedResult:
     error: str = ""
 
 
-KINDS = {
+KINDS: dict[EmbeddingKind, str] = {  # "none" builds no embedder
     "local": "core.providers.embeddings.local.LocalEmbedder",
     "openai_compat": "core.providers.embeddings.openai_compat.OpenAICompatEmbedder",
     "hashing": "core.providers.embeddings.hashing.HashingEmbedder",
@@ -112,6 +113,9 @@ def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embed
             return [EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts]
     if embedder is None:
         return [EmbedResult(None, "", "unconfigured") for _ in texts]
+    from core.providers.embeddings import warm
+
+    warm.wait_while_loading()  # a load in progress is not this embed's budget to spend
     future = _pool.submit(_embed_whole, embedder, list(texts))
     try:
         vectors = future.result(timeout=budget)

@@ -7,6 +7,8 @@ from typing import Any, Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from crewlet.config.schema import LlmKind
+
 
 @dataclass(frozen=True)
 class Completion:
@@ -26,7 +28,7 @@ class Provider(Protocol):
         """Answer ``messages``. ``purpose``/``inputs`` let the offline provider run its heuristic."""
 
 
-KINDS = {
+KINDS: dict[LlmKind, str] = {
     "openai_compat": "core.providers.llm.openai_compat.OpenAICompatProvider",
     "anthropic": "core.providers.llm.anthropic.AnthropicProvider",
     "offline": "core.providers.llm.offline.OfflineProvider",

@@ -1,9 +1,17 @@
-"""Progress for operator commands: a tqdm bar on a terminal, nothing but the summary otherwise."""
+"""Progress for operator commands: a tqdm bar on a terminal, nothing but the summary otherwise.
+
+A bar stays whole when a warning is logged mid-run (the project's log lines are written through
+tqdm while it runs), and batch commands load the embedder before their first item, so the first
+item neither pays for the load nor is stored vectorless because of it.
+"""
 
 from __future__ import annotations
 
+import logging
 import sys
 from contextlib import contextmanager
+
+PROJECT_LOGGERS = ("crewlet", "core", "learning", "knowledge")
 
 
 def on_terminal(stream) -> bool:
@@ -12,14 +20,27 @@ def on_terminal(stream) -> bool:
 
 
 @contextmanager
-def bar(stream, *, total: int | None, desc: str, unit: str = "seat"):
-    """Yields ``advance(n=1, label='')``; a no-op when the output is not a terminal."""
+def tqdm_bar(stream, *, total: int | None, desc: str, unit: str, **options):
+    """A tqdm bar on stderr while ``stream`` is a terminal (None otherwise); log lines print above it."""
     if not on_terminal(stream):
-        yield lambda n=1, label="": None
+        yield None
         return
     from tqdm import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
 
-    with tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False) as progress:
+    loggers = [logging.getLogger(name) for name in PROJECT_LOGGERS]
+    with logging_redirect_tqdm(loggers=loggers), tqdm(total=total, desc=desc, unit=unit, file=sys.stderr,
+                                                       leave=False, **options) as progress:
+        yield progress
+
+
+@contextmanager
+def bar(stream, *, total: int | None, desc: str, unit: str = "seat"):
+    """Yields ``advance(n=1, label='')``; a no-op when the output is not a terminal."""
+    with tqdm_bar(stream, total=total, desc=desc, unit=unit) as progress:
+        if progress is None:
+            yield lambda n=1, label="": None
+            return
 
         def advance(n: int = 1, label: str = "") -> None:
             if label:
@@ -27,6 +48,19 @@ def bar(stream, *, total: int | None, desc: str, unit: str = "seat"):
             progress.update(n)
 
         yield advance
+
+
+def load_embedder(stdout) -> None:
+    """Load the configured embedder before the first item, saying how long it took."""
+    from core.providers.embeddings import warm
+    from crewlet import config
+
+    seconds = warm.warm()
+    spec = config.current().providers.embeddings
+    if seconds is None and spec.kind != "none":
+        stdout.write(f"embedder {spec.kind}/{spec.model} could not be loaded; items are stored without a vector")
+    elif seconds is not None:
+        stdout.write(f"embedder {spec.kind}/{spec.model} loaded in {seconds:.1f}s")
 
 
 def summary_lines(result: dict) -> list[str]:

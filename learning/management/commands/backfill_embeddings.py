@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from core.providers.embeddings import get_embedder
 from crewlet.models import Seat
-from learning.management.commands._progress import bar
+from learning.management.commands._progress import bar, load_embedder
 from learning.passes import duties, embed_fill
 
 MINUTE = 60.0
@@ -32,6 +32,7 @@ class Command(BaseCommand):
         embedder = get_embedder()
         if embedder is None:
             raise CommandError("embeddings are off (providers.embeddings.kind = none)")
+        load_embedder(self.stdout)
         total = self._left(embedder, model)
         totals = {"filled": 0, "held": 0, "requests": 0, "minutes": 0}
         with bar(self.stdout, total=total, desc="backfill", unit="row") as advance:
@@ -64,6 +65,5 @@ class Command(BaseCommand):
         now = timezone.now()
         count = 0
         for seat in Seat.objects.filter(active=True):
-            notes, turns = embed_fill.pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=model)
-            count += notes.count() + turns.count()
-        return count
+            count += sum(qs.count() for qs in embed_fill.pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=model))
+        return count + embed_fill.pending_pages(model=embedder.model, dim=embedder.dim, now=now, only_model=model).count()

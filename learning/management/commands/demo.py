@@ -2,6 +2,7 @@
 
 import importlib
 import time
+from pathlib import Path
 
 from django.core.management import BaseCommand, call_command
 
@@ -26,3 +27,23 @@ class Command(BaseCommand):
             module.run(ctx)
             ctx.line(self.style.SUCCESS(f"   ({name.rsplit('.', 1)[1]} step: {time.monotonic() - started:.1f}s)"))
         self.stdout.write(self.style.SUCCESS("\ndemo complete"))
+        self._hand_over(ctx)
+
+    def _hand_over(self, ctx: DemoContext) -> None:
+        """Where the demo's database and tokens are, and how to serve them."""
+        from django.conf import settings
+        from django.db import connection
+
+        path = Path(settings.VAR_DIR) / "demo-tokens.txt"
+        lines = [f"# API tokens of the demo database {connection.settings_dict['NAME']} (each acts as its seat)"]
+        lines += [f"{handle:<9} {token}" for handle, token in sorted(ctx.tokens.items())]
+        if ctx.operator_token:
+            lines.append(f"{'operator':<9} {ctx.operator_token}")
+        path.write_text("\n".join(lines) + "\n")
+        path.chmod(0o600)
+        ana = ctx.tokens.get("ana", "")
+        self.stdout.write("\nserve it:  make serve   (this database and crewlet.toml.example at http://127.0.0.1:8000/)")
+        self.stdout.write(f"tokens:    {path} (full values)")
+        if ana:
+            self.stdout.write(f"try it:    curl -H 'Authorization: Bearer {ana}' http://127.0.0.1:8000/api/v1/agents/ana/memory")
+        self.stdout.write("API docs:  http://127.0.0.1:8000/api/v1/docs")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from django.core.management import BaseCommand, CommandError
 
 from crewlet.errors import CrewletError
+from learning.management.commands._progress import load_embedder, tqdm_bar
 from learning.transcripts.adapters import ADAPTERS
 from learning.transcripts.ingest import default_seat, ingest
 from learning.transcripts.report import per_file_lines, summary_lines
@@ -51,6 +51,9 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         from crewlet.models import Seat
 
+        missing = [path for path in options["paths"] if not os.path.exists(path)]
+        if missing:
+            raise CommandError(f"no such file or folder: {', '.join(missing)}")
         if options["repo"] and not os.path.isdir(options["repo"]):
             raise CommandError(f"--repo {options['repo']}: not a directory")
         try:
@@ -59,20 +62,17 @@ class Command(BaseCommand):
             raise CommandError(f"--seat {options['seat']}: no such seat") from None
         except CrewletError as exc:
             raise CommandError(str(exc)) from None
-        total = _bytes_under(options["paths"])
-        if sys.stdout.isatty():
-            from tqdm import tqdm
-
-            progress = tqdm(total=total, unit="B", unit_scale=True, desc="transcripts")
+        if options["seat"]:
+            self.stdout.write(f"seat: {seat.handle}")
         else:
-            progress = _Plain(self.stdout, total)
+            self.stdout.write(f"seat: {seat.handle} (the default, the first active seat; --seat HANDLE files under another)")
+        load_embedder(self.stdout)
+        total = _bytes_under(options["paths"])
         started = time.monotonic()
-        try:
-            summary = ingest(paths=options["paths"], seat=seat, adapter=options["adapter"], repo=options["repo"], progress=progress)
-        finally:
-            progress.close()
+        with tqdm_bar(self.stdout, total=total, unit="B", unit_scale=True, desc="transcripts") as progress:
+            summary = ingest(paths=options["paths"], seat=seat, adapter=options["adapter"], repo=options["repo"],
+                             progress=progress or _Plain(self.stdout, total))
         elapsed = time.monotonic() - started
-        self.stdout.write(f"seat: {seat.handle}")
         rate = summary.bytes_read / 1e6 / elapsed if elapsed > 0 and summary.bytes_read else None
         for line in summary_lines(summary, mb_per_s=rate):
             self.stdout.write(line)

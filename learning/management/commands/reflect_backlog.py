@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from datetime import datetime, time
 
@@ -10,6 +9,7 @@ from django.core.management import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 
+from learning.management.commands._progress import bar, load_embedder
 from learning.models import Turn
 
 
@@ -23,7 +23,10 @@ class Command(BaseCommand):
     def _pending(self, since: str | None, seat: str | None):
         qs = Turn.objects.filter(reflected_at__isnull=True).order_by("received_at", "id")
         if since:
-            day = parse_date(since)
+            try:
+                day = parse_date(since)
+            except ValueError:  # the shape of a date, but not a day of the calendar
+                day = None
             if day is None:
                 raise CommandError(f"--since: {since!r} is not a date (YYYY-MM-DD)")
             qs = qs.filter(received_at__gte=timezone.make_aware(datetime.combine(day, time.min)))
@@ -41,20 +44,15 @@ class Command(BaseCommand):
         ids = self._pending(since, seat)
         statuses: Counter = Counter()
         gates: Counter = Counter()
-        progress = None
-        if self.stdout.isatty():  # a progress bar on a terminal, a plain summary otherwise
-            from tqdm import tqdm
-
-            progress = tqdm(total=len(ids), unit="turn", desc="reflecting", file=sys.stderr)
-        for turn_id in ids:
-            result = reflect_turn(turn_id)
-            statuses[result["status"]] += 1
-            if result.get("gate"):
-                gates[result["gate"]] += 1
-            if progress is not None:
-                progress.update(1)
-        if progress is not None:
-            progress.close()
+        if ids:
+            load_embedder(self.stdout)
+        with bar(self.stdout, total=len(ids), desc="reflecting", unit="turn") as advance:
+            for turn_id in ids:
+                result = reflect_turn(turn_id)
+                statuses[result["status"]] += 1
+                if result.get("gate"):
+                    gates[result["gate"]] += 1
+                advance()
         summary = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "nothing to reflect"
         self.stdout.write(f"{len(ids)} turn(s) without a reflection: {summary}")
         if gates:

@@ -22,10 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
 
     def handle(self, *args, name, seat=None, dry_run=False, json=False, **options):
-        try:
-            fn = schedules.service(name)
-        except schedules.PassMissing as exc:
-            raise CommandError(str(exc)) from None
+        fn = schedules.service(name)
         kwargs = self._kwargs(fn, name, seat, dry_run)
         seats = 1 if seat else Seat.objects.filter(active=True).count()
         with bar(self.stdout, total=seats, desc=name) as advance:

@@ -45,9 +45,10 @@ class SessionSeen:
 class ReadResult(tuple):
     """``(episodes, new_watermark, warnings)``, with ``sessions``, ``bytes_read`` and ``scrubbed`` alongside."""
 
-    def __new__(cls, episodes, watermark, warnings, *, sessions=(), bytes_read=0, scrubbed=None, restarted=False):
+    def __new__(cls, episodes, watermark, warnings, *, sessions=(), bytes_read=0, scrubbed=None, restarted=False, records=None):
         self = super().__new__(cls, (list(episodes), watermark, list(warnings)))
         self.restarted = restarted  # read from the start again (rewritten file): counts replace, not add
+        self.records = dict(records or {})  # newly read records by type
         self.sessions = list(sessions)
         self.bytes_read = bytes_read
         self.scrubbed = dict(scrubbed or {})  # placeholder label -> count, newly read lines only

@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass, field
 
 from learning.transcripts.adapters import Episode, ReadResult, SessionSeen
 from learning.transcripts.adapters import claude_code_records as rec
-from learning.transcripts.lessons import command_shape
 from learning.transcripts.scrub import ScrubStats, scrub
 
 WATERMARK_VERSION = 2
@@ -98,10 +97,15 @@ class _Turn:
     interrupted: bool = False
 
 
+_ENV = re.compile(r"^(?:cd\s+\S+\s*&&\s*|[A-Za-z_][A-Za-z0-9_]*=\S*\s+|(?:sudo|time|env|nice|timeout(?:\s+\d+[smh]?)?)\s+)+")
+
+
 def _call_key(name: str, args: dict) -> str:
     if name == "Bash":
-        shape = command_shape(str(args.get("command") or ""))
-        return "Bash:" + " ".join(shape.split(" && ")[0].split()[:2])
+        words = _ENV.sub("", str(args.get("command") or "").lstrip(), count=1).split(None, 2)[:2]
+        if len(words) == 2 and not re.match(r"^[a-z][a-z0-9\-]*$", words[1]):
+            words = words[:1]  # ``pytest tests/x``: the program alone; ``git push``: program and subcommand
+        return "Bash:" + " ".join(words)
     target = args.get("file_path") or args.get("notebook_path") or args.get("path") or ""
     return f"{name}:{target}"
 
@@ -142,6 +146,7 @@ class _Walker:
         self.turn_session = wm.session
         self.open_emitted: list[str] = []
         self.counting = False
+        self.records: dict[str, int] = {}  # newly read records by type (a sidechain's marked), for the per-file report
 
     @property
     def stats(self) -> ScrubStats:
@@ -170,6 +175,9 @@ class _Walker:
 
     def feed(self, record: dict, offset: int, lineno: int) -> None:
         self.counting = offset >= self.wm.observed_to
+        if self.counting:
+            kind = f"{record.get('type')}{' (sidechain)' if record.get('isSidechain') else ''}"
+            self.records[kind] = self.records.get(kind, 0) + 1
         seen = self.session(record)
         if seen is None:
             return
@@ -385,6 +393,7 @@ class ClaudeCodeAdapter:
             bytes_read=max(0, end - max(wm.offset, wm.observed_to)),
             scrubbed=walker.scrub_counts,
             restarted=restarted,
+            records=walker.records,
         )
 
     def _check_identity(self, fh, wm: Watermark, display: str, warnings: list[str]) -> Watermark:
@@ -406,19 +415,22 @@ class ClaudeCodeAdapter:
         fh.seek(wm.offset)
         offset, lineno = wm.offset, wm.line
         last = {"head": "", "tails": {}}
+        previous = b""  # the line before the current one
+        turn_tail = None  # the line ending where the open turn starts (the next identity check reads it)
         for raw in fh:
             if not raw.endswith(b"\n") and not _whole_record(raw):
                 break  # a line still being written: read it next time
             if offset == 0:
                 last["head"] = _digest(raw.rstrip(b"\r\n"))
+            opened = walker.turn_offset
             self._line(walker, raw, offset, lineno, display, warnings)
+            if walker.turn_offset != opened and walker.turn_offset == offset:
+                turn_tail = previous
+            previous = raw
             offset += len(raw)
             lineno += 1
-            # only the line ending where the open turn starts is ever needed for the next identity check
-            tails = last["tails"]
-            tails[offset] = (_digest(raw), len(raw))
-            if len(tails) > 2:
-                last["tails"] = {k: v for k, v in tails.items() if k in (walker.turn_offset, offset)}
+        if turn_tail is not None:
+            last["tails"][walker.turn_offset] = (_digest(turn_tail), len(turn_tail))
         return walker, offset, lineno, last
 
     @staticmethod

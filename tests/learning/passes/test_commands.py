@@ -50,17 +50,6 @@ def test_run_pass_refuses_when_the_duty_is_held_elsewhere(seat):
         run("run_pass", "curator")
 
 
-def test_run_pass_names_a_pass_this_build_does_not_have(monkeypatch):
-    from learning import schedules
-
-    def missing(name):
-        raise schedules.PassMissing(f"pass {name}: learning.passes.promotion is not installed")
-
-    monkeypatch.setattr(schedules, "service", missing)
-    with pytest.raises(CommandError, match="not installed"):
-        run("run_pass", "promotion")
-
-
 def test_backfill_embeddings_fills_every_vectorless_row_and_says_so(seat):
     note(seat, "vectorless note")
     episode(seat)

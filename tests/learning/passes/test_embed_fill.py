@@ -238,4 +238,63 @@ def test_a_dry_run_counts_what_it_would_fill_and_sends_nothing(seat, fake_embedd
     note(seat, "one")
     episode(seat)
     result = fill(fake_embedder, now, dry_run=True)
-    assert result["would_fill"] == {"ana": {"notes": 1, "episodes": 1}} and fake_embedder.calls == []
+    assert result["would_fill"] == {"ana": {"notes": 1, "episodes": 1, "shards": 0}} and fake_embedder.calls == []
+
+
+# ---- transcript shards and knowledge pages ---------------------------------------------------------
+
+
+def test_shards_and_pages_of_an_old_model_or_with_no_vector_are_embedded_again(seat, fake_embedder, fill_config, now):
+    from knowledge.pages import save_page
+    from learning.transcripts.models import Shard
+    from learning.transcripts.shards import make_shard
+
+    old_shard = make_shard(seat=seat, text="Tests run with `make test`, never bare pytest.", session_id="s1")
+    old_page = save_page(container_key="ENG", title="Releases", body="Tag, then push.")
+    assert old_shard.embedding_model == old_page.embedding_model == "hashing-256"
+    fill_config(kind="none")
+    bare = make_shard(seat=seat, text="Migrations are squashed only on release branches.", session_id="s2")
+    assert bare.embedding is None
+    fill_config()
+    dry = fill(fake_embedder, now, dry_run=True)
+    assert dry["would_fill"][seat.handle]["shards"] == 2 and dry["would_fill_pages"] == 1
+    result = fill(fake_embedder, now)
+    assert result["filled"] == 3
+    for row in (old_shard, bare, old_page):
+        row.refresh_from_db()
+        assert (row.embedding_model, row.embedding_dim) == ("fake-8", 8)
+    assert Shard.objects.filter(embedding__isnull=True).count() == 0
+
+
+def test_the_vetoes_work_again_after_a_model_change(seat, fill_config, now):
+    from learning.transcripts import ladder
+    from learning.transcripts.models import Shard
+    from learning.transcripts.shards import make_shard
+
+    lesson = "The staging database is seeded by hand before every demo."
+    rejected = make_shard(seat=seat, text=lesson, session_id="s0")
+    ladder.reject_memory(shard=rejected, by=Shard.BY_PERSON, actor="lena")
+    fill_config(model="hashing-64", dimensions=64)  # the company changes its embedding model
+    again = make_shard(seat=seat, text=lesson, session_id="s1")
+    assert ladder.decide(again).status == Shard.PENDING  # blind: the rejected shard is of the old model
+    embed_fill.run_fill(now=now)
+    rejected.refresh_from_db()
+    assert rejected.embedding_model == "hashing-64"
+    outcome = ladder.decide(again)
+    assert outcome.status == Shard.REJECTED and "resembles rejected" in outcome.reason
+
+
+def test_a_shard_stored_without_a_vector_climbs_once_the_fill_embeds_it(seat, fill_config, now, tmp_path):
+    from learning.transcripts.ingest import ingest
+    from learning.transcripts.models import Shard
+    from tests.learning.transcripts.conftest import corrected
+
+    fill_config(kind="none")
+    for sid in ("s1", "s2"):
+        ingest(paths=[str(corrected(sid).write(tmp_path / f"{sid}.jsonl"))], seat=seat)
+    assert set(Shard.objects.values_list("status", "reason")) == {(Shard.PENDING, "no vector yet: cannot be compared")}
+    fill_config()
+    embed_fill.run_fill(now=now)
+    summary = ingest(paths=[str(tmp_path)], seat=seat)  # nothing new to read; the waiting shards climb
+    assert summary.episodes == 0
+    assert Shard.objects.filter(status=Shard.PUBLISHED, evidence__distinct_sources=2).count() == 1

@@ -6,29 +6,23 @@ import pytest
 
 from core.models import Event
 from crewlet.errors import Conflict
+from knowledge.pages import save_page
 from learning.models import PrefetchSnapshot, SynthesizedSkill
 from learning.prefetch import BLOCKS, PrefetchRequest, assemble, prefetch
 from learning.prefetch.blocks import BlockResult
 from tests.factories import SeatFactory
-from tests.learning.memory_rows import (
-    FakePage,
-    FakeResult,
-    FakeSearcher,
-    episode,
-    install_searcher,
-    note,
-    skill,
-)
+from tests.learning.memory_rows import episode, note, skill
 
 from .conftest import aux_spend
 
 
 @pytest.fixture
-def memory(seat, monkeypatch):
+def memory(seat, serve_native):
     note(seat, "The billing export runs nightly at 02:00")
     episode(seat, ask="fix the billing export", did="restarted the export job", tools=["jira_get"], run_id="old-1")
     skill(seat, "restart-export", "restart the nightly billing export")
-    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[FakePage("Billing runbook", "restart steps")])))
+    save_page(container_key="ENG", title="Billing export runbook", body="restart steps for the billing export")
+    serve_native(scope=["ENG"])
 
 
 def test_same_run_id_gets_the_same_prefix_back_without_recomputation(seat, run, memory, embed_calls):
@@ -65,8 +59,8 @@ def test_summary_records_per_block_hit_bytes_selection_count_and_embedding(seat,
     assert payload["summary"] == f"prefetch: {hits}/{len(BLOCKS)} hits"
 
 
-def test_knowledge_hint_is_a_hit_with_zero_selection_count(seat, run, monkeypatch):
-    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[], served_mode="native")))
+def test_knowledge_hint_is_a_hit_with_zero_selection_count(seat, run, serve_native):
+    serve_native(scope=["ENG"])  # searched; no page in scope
     payload = run(ask="rotate the signing key")["summary"]
     assert payload["relevant_knowledge_hit"] is True and payload["relevant_knowledge_selection_count"] == 0
 

@@ -11,11 +11,9 @@ from learning.prefetch.hints import (
     EmptyRecallHint,
     UnsearchedKnowledgeHint,
 )
+from tests.fakes.confluence_server import closed_port_url
 from tests.learning.memory_rows import (
-    FakeResult,
-    FakeSearcher,
     episode,
-    install_searcher,
     note,
     said,
     skill,
@@ -33,21 +31,21 @@ def rich_memory(seat):
 
 
 @pytest.mark.parametrize("trigger", [dict(ask="POC-518 got a comment", requires_recon=True), dict(ask="   ")])
-def test_thin_trigger_makes_no_embedding_and_no_auxiliary_call(seat, run, rich_memory, embed_calls, monkeypatch, trigger):
-    install_searcher(monkeypatch, FakeSearcher())
+def test_thin_trigger_makes_no_embedding_and_no_auxiliary_call(seat, run, rich_memory, embed_calls, serve_native, trigger):
+    serve_native(scope=["ENG"])
     result = run(**trigger)
     assert embed_calls == []
     assert aux_spend(turn_id=result["run_id"]) == 0
     assert result["summary"]["turn_embedding"] == "absent"
 
 
-def test_thin_trigger_renders_every_gate_path_hint(seat, run, rich_memory, monkeypatch):
-    searcher = install_searcher(monkeypatch, FakeSearcher())
+def test_thin_trigger_renders_every_gate_path_hint(seat, run, rich_memory, serve_native):
+    serve_native(scope=["ENG"])
     result = run(ask="+1", requires_recon=True)
     assert EmptyRecallHint in block(result, "similar_prior_work")["text"]
     assert EmptyMemoryHint in block(result, "personal_memory")["text"]
     assert EmptyKnowledgeHint in block(result, "relevant_knowledge")["text"]
-    assert searcher.searches == []  # the live search is skipped too
+    assert not Event.objects.filter(name="knowledge_read").exists()  # the live search is skipped too
     assert result["summary"]["trigger_requires_recon"] is True
     assert result["summary"]["summary"].endswith("(thin trigger: relevance filters gated)")
 
@@ -66,8 +64,8 @@ def test_recall_hint_is_phrased_conditionally_and_shown_without_episodes(seat, r
     assert text.endswith(EmptyRecallHint) and EmptyRecallHint.startswith("If this task resembles")
 
 
-def test_knowledge_hint_needs_a_searcher_that_could_search(seat, run, monkeypatch):
-    install_searcher(monkeypatch, FakeSearcher(can=False))
+def test_knowledge_hint_needs_a_searcher_that_could_search(seat, run, serve_native):
+    serve_native(scope=[])  # nothing in the read scope: no search could return anything
     assert block(run(ask="+1", requires_recon=True), "relevant_knowledge")["text"] == ""
 
 
@@ -107,10 +105,10 @@ def test_rich_trigger_embeds_once_for_memory_and_episodes(seat, run, rich_memory
     assert "The billing export runs nightly at 02:00" in block(result, "personal_memory")["text"]
 
 
-def test_unsearched_knowledge_is_a_different_sentence_from_nothing_found(seat, run, monkeypatch):
-    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[], served_mode="")))
+def test_unsearched_knowledge_is_a_different_sentence_from_nothing_found(seat, run, serve_confluence, serve_native):
+    serve_confluence(closed_port_url(), scope=["ENG"])  # configured, but nothing answers
     unsearched = block(run(ask="how do we rotate the signing key"), "relevant_knowledge")["text"]
-    install_searcher(monkeypatch, FakeSearcher(result=FakeResult(pages=[], served_mode="native")))
+    serve_native(scope=["ENG"])  # searched, and no page matches
     empty = block(run(ask="how do we rotate the signing key"), "relevant_knowledge")["text"]
     assert UnsearchedKnowledgeHint in unsearched and EmptyKnowledgeHint not in unsearched
     assert EmptyKnowledgeHint in empty and UnsearchedKnowledgeHint not in empty

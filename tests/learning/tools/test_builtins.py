@@ -5,11 +5,12 @@ import pytest
 from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import BadInput, Conflict, NotFound
+from knowledge.pages import save_page
 from learning import tools
 from learning.models import DiaryEntry, SkillVersion, SynthesizedSkill
-from learning.prefetch import knowledge_seam, onboarding
+from learning.prefetch import onboarding
 from learning.tools.reflect_and_persist import self_persisted
-from tests.learning.memory_rows import FakeSearcher, install_searcher, skill
+from tests.learning.memory_rows import skill
 
 
 def test_reflect_and_persist_stores_verbatim_and_marks_the_turn_self_persisted(seat, call):
@@ -96,16 +97,16 @@ def test_mark_onboarded_stamps_the_current_chain(seat, call):
     assert onboarding.onboarded_at(seat) is not None
 
 
-def test_search_knowledge_answers_honestly_with_and_without_a_searcher(seat, call, monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "knowledge.searcher", None)
-    result = call("search_knowledge", query="signing key rotation")
-    assert not result.ok and result.text == knowledge_seam.NO_SEARCHER_ANSWER
-    searcher = install_searcher(monkeypatch, FakeSearcher(answer="2 pages: Key rotation runbook; Vault notes"))
-    result = call("search_knowledge", query="  signing   key ")
-    assert result.ok and result.text == "2 pages: Key rotation runbook; Vault notes"
-    assert searcher.answers == ["signing key"]
+def test_search_knowledge_answers_honestly_with_and_without_a_backend(seat, call, serve_config, serve_native):
+    serve_config(knowledge=schema.Knowledge(backend="none"))
+    result = call("search_knowledge", query="signing key rotation", run_id="run-kb")
+    assert not result.ok and "no knowledge backend is configured" in result.text
+    save_page(container_key="ENG", title="Key rotation runbook", body="rotate the signing key quarterly")
+    serve_native(scope=["ENG"])
+    result = call("search_knowledge", query="  signing   key ", run_id="run-kb")
+    assert result.ok and "Key rotation runbook" in result.text and result.data["query"] == "signing key"
+    reads = Event.objects.filter(name="knowledge_read").order_by("id")
+    assert [(e.turn_id, e.payload["served_mode"] != "") for e in reads] == [("run-kb", False), ("run-kb", True)]
 
 
 def test_every_builtin_has_a_one_line_description_and_a_json_schema(seat):

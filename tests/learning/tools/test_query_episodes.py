@@ -1,8 +1,9 @@
 """query_episodes: similarity / conversation / recency, the condensation, and every failure cause."""
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
+from core import vectors
 from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
 from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
@@ -136,7 +137,7 @@ def test_an_unreadable_store_is_said_as_what_it_was(seat, call, monkeypatch):
 
 def test_an_engine_with_no_vector_search_wired(seat, call, monkeypatch):
     episode(seat, ask="billing", did="x")
-    monkeypatch.setattr(connection, "vendor", "an-engine-without-vectors")
+    monkeypatch.setattr(vectors, "DISTANCE_SQL", {})
     result = call("query_episodes", query="billing")
     assert result.data["cause"] == "no_search" and result.text.endswith(query_episodes.STILL_WORKS)
 

@@ -61,17 +61,26 @@ def test_the_rows_record_the_seat_the_transcripts_belong_to(seat, other_seat):
 
 def test_the_command_prints_the_summary_and_every_warning(seat, tmp_path):
     out = io.StringIO()
-    call_command("ingest_transcripts", str(FIXTURES), str(tmp_path / "missing"), "--repo", str(tmp_path), "--seat", "ana", stdout=out)
+    call_command("ingest_transcripts", str(FIXTURES), "--repo", str(tmp_path), "--seat", "ana", stdout=out)
     text = out.getvalue()
-    for expected in ("seat: ana", "episodes: 12", "candidate shards:", "ladder outcomes:", "recommendations:",
-                     "sess-a.jsonl:17: malformed line skipped", "missing: no such file or directory", "read "):
+    assert text.splitlines()[0] == "seat: ana"
+    for expected in ("episodes: 12", "candidate shards:", "ladder outcomes:", "recommendations:",
+                     "sess-a.jsonl:17: malformed line skipped", "read "):
         assert expected in text
+
+
+def test_a_missing_path_is_refused_naming_it_before_anything_is_read(seat, tmp_path):
+    with pytest.raises(CommandError) as err:
+        call_command("ingest_transcripts", str(FIXTURES), str(tmp_path / "missing"), "--seat", "ana",
+                     stdout=io.StringIO())
+    assert str(err.value) == f"no such file or folder: {tmp_path / 'missing'}"
+    assert not TranscriptEpisode.objects.exists()
 
 
 def test_the_command_defaults_to_the_first_active_seat(seat, other_seat):
     out = io.StringIO()
     call_command("ingest_transcripts", _files("sess-a")[0], stdout=out)
-    assert "seat: ana" in out.getvalue()
+    assert out.getvalue().splitlines()[0].startswith("seat: ana (the default, the first active seat;")
 
 
 def test_the_command_refuses_an_unknown_seat(seat):

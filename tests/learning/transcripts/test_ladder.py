@@ -162,3 +162,37 @@ def test_a_ladder_veto_does_not_join_the_rejected_pool(seat):
     # similar to the vetoed copy but not to the published one: no veto by association
     other = make(seat, "related", "s2", vec(0.9, axis=3))
     assert ladder.evaluate(other).status == Shard.PENDING
+
+
+# ---- the in-memory pool: the same rules as ranking in SQL ----------------------------------------
+
+
+def _both(seat, build):
+    """Each shard built by ``build`` decided by SQL ranking and by the in-memory pool: the outcomes agree."""
+    shard = build()
+    by_sql = ladder.decide(shard)
+    pool = ladder.Pool(seat.company_id, shard.embedding_model, shard.embedding_dim)
+    by_pool = ladder.decide(shard, pool)
+    assert (by_pool.status, by_pool.reason, by_pool.evidence) == (by_sql.status, by_sql.reason, by_sql.evidence)
+    return by_pool
+
+
+@pytest.mark.parametrize("scenario,status", [
+    ("rejected", Shard.REJECTED), ("rejected_by_ladder", Shard.PENDING), ("duplicate", Shard.REJECTED),
+    ("recurs", Shard.ACCEPTED), ("same_session", Shard.REVIEW), ("corroborated", Shard.ACCEPTED), ("alone", Shard.PENDING),
+])
+def test_the_pool_decides_as_sql_ranking_does(seat, scenario, status):
+    if scenario == "rejected":
+        make(seat, "old", "s0", vec(0.86), status=Shard.REJECTED, rejected_by=Shard.BY_PERSON)
+    elif scenario == "rejected_by_ladder":
+        make(seat, "old", "s0", vec(0.99), status=Shard.REJECTED, rejected_by=Shard.BY_LADDER)
+    elif scenario == "duplicate":
+        make(seat, "published", "s0", vec(0.96), status=Shard.PUBLISHED)
+    elif scenario == "recurs":
+        make(seat, LESSON, "s2", vec(0.95))
+        make(seat, LESSON, "s3", vec(0.9, axis=2))
+    elif scenario == "same_session":
+        make(seat, LESSON, "s1", vec(1.0))
+    elif scenario == "corroborated":
+        make(seat, "vetted", "s0", vec(0.9), status=Shard.PUBLISHED)
+    assert _both(seat, lambda: make(seat, LESSON, "s1", vec(1.0))).status == status
