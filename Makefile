@@ -30,9 +30,10 @@ demo: install
 # Serve the demo's database and config (run `make demo` first). Reflection runs as each turn is
 # posted (CREWLET_Q_SYNC=1); production runs `manage.py qcluster` workers instead.
 DEMO_DB := $(CURDIR)/var/demo.sqlite3
+# The demo's server is the one place DEBUG is on (settings default it off).
 serve: install
 	@test -f $(DEMO_DB) || { echo "no demo database at $(DEMO_DB): run 'make demo' first"; exit 1; }
-	DATABASE_URL=sqlite:///$(DEMO_DB) CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 \
+	DATABASE_URL=sqlite:///$(DEMO_DB) CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 DJANGO_DEBUG=1 \
 	  $(PY) -m gunicorn crewlet.wsgi --bind 127.0.0.1:8000 --workers 1 --threads 4 --access-logfile -
 
 # A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.

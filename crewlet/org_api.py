@@ -1,6 +1,7 @@
-from ninja import Router, Schema
+from ninja import Path, Router, Schema
 
 from crewlet.auth import require_seat, seat_auth
+from crewlet.errors import error_responses
 
 router = Router(tags=["org"])
 
@@ -12,8 +13,8 @@ class WhoAmIOut(Schema):
     company: str
 
 
-@router.get("/agents/{handle}/whoami", auth=seat_auth, response=WhoAmIOut)
-def whoami(request, handle: str):
+@router.get("/agents/{handle}/whoami", auth=seat_auth, response={200: WhoAmIOut, **error_responses(401, 403, 404, 422)})
+def whoami(request, handle: str = Path(..., pattern=r"^[-a-zA-Z0-9_]+$", max_length=100)):
     seat = require_seat(request, handle)
     return WhoAmIOut(
         handle=seat.handle,

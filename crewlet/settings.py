@@ -14,7 +14,8 @@ VAR_DIR = Path(os.environ.get("CREWLET_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-not-secret-crewlet")
-DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
+# Off unless asked for (``make serve`` asks): with it on, an unmapped error answers with a traceback.
+DEBUG = os.environ.get("DJANGO_DEBUG", "0") == "1"
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver").split(",")
 
 INSTALLED_APPS = [
@@ -84,6 +85,10 @@ STATIC_ROOT = VAR_DIR / "static"
 STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve straight from the apps' static folders: no collectstatic step
 LOGIN_URL = "/admin/login/"
+
+# A request body past this is answered 413 before it is parsed (crewlet.api); every text and list
+# field also has its own cap (learning.limits), so a body inside this size is bounded per field.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # crewlet.toml: the applied config file; a running process re-reads it when its content changes.
 CREWLET_CONFIG_PATH = os.environ.get("CREWLET_CONFIG", str(BASE_DIR / "crewlet.toml"))

@@ -8,3 +8,6 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("", include("learning.pages.urls")),  # the memory tab and the learning-health dashboard
 ]
+
+handler404 = "crewlet.api.json_not_found"
+handler500 = "crewlet.api.json_server_error"

@@ -9,6 +9,17 @@ EPISODE_REWRITE_TIMEOUT = 30.0  # learning.EpisodeRewriteTimeout: one deadline f
 MAX_CONCURRENT_REWRITES = 4
 COMPACTION_CONDENSE_BYTES = 280  # a member's task or outcome past this is condensed first
 
+# Caps on what the API takes (ours: the spec gives none). Each bounds the work one request can cause
+# (an ask is embedded whole, split into model-sized pieces), so the largest is a few pieces' worth.
+MAX_TEXT_CHARS = 16_000  # an ask, a message body, a plan summary, a failure reason
+MAX_LABEL_CHARS = 2_000  # a waking event's label
+MAX_INTERACTIONS = 200  # inbound messages on one turn
+MAX_THREAD_MESSAGES = 500  # messages of a chat thread read at turn start
+MAX_TOOL_CALLS = 1_000  # tool names in a turn's sequence or call list
+MAX_SKILLS_OFFERED = 200  # skill ids one prompt offered
+MAX_ROW_ID = 2**63 - 1  # a database id (bigint): a larger one is refused, not sent to the database
+MAX_SKILL_BODY_CHARS = 100_000  # the ceiling of skill_refinement.max_body_chars (which stays the rule)
+
 
 class LimitExceeded(BadInput):
     def __init__(self, message: str, *, limit_name: str, limit: int, size: int):

@@ -25,6 +25,15 @@ from pydantic import (
     model_validator,
 )
 
+from learning.limits import (
+    MAX_INTERACTIONS,
+    MAX_LABEL_CHARS,
+    MAX_ROW_ID,
+    MAX_SKILLS_OFFERED,
+    MAX_TEXT_CHARS,
+    MAX_TOOL_CALLS,
+)
+
 log = logging.getLogger("learning.turn_record")
 
 
@@ -40,6 +49,10 @@ def _clean_text(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_clean_text)]
+ToolName = Annotated[Text, Field(max_length=200)]
+SkillId = Annotated[int, Field(ge=1, le=MAX_ROW_ID)]
+# JSON carries a time as a string: the one field type the strict records read leniently.
+Timestamp = Annotated[datetime | None, Field(strict=False)]
 
 ConversationKind = Literal["chat", "tracker", "code_host", "wiki", "monitor", "cron", "schedule", "a2a", "internal", "sandbox"]
 ReviewOutcome = Literal["done", "failed", "self_iterate", "skipped"]
@@ -56,7 +69,7 @@ SETTLED = ("done", "failed")
 class Sender(BaseModel):
     """A resolved sender: a handle or an external id, on a platform."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     handle: Text = Field("", max_length=200)
     external_id: Text = Field("", max_length=200)
@@ -87,11 +100,11 @@ class Sender(BaseModel):
 class Interaction(BaseModel):
     """One inbound message: its sender and its salient body (the message, no scaffolding)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     sender: Sender
-    body: Text = ""
-    at: datetime | None = None
+    body: Text = Field("", max_length=MAX_TEXT_CHARS)
+    at: Timestamp = None
 
 
 def derive_ask(*, ask: str, interactions: Iterable[Interaction], label: str = "", subject_is_label: bool = True) -> str:
@@ -131,39 +144,39 @@ def distinct_senders(interactions: Iterable[Interaction], *, exclude_handle: str
 class TurnRecord(BaseModel):
     """The ``turn_completed`` record, as the runtime posts it and as reflection reads it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     run_id: Text = Field(min_length=1, max_length=200, description="The turn's run id (the prefetch's).")
     work_key: Text = Field("", max_length=200)
     seat: Text = Field(min_length=1, max_length=100, description="The seat's handle.")
     conversation_id: Text = Field("", max_length=300)
     conversation_kind: ConversationKind
-    label: Text = Field("", description="The waking event's label (what kind of event woke the turn).")
+    label: Text = Field("", max_length=MAX_LABEL_CHARS, description="The waking event's label (what kind of event woke the turn).")
     subject_is_label: bool = Field(
         True, description="The label is only the surface's name (a chat message's \"Slack message\"), not part of "
         "what was sent; false leads the ask with the label (an issue's key and title).")
-    ask: Text = Field("", description="What the turn was asked. Omitted: the ask the run's prefetch derived, else "
+    ask: Text = Field("", max_length=MAX_TEXT_CHARS, description="What the turn was asked. Omitted: the ask the run's prefetch derived, else "
                       "the interactions' bodies.")
-    plan_summary: Text = Field("", description="What it did: the last review's account, or the final answer.")
-    tool_sequence: list[Text] = Field(default_factory=list, description="The final round's tools, in order.")
-    tools_called: list[Text] = Field(default_factory=list, description="Every tool call of the turn, in order.")
+    plan_summary: Text = Field("", max_length=MAX_TEXT_CHARS, description="What it did: the last review's account, or the final answer.")
+    tool_sequence: list[ToolName] = Field(default_factory=list, max_length=MAX_TOOL_CALLS, description="The final round's tools, in order.")
+    tools_called: list[ToolName] = Field(default_factory=list, max_length=MAX_TOOL_CALLS, description="Every tool call of the turn, in order.")
     tool_iterations: int | None = Field(
-        None, ge=0, description="Iterations of the agentic loop that called tools (one tool-call assistant message "
-        "each, however many calls it carried); unknown when omitted.")
+        None, ge=0, le=MAX_TOOL_CALLS, description="Iterations of the agentic loop that called tools (one tool-call "
+        "assistant message each, however many calls it carried); unknown when omitted.")
     replied: bool = Field(False, description="The turn delivered a reply to its trigger (the model's final message "
                           "was sent), which counts as engagement even with no tool call.")
     review_outcome: ReviewOutcome
     failure_set_by: FailureSetBy | None = None
-    failure_reason: Text = ""
-    skills_offered: list[int] | None = Field(
-        None, description="Skill ids the prompt offered. Omitted: the ids the run's prefetch offered.")
-    interactions: list[Interaction] = Field(default_factory=list)
+    failure_reason: Text = Field("", max_length=MAX_TEXT_CHARS)
+    skills_offered: list[SkillId] | None = Field(
+        None, max_length=MAX_SKILLS_OFFERED, description="Skill ids the prompt offered. Omitted: the ids the run's prefetch offered.")
+    interactions: list[Interaction] = Field(default_factory=list, max_length=MAX_INTERACTIONS)
     self_persisted: bool = False
     worker_completed: bool = False
     work_item: Text = Field("", max_length=200)
     schedule: Text = Field("", max_length=200, description="A scheduled turn's schedule name.")
-    started_at: datetime | None = None
-    ended_at: datetime | None = None
+    started_at: Timestamp = None
+    ended_at: Timestamp = None
     duration_ms: int | None = Field(None, ge=0)
 
     @field_validator("failure_set_by")

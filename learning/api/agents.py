@@ -11,12 +11,15 @@ from typing import Any
 
 from ninja import Field, Path, Query, Router, Schema
 
+from crewlet.api_input import InputSchema
 from crewlet.auth import acting_seat, operator_auth, require_seat, seat_auth
+from crewlet.errors import error_responses
 from crewlet.models import ApiToken
 from learning import memory_read, tools
+from learning.limits import MAX_INTERACTIONS, MAX_TEXT_CHARS
 from learning.prefetch import PrefetchRequest, Thread, prefetch
 from learning.tools.formats import Format
-from learning.turn_record import ConversationKind, Interaction, Text
+from learning.turn_record import ConversationKind, Interaction, Text, ToolName
 
 router = Router(tags=["agents"])
 
@@ -26,19 +29,19 @@ TOOL_FORMAT = Query("default", description="The provider shape of each definitio
                     "anthropic or mcp.")
 
 
-class PrefetchIn(Schema):
+class PrefetchIn(InputSchema):
     run_id: Text = Field(..., min_length=1, max_length=200, pattern=r"\S", description="The turn's run id.")
-    ask: Text = Field("", description="What the turn was asked (salient text, no scaffolding); when empty, "
+    ask: Text = Field("", max_length=MAX_TEXT_CHARS, description="What the turn was asked (salient text, no scaffolding); when empty, "
                       "the interactions' bodies are the ask.")
     label: Text = Field("", max_length=2000, description="The waking event's label (what kind of event woke the turn).")
     subject_is_label: bool = Field(True, description="The label is only the surface's name, not part of what was "
                                    "sent; false leads the derived ask with the label.")
     requires_recon: bool = Field(False, description="The notification builder's flag: the trigger is a pointer.")
-    interactions: list[Interaction] = Field(default_factory=list, max_length=500)
+    interactions: list[Interaction] = Field(default_factory=list, max_length=MAX_INTERACTIONS)
     conversation_id: Text = Field("", max_length=300)
     conversation_kind: ConversationKind | None = None
     thread: Thread | None = Field(None, description="The chat thread read at turn start; only for a thread reply.")
-    tools: list[Text] | None = Field(None, max_length=500, description="Tools registered for the role; "
+    tools: list[ToolName] | None = Field(None, max_length=500, description="Tools registered for the role; "
                                      "omitted means the role's configured tools.")
 
 
@@ -63,9 +66,10 @@ class PrefetchOut(Schema):
 
 
 
-class ToolCallIn(Schema):
+class ToolCallIn(InputSchema):
     run_id: Text = Field("", max_length=200)
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = Field(default_factory=dict, max_length=20,
+                                      description="The builtin's arguments (its definition from GET /tools).")
 
 
 class ToolResultOut(Schema):
@@ -114,14 +118,15 @@ def to_request(body: PrefetchIn) -> PrefetchRequest:
     )
 
 
-@router.post("/agents/{handle}/prefetch", auth=seat_auth, response=PrefetchOut)
+@router.post("/agents/{handle}/prefetch", auth=seat_auth,
+             response={200: PrefetchOut, **error_responses(400, 401, 403, 404, 413, 422)})
 def run_prefetch(request, body: PrefetchIn, handle: str = HANDLE):
     """The turn-start blocks for one run id, frozen: the same run id gets the same prefix back."""
     seat = acting_seat(request, handle)
     return prefetch(seat=seat, request=to_request(body))
 
 
-@router.get("/tools", auth=seat_auth, response=list[dict[str, Any]])
+@router.get("/tools", auth=seat_auth, response={200: list[dict[str, Any]], **error_responses(401, 422)})
 def list_tools(request, format: Format = TOOL_FORMAT):
     """Every builtin available to the caller, as tool definitions in the shape the format names.
 
@@ -133,7 +138,8 @@ def list_tools(request, format: Format = TOOL_FORMAT):
     return tools.definitions(token.seat if token.kind == ApiToken.SEAT else None, format)
 
 
-@router.post("/agents/{handle}/tools/{name}", auth=seat_auth, response=ToolResultOut)
+@router.post("/agents/{handle}/tools/{name}", auth=seat_auth,
+             response={200: ToolResultOut, **error_responses(400, 401, 403, 404, 409, 413, 422)})
 def call_tool(request, body: ToolCallIn, handle: str = HANDLE, name: str = TOOL_NAME):
     """Run one builtin as the seat; ``run_id`` names the turn it is called from."""
     seat = acting_seat(request, handle)
@@ -141,7 +147,8 @@ def call_tool(request, body: ToolCallIn, handle: str = HANDLE, name: str = TOOL_
     return {"tool": name, "ok": result.ok, "text": result.text, "data": result.data}
 
 
-@router.get("/agents/{handle}/memory", auth=seat_auth, response=MemoryOut)
+@router.get("/agents/{handle}/memory", auth=seat_auth,
+            response={200: MemoryOut, **error_responses(401, 403, 404, 422)})
 def agent_memory(request, handle: str = HANDLE, limit: int = Query(20, ge=1, le=100),
                  offset: int = Query(0, ge=0, le=1_000_000)):
     """The seat's diary, episodes, skills and profiles, each a page with its counted total."""
@@ -149,7 +156,7 @@ def agent_memory(request, handle: str = HANDLE, limit: int = Query(20, ge=1, le=
     return memory_read.agent_memory(seat=seat, limit=limit, offset=offset)
 
 
-@router.get("/memory/overview", auth=operator_auth, response=OverviewOut)
+@router.get("/memory/overview", auth=operator_auth, response={200: OverviewOut, **error_responses(401)})
 def memory_overview(request):
     """Every seat's totals and newest note (operator token)."""
     return memory_read.overview(company=request.auth.company)

@@ -62,12 +62,24 @@ def _finish(name: str, finisher) -> BlockResult:
         return BlockResult(name)
 
 
+# the blocks that search by the ask's vector; the others read the database only
+VECTOR_BLOCKS = (similar_work, personal_memory)
+
+
 def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
+    """Start every block, then finish them in the block list's order.
+
+    The ask's embed runs on a worker thread while the database-only blocks start; the vector
+    blocks start once it is back, and only then is the auxiliary deadline armed (the embed has its
+    own budget).
+    """
+    ctx.begin_embed()
+    started = {module.NAME: _start(module, ctx) for module in BLOCKS if module not in VECTOR_BLOCKS}
     if not ctx.thin:
-        ctx.turn_vector()  # the one embed, before the auxiliary deadline starts
+        ctx.turn_vector()
     ctx.arm_deadline()
-    started = [(module.NAME, _start(module, ctx)) for module in BLOCKS]
-    return [_finish(name, finisher) for name, finisher in started]
+    started.update({module.NAME: _start(module, ctx) for module in VECTOR_BLOCKS})
+    return [_finish(module.NAME, started[module.NAME]) for module in BLOCKS]
 
 
 def frozen(*, seat, run_id: str) -> dict | None:
@@ -101,20 +113,24 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
         "triggered_by": personal_memory.triggered_by(ctx),
     }
     try:
+        # the turn start's writes in ONE transaction: the frozen prefix, the blocks' deferred writes
+        # (spend, skill stamp, notes' use), the summary event, and now and then the pruning
         with transaction.atomic():
-            PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
-    except IntegrityError:  # a concurrent start of the same run froze first: its prefix is the turn's
+            snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
+            ctx.flush_writes()
+            summary.publish(ctx, payload)
+            if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
+                bound_snapshots()
+    except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
         stored = frozen(seat=seat, run_id=request.run_id)
         if stored is not None:
             return {**stored, "frozen": True}
         raise
-    summary.publish(ctx, payload)
-    bound_snapshots()
     return {**rendered, "frozen": False}
 
 
 def bound_snapshots() -> None:
-    """Keep the most recent 256 runs' prefixes: a cache, not a leak."""
+    """Keep the most recent 256 runs' prefixes: a cache, not a leak (run once per 32 new ones)."""
     keep = bounds.FROZEN_RUNS_KEPT
     cutoff = list(PrefetchSnapshot.objects.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
     if cutoff:

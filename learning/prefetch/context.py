@@ -4,6 +4,10 @@ The ask is embedded at most once a turn (shared by the memory and episode search
 ``prefetch.EmbedBudget``; nothing is embedded on a thin trigger. Every block's auxiliary calls run
 on worker threads against ONE deadline (``prefetch.AuxTimeout`` past the recall) so the prefetch's
 worst case is the embed plus thirty seconds rather than thirty seconds a block.
+
+The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
+made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
+snapshot and the summary event in one transaction (``flush_writes``).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass, field
+
+from django.db import DatabaseError, transaction
 
 from core import aux
 from core.providers.embeddings import EmbedResult, embed_one
@@ -24,6 +30,7 @@ from learning.prefetch.request import PrefetchRequest
 log = logging.getLogger("learning.prefetch")
 
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="prefetch-aux")
+_embed_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="prefetch-embed")
 
 # what became of the one turn vector, as prefetch_summary's turn_embedding reports it
 EMBEDDING_STATUS = {"embedded": "embedded", "unconfigured": "unconfigured"}
@@ -40,6 +47,8 @@ class PrefetchContext:
     thin: bool = False
     deadline: float = 0.0
     _embedding: EmbedResult | None = field(default=None, repr=False)
+    _deferred: list = field(default_factory=list, repr=False)
+    _embedding_future: concurrent.futures.Future | None = field(default=None, repr=False)
 
     @classmethod
     def start(cls, *, seat, request: PrefetchRequest) -> PrefetchContext:
@@ -50,10 +59,17 @@ class PrefetchContext:
     def turn_id(self) -> str:
         return self.request.run_id
 
+    def begin_embed(self) -> None:
+        """Start the ask's one embed on a worker thread, so the database-only blocks run beside it."""
+        if not self.thin and self._embedding is None and self._embedding_future is None:
+            self._embedding_future = _embed_pool.submit(embed_one, self.request.ask, budget=PREFETCH_EMBED_BUDGET)
+
     def turn_vector(self) -> EmbedResult:
         """The ask's vector, embedded once; a thin trigger never asks for one."""
         if self.thin:
             raise RuntimeError("a thin trigger embeds nothing")
+        if self._embedding is None and self._embedding_future is not None:
+            self._embedding = self._embedding_future.result()  # embed_one keeps its own budget
         if self._embedding is None:
             self._embedding = embed_one(self.request.ask, budget=PREFETCH_EMBED_BUDGET)
         return self._embedding
@@ -64,6 +80,24 @@ class PrefetchContext:
         if self._embedding is None:
             return "absent"
         return EMBEDDING_STATUS.get(self._embedding.status, "failed")
+
+    def defer(self, write) -> None:
+        """Queue a turn-start write (a callable) for the prefetch's one transaction."""
+        self._deferred.append(write)
+
+    def flush_writes(self) -> None:
+        """Run the queued writes, each under a savepoint: one that fails is logged and rolled back alone.
+
+        Called inside the prefetch's transaction; the writes that report their own failures (the
+        skill stamp announces ``skill_telemetry_write_failed``) still do.
+        """
+        writes, self._deferred = self._deferred, []
+        for write in writes:
+            try:
+                with transaction.atomic():
+                    write()
+            except DatabaseError:
+                log.warning("a turn-start write failed for %s", self.seat.handle, exc_info=True)
 
     def arm_deadline(self) -> None:
         """Start the one auxiliary deadline, past the recall (the embed has already run)."""
@@ -95,5 +129,5 @@ class PrefetchContext:
         except Exception as exc:  # a provider error or an unparseable answer: the block degrades
             log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
             raise AuxDidNotAnswer(str(exc)) from exc
-        result.record()
+        self.defer(result.record)  # the spend, charged in the turn start's one transaction
         return result.value

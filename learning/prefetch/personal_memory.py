@@ -101,5 +101,5 @@ def _finish(ctx: PrefetchContext, pool: list[DiaryEntry], future) -> BlockResult
     shown = [by_id[i] for i in picked[: bounds.MEMORY_BLOCK_NOTES]]
     if not shown:
         return _hint(ctx)
-    diary.mark_used([e.id for e in shown])
+    ctx.defer(lambda ids=[e.id for e in shown]: diary.mark_used(ids))
     return BlockResult(NAME, f"{HEADING}\n{render_notes(shown)}", selection_count=len(shown))

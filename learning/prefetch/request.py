@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from learning.limits import MAX_TEXT_CHARS, MAX_THREAD_MESSAGES
 from learning.turn_record import Interaction, Sender, Text, derive_ask, distinct_senders
 
 ThreadStatus = Literal["read", "unreadable", "truncated"]
@@ -19,22 +20,22 @@ THREAD_STATUSES = (THREAD_READ, THREAD_UNREADABLE, THREAD_TRUNCATED)
 class ThreadMessage(BaseModel):
     """One message of the chat thread the turn was woken in, as read at turn start."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     sender_name: Text = Field("", max_length=200)
     sender_handle: Text = Field("", max_length=200)
     is_self: bool = False
-    text: Text = ""
+    text: Text = Field("", max_length=MAX_TEXT_CHARS)
     ts: Text = Field("", max_length=100)
 
 
 class Thread(BaseModel):
     """The chat thread read at turn start; only for a thread reply (a top-level message has none)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     status: ThreadStatus = THREAD_READ
-    messages: tuple[ThreadMessage, ...] = Field((), max_length=2000)
+    messages: tuple[ThreadMessage, ...] = Field((), max_length=MAX_THREAD_MESSAGES, strict=False)  # a JSON list
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ REASON_CHARS = 300  # the archived version's reason column
 
 class RefineSkillArgs(Arguments):
     skill_name: Text = Field(..., min_length=1, max_length=120, description="The name of one of your own skills.")
-    content: Text = Field(..., min_length=1, description="The whole corrected SKILL.md body; it replaces the old one.")
+    content: Text = Field(..., min_length=1, max_length=limits.MAX_SKILL_BODY_CHARS,
+                          description="The whole corrected SKILL.md body; it replaces the old one.")
     reason: Text | None = Field(None, max_length=REASON_CHARS, description="Why the skill needed correcting.")
 
 

@@ -6,16 +6,20 @@ of its company. Reviewing recommendations is a lead's act: operator tokens only.
 
 from __future__ import annotations
 
-from ninja import Router, Schema
+from ninja import Path, Router, Schema
 
+from crewlet.api_input import InputSchema
 from crewlet.auth import operator_auth, seat_auth
-from crewlet.errors import NotFound
+from crewlet.errors import NotFound, error_responses
 from crewlet.models import ApiToken
+from learning.limits import MAX_ROW_ID
 from learning.transcripts import ladder
 from learning.transcripts.artifacts import install, review_recommendation
 from learning.transcripts.models import Recommendation, Shard
 
 router = Router(tags=["transcripts"])
+
+ROW_ID = Path(..., ge=1, le=MAX_ROW_ID)
 
 
 class ShardVerdictOut(Schema):
@@ -25,7 +29,7 @@ class ShardVerdictOut(Schema):
     reason: str
 
 
-class ReviewIn(Schema):
+class ReviewIn(InputSchema):
     approve: bool
 
 
@@ -56,15 +60,17 @@ def _shard_for(request, shard_id: int) -> tuple[Shard, str, str]:
     return shard, by, actor
 
 
-@router.post("/transcripts/shards/{shard_id}/publish", response=ShardVerdictOut, auth=seat_auth)
-def publish_memory(request, shard_id: int):
+@router.post("/transcripts/shards/{shard_id}/publish", response={200: ShardVerdictOut, **error_responses(401, 404, 409, 422)},
+             auth=seat_auth)
+def publish_memory(request, shard_id: int = ROW_ID):
     """Submit a candidate to the independent judge; ``kept: false`` is an ordinary answer."""
     shard, _by, actor = _shard_for(request, shard_id)
     return ladder.publish_memory(shard=shard, stage="operator", submitted_by=actor)
 
 
-@router.post("/transcripts/shards/{shard_id}/reject", response=ShardVerdictOut, auth=seat_auth)
-def reject_memory(request, shard_id: int):
+@router.post("/transcripts/shards/{shard_id}/reject", response={200: ShardVerdictOut, **error_responses(401, 404, 409, 422)},
+             auth=seat_auth)
+def reject_memory(request, shard_id: int = ROW_ID):
     """Reject a candidate; no judge is asked."""
     shard, by, actor = _shard_for(request, shard_id)
     return ladder.reject_memory(shard=shard, by=by, actor=actor)
@@ -77,15 +83,15 @@ def _recommendation(request, recommendation_id: int) -> Recommendation:
     return rec
 
 
-@router.post("/transcripts/recommendations/{recommendation_id}/review", response=RecommendationOut, auth=operator_auth)
-def review(request, recommendation_id: int, payload: ReviewIn):
+@router.post("/transcripts/recommendations/{recommendation_id}/review", response={200: RecommendationOut, **error_responses(400, 401, 404, 409, 413, 422)}, auth=operator_auth)
+def review(request, payload: ReviewIn, recommendation_id: int = ROW_ID):
     """Approve or reject; approval writes zero bytes and returns the contents to apply."""
     rec = _recommendation(request, recommendation_id)
     return review_recommendation(recommendation=rec, approve=payload.approve, actor=f"operator:{request.auth.prefix}")
 
 
-@router.post("/transcripts/recommendations/{recommendation_id}/install", response=RecommendationOut, auth=operator_auth)
-def install_recommendation(request, recommendation_id: int):
+@router.post("/transcripts/recommendations/{recommendation_id}/install", response={200: RecommendationOut, **error_responses(401, 404, 409, 422)}, auth=operator_auth)
+def install_recommendation(request, recommendation_id: int = ROW_ID):
     """Create an approved new private file; never overwrites (409 if the file exists)."""
     rec = _recommendation(request, recommendation_id)
     return install(recommendation=rec, actor=f"operator:{request.auth.prefix}")

@@ -25,6 +25,12 @@ log = logging.getLogger("learning.embeddings")
 
 DIARY_EMBED_BUDGET = 2.0  # seconds: learning.DiaryEmbedBudget, a note is one short input
 PREFETCH_EMBED_BUDGET = 2.0  # seconds: prefetch.EmbedBudget, "a turn starting"
+# Ours: what one call may cost. A text is pooled from at most MAX_PIECES_PER_TEXT model inputs (its
+# vector then stands for its opening, the content stays whole); pieces go to the model BATCH_PIECES
+# at a time, and a call past its budget stops at the next batch instead of running on unseen.
+MAX_PIECES_PER_TEXT = 32
+BATCH_PIECES = 16
+MAX_PENDING_CALLS = 16  # calls queued or running at once; past it a call is refused (status "busy")
 
 
 class Embedder(Protocol):
@@ -53,6 +59,11 @@ KINDS: dict[EmbeddingKind, str] = {  # "none" builds no embedder
 _lock = threading.Lock()
 _cached: tuple | None = None
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="embed")
+_pending = threading.BoundedSemaphore(MAX_PENDING_CALLS)
+
+
+class _Cancelled(Exception):
+    """The caller gave up (its budget ran out): the remaining batches are not sent."""
 
 
 def get_embedder() -> Embedder | None:
@@ -85,14 +96,21 @@ def pieces_of(text: str, max_chars: int) -> list[str]:
     return split_words(text, max_chars)
 
 
-def _embed_whole(embedder: Embedder, texts: list[str]) -> list[list[float] | None]:
-    """Embed each text whole in one request: long ones are split, and their pieces pooled."""
+def _embed_whole(embedder: Embedder, texts: list[str], cancel: threading.Event | None = None) -> list[list[float] | None]:
+    """Embed each text whole: long ones are split (up to MAX_PIECES_PER_TEXT pieces) and pooled."""
     plan, flat = [], []
     for text in texts:
         pieces = pieces_of(text, embedder.max_input_chars)
+        if len(pieces) > MAX_PIECES_PER_TEXT:
+            log.info("a %d-character text is embedded from its first %d pieces", len(text), MAX_PIECES_PER_TEXT)
+            pieces = pieces[:MAX_PIECES_PER_TEXT]
         plan.append((len(flat), len(pieces), [len(p) for p in pieces]))
         flat.extend(pieces)
-    vectors = embedder.embed_batch(flat) if flat else []
+    vectors = []
+    for start in range(0, len(flat), BATCH_PIECES):
+        if cancel is not None and cancel.is_set():
+            raise _Cancelled()
+        vectors.extend(embedder.embed_batch(flat[start : start + BATCH_PIECES]))
     out = []
     for start, n, weights in plan:
         if n == 0:
@@ -116,10 +134,17 @@ def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embed
     from core.providers.embeddings import warm
 
     warm.wait_while_loading()  # a load in progress is not this embed's budget to spend
-    future = _pool.submit(_embed_whole, embedder, list(texts))
+    if not _pending.acquire(timeout=budget):
+        log.warning("embed of %d text(s) refused: %d calls already pending", len(texts), MAX_PENDING_CALLS)
+        return [EmbedResult(None, embedder.model, "timeout", "busy: too many embeds pending") for _ in texts]
+    cancel = threading.Event()
+    future = _pool.submit(_embed_whole, embedder, list(texts), cancel)
+    future.add_done_callback(lambda _f: _pending.release())
     try:
         vectors = future.result(timeout=budget)
     except concurrent.futures.TimeoutError:
+        cancel.set()
+        future.cancel()
         log.warning("embed of %d text(s) ran past its %.1fs budget; stored without a vector", len(texts), budget)
         return [EmbedResult(None, embedder.model, "timeout", "budget exceeded") for _ in texts]
     except ProviderError as exc:

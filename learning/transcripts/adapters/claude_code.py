@@ -435,7 +435,7 @@ class ClaudeCodeAdapter:
 
     @staticmethod
     def _line(walker: _Walker, raw: bytes, offset: int, lineno: int, display: str, warnings: list[str]) -> None:
-        if not raw.strip():
+        if raw.isspace():
             return
         try:
             record = json.loads(raw)

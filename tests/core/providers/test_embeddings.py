@@ -138,6 +138,66 @@ def test_an_embed_past_its_budget_returns_no_vector_with_status_timeout_instead_
     assert embedder.batches == []  # it gave up before the embedder answered
 
 
+class GatedEmbedder(RecordingEmbedder):
+    """Answers one batch per permit the test hands out: an embed that is slower than its budget."""
+
+    def __init__(self):
+        super().__init__(max_input_chars=50)
+        self.permits = threading.Semaphore(0)
+
+    def embed_batch(self, texts):
+        self.permits.acquire(timeout=30)
+        return super().embed_batch(texts)
+
+
+def settled():
+    """Every embed call the seam accepted has finished (each holds a pending slot until it does)."""
+    from core.providers.embeddings import base
+
+    taken = [base._pending.acquire(timeout=30) for _ in range(base.MAX_PENDING_CALLS)]
+    for ok in taken:
+        if ok:
+            base._pending.release()
+    return all(taken)
+
+
+def test_an_embed_past_its_budget_sends_no_batch_after_the_one_in_flight():
+    from core.providers.embeddings.base import BATCH_PIECES
+
+    embedder = GatedEmbedder()
+    text = " ".join(f"word{i:04d}" for i in range(400))  # about 80 pieces: several batches
+    result = embed_one(text, budget=0.2, embedder=embedder)
+    assert result.status == "timeout"
+    embedder.permits.release(100)  # the batch in flight answers; nothing after it may be sent
+    assert settled()
+    # the batch in flight (if a worker had started it) answers; the other four are never sent
+    assert len(embedder.batches) <= 1 and all(len(b) == BATCH_PIECES for b in embedder.batches)
+
+
+def test_a_text_is_embedded_from_at_most_max_pieces_per_text_model_inputs():
+    from core.providers.embeddings.base import MAX_PIECES_PER_TEXT
+
+    embedder = RecordingEmbedder(max_input_chars=50)
+    huge = " ".join(f"word{i:05d}" for i in range(20_000))  # ~2,900 pieces of 50 characters
+    result = embed_one(huge, embedder=embedder, budget=30)
+    assert result.status == "embedded"
+    assert sum(len(b) for b in embedder.batches) == MAX_PIECES_PER_TEXT
+    assert embedder.batches[0][0].startswith("word00000")
+
+
+def test_a_call_that_gives_up_while_queued_is_cancelled_never_sent():
+    from core.providers.embeddings.base import _pool
+
+    embedder = GatedEmbedder()
+    workers = _pool._max_workers
+    results = [embed_one(f"note {i}", budget=0.05, embedder=embedder) for i in range(workers + 3)]
+    embedder.permits.release(1000)
+    assert settled()
+    assert {r.status for r in results} == {"timeout"}
+    # the calls a worker had started answer; the ones still queued when they gave up never reach the model
+    assert len(embedder.batches) <= workers
+
+
 @pytest.mark.parametrize(
     "error", [ConfigurationError("bad key"), RefusedError("too long"), TransientError("503"), RateLimitedError("429")]
 )

@@ -83,9 +83,12 @@ def test_a_rolled_back_intake_enqueues_nothing(seat, seat_token, api_client, dja
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks, mock.patch(
         "learning.models.Turn.save", side_effect=DatabaseError("disk full")
-    ), pytest.raises(DatabaseError):
-        api_client.post(URL, record(seat), token=seat_token)
+    ):
+        response = api_client.post(URL, record(seat), token=seat_token)
     assert callbacks == [] and not OrmQ.objects.exists()
+    # answered as JSON with an id to find the logged traceback by, never the traceback itself
+    assert response.status_code == 500 and response["Content-Type"].startswith("application/json")
+    assert response.json()["detail"] == "internal error" and "disk full" not in response.text
 
 
 def test_an_unknown_field_is_refused_rather_than_silently_dropped(seat, seat_token, api_client):

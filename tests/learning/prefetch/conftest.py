@@ -24,9 +24,9 @@ def embed_calls(monkeypatch):
     calls = []
     original = embed_base._embed_whole
 
-    def counting(embedder, texts):
+    def counting(embedder, texts, *rest):
         calls.append(list(texts))
-        return original(embedder, texts)
+        return original(embedder, texts, *rest)
 
     monkeypatch.setattr(embed_base, "_embed_whole", counting)
     return calls

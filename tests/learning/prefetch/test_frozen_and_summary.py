@@ -86,7 +86,20 @@ def test_a_block_that_raises_renders_nothing_and_the_turn_still_gets_its_prefix(
 
 def test_frozen_prefixes_are_kept_for_the_most_recent_runs_only(seat, run, monkeypatch):
     monkeypatch.setattr(assemble.bounds, "FROZEN_RUNS_KEPT", 3)
+    monkeypatch.setattr(assemble.bounds, "SNAPSHOT_PRUNE_EVERY", 1)
     for i in range(5):
         run(run_id=f"r{i}", ask="+1", requires_recon=True)
     assert list(PrefetchSnapshot.objects.order_by("id").values_list("run_id", flat=True)) == ["r2", "r3", "r4"]
+
+
+def test_pruning_the_frozen_prefixes_is_amortised_over_turn_starts(seat, run, monkeypatch):
+    monkeypatch.setattr(assemble.bounds, "FROZEN_RUNS_KEPT", 2)
+    monkeypatch.setattr(assemble.bounds, "SNAPSHOT_PRUNE_EVERY", 4)
+    counts = []
+    for i in range(12):
+        run(run_id=f"r{i}", ask="+1", requires_recon=True)
+        counts.append(PrefetchSnapshot.objects.count())
+    assert max(counts) <= 2 + 4  # never more than the kept runs and one pruning period
+    assert any(later < earlier for earlier, later in zip(counts, counts[1:], strict=False))  # it did prune
+    assert PrefetchSnapshot.objects.order_by("-id").first().run_id == "r11"
 
