@@ -18,7 +18,7 @@ DATA is a folder holding ``locomo/locomo-dev.json`` (LoCoMo format) and ``tau-be
 Baselines computed in the same run with the same embedder, per conversation: numpy cosine over
 ``speaker: text`` (tau: over the opening messages), BM25 (``rank_bm25``) over the same texts, and
 their reciprocal-rank fusion (k=60). Latency: the fused SQL against the vector-only SQL
-(``core.vectors.nearest`` over the same rows), same query vectors; and the whole tool call.
+(``core.vectors.ranked_ids`` over the same rows' pooled vectors), same query vectors; and the whole tool call.
 
 Usage: python bench/recall.py DATA [--engine sqlite|postgres|both] [--context 0|1] [--only locomo|tau]
 """
@@ -259,7 +259,7 @@ def p95(values):
 
 
 def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
-    from core.vectors import nearest
+    from core.vectors import ranked_ids
     from learning import episode_search, episodes
 
     fused, vector_only = [], []
@@ -268,7 +268,7 @@ def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
         episode_search.ranked(seat=seat, vector=v, model=model, query=q, limit=10)
         fused.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        list(nearest(episodes.raw(seat), v, model).values_list("id", flat=True)[:10])
+        ranked_ids(episodes.raw(seat), v, model, limit=10)
         vector_only.append((time.perf_counter() - started) * 1000)
     return fused, vector_only
 

@@ -59,9 +59,12 @@ def _text_sql(vendor: str) -> str:
             " ORDER BY ts_rank(e.search_tsv, q.q, 1) DESC, e.id DESC LIMIT %s)"
         )
     return (
-        "matched AS (SELECT rowid AS id, bm25(episodes_fts) AS s FROM episodes_fts"
-        " WHERE episodes_fts MATCH %s AND rowid IN (SELECT id FROM cand)),"
-        " txt AS (SELECT id, ROW_NUMBER() OVER (ORDER BY s, id DESC) AS r FROM matched ORDER BY s, id DESC LIMIT %s)"
+        # MATERIALIZED: one MATCH, then the seat's scope; a rowid constraint pushed into the FTS5 scan would
+        # run the MATCH once per candidate row
+        "matched AS MATERIALIZED (SELECT rowid AS id, bm25(episodes_fts) AS s FROM episodes_fts"
+        " WHERE episodes_fts MATCH %s),"
+        " txt AS (SELECT m.id, ROW_NUMBER() OVER (ORDER BY m.s, m.id DESC) AS r FROM matched m"
+        " JOIN cand c ON c.id = m.id ORDER BY m.s, m.id DESC LIMIT %s)"
     )
 
 
