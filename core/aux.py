@@ -2,20 +2,25 @@
 
 Every call names its stage, purpose and turn, or is refused before any model is resolved. The
 seat's ``llm_auxiliary`` chain is tried in order (falling back to its ``llm`` chain), falling
-through on transient and configuration errors. Each answered call is charged to the seat's and
-the company's budget and recorded as an ``auxiliary_spend`` event, then parsed by its purpose.
+through on transient, configuration and truncation errors; a refusal is final. The prompt is cut
+to each alias's context window. Every attempt that reached an endpoint is charged to the seat's
+and the company's budget with the tokens it reported and recorded as one ``auxiliary_spend``
+event naming its outcome (answered, unparseable, truncated, refused, transient, ...), failed
+attempts included; an answer is then parsed by its purpose.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.db import transaction
 
 from core import budgets, events, purposes
-from core.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
+from core.providers.errors import ConfigurationError, ProviderError, RefusedError
+from core.purposes import AnswerUnparseable
 
 log = logging.getLogger("core.aux")
 
@@ -43,9 +48,8 @@ class AuxResult:
     model: str
     input_tokens: int
     output_tokens: int
-    stage: str = ""
-    purpose: str = ""
-    turn_id: str = ""
+    finish: str = "stop"
+    attempts: tuple = ()  # every attempt of the call, failed ones first: one spend record each
 
 
 def chain_for(seat) -> list[str]:
@@ -72,11 +76,13 @@ def call(
     inputs: dict | None = None,
     max_tokens: int | None = None,
     defer_record: bool = False,
+    aliases: list[str] | None = None,
 ) -> AuxResult:
     """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``.
 
     ``defer_record`` (for calls made on worker threads) skips the database writes and returns a
-    result whose ``record()`` the calling thread runs; nothing is ever left unrecorded.
+    result whose ``record()`` the calling thread runs; nothing is ever left unrecorded. ``aliases``
+    (the operator's probe) asks those providers instead of the seat's chain.
     """
     if stage not in STAGES:
         raise UnattributedCall(f"auxiliary call refused: stage {stage!r} is not one of {', '.join(STAGES)}")
@@ -87,85 +93,114 @@ def call(
     from crewlet import config
 
     providers = config.current().providers.llm
-    chain = [alias for alias in chain_for(seat) if alias in providers]
+    chain = [alias for alias in (aliases if aliases is not None else chain_for(seat)) if alias in providers]
     if not chain:
-        raise NoAuxiliaryModel(f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)")
-    messages = spec_purpose.render(inputs)
+        raise NoAuxiliaryModel(
+            f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)", sent=False
+        )
+    rendered = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | None = None
-    from core.providers.llm import build
+    attempts: list[Attempt] = []  # one per attempt that reached an endpoint, failed ones included
+    from core.providers.llm import build, window
+
+    def settle(error):
+        """``error`` carrying its attempts, recorded now or (deferred) by ``error.record()``."""
+        error.attempts = tuple(attempts)
+        error.record = partial(record_attempts, seat, error.attempts)
+        if not defer_record:
+            error.record()
+            error.record = _noop
+        return error
 
     for alias in chain:
-        provider = build(alias, providers[alias])
+        spec = providers[alias]
+        provider = build(alias, spec)
+        reserved = budget + (getattr(spec, "reasoning_tokens", 0) or 0)
+        messages = window.fit(rendered, context_tokens=getattr(spec, "context_tokens", 0), reserved=reserved)
         try:
             completion = provider.complete(
                 messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=inputs
             )
-        except RefusedError:
-            raise
-        except (TransientError, ConfigurationError) as exc:
+        except ProviderError as exc:
+            exc.provider = alias
+            if exc.sent:
+                model = exc.model or getattr(provider, "model", "") or ""
+                attempts.append(Attempt(stage, purpose, turn_id, alias, model, exc.input_tokens, exc.output_tokens,
+                                        exc.kind, exc.finish))
+            if isinstance(exc, RefusedError):
+                raise settle(exc) from None
             log.warning("provider %s failed for %s (%s); trying the next", alias, purpose, exc.kind)
             last_error = exc
             continue
-        def record(alias=alias, completion=completion):
-            _record(seat, stage, purpose, turn_id, alias, completion)
-
+        try:
+            value = spec_purpose.parse(completion.text)
+        except AnswerUnparseable as exc:
+            exc.provider, exc.finish = alias, completion.finish
+            exc.input_tokens, exc.output_tokens = completion.input_tokens, completion.output_tokens
+            attempts.append(_attempt(stage, purpose, turn_id, alias, completion, "unparseable"))
+            raise settle(exc) from None
+        attempts.append(_attempt(stage, purpose, turn_id, alias, completion, "answered"))
+        done = tuple(attempts)
         if not defer_record:
-            record()
-        value = spec_purpose.parse(completion.text)
+            record_attempts(seat, done)
         return AuxResult(
-            record=record if defer_record else _noop,
+            record=partial(record_attempts, seat, done) if defer_record else _noop,
             value=value,
             text=completion.text,
             provider=alias,
             model=completion.model,
             input_tokens=completion.input_tokens,
             output_tokens=completion.output_tokens,
-            stage=stage,
-            purpose=purpose,
-            turn_id=turn_id,
+            finish=completion.finish,
+            attempts=done,
         )
     assert last_error is not None
-    raise last_error
+    raise settle(last_error)
 
 
-def record_batch(seat, results: list[AuxResult]) -> None:
-    """Record many deferred calls of one seat at once: ONE charge of their summed tokens and their spend
-    events, in one transaction (a batch of background calls costs one commit, not one each)."""
-    if not results:
+@dataclass(frozen=True)
+class Attempt:
+    """One request that reached an endpoint: what one ``auxiliary_spend`` event records."""
+
+    stage: str
+    purpose: str
+    turn_id: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    outcome: str  # answered | unparseable | truncated | refused | transient | rate_limited | configuration | ...
+    finish: str
+
+
+def _attempt(stage, purpose, turn_id, alias, completion, outcome) -> Attempt:
+    return Attempt(stage, purpose, turn_id, alias, completion.model, completion.input_tokens,
+                   completion.output_tokens, outcome, completion.finish)
+
+
+def record_batch(seat, results: list) -> None:
+    """Record many deferred calls of one seat at once (answers, or the errors a deferred call raised):
+    ONE charge of their summed tokens and their spend events, in one transaction."""
+    record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())))
+
+
+def record_attempts(seat, attempts: tuple) -> None:
+    """Charge both counters and append one spend event an attempt, in ONE transaction (one commit)."""
+    if not attempts:
         return
-    tokens = sum(r.input_tokens + r.output_tokens for r in results)
+    tokens = sum(a.input_tokens + a.output_tokens for a in attempts)
     with transaction.atomic():
         try:
-            with transaction.atomic():
-                budgets.charge(seat, tokens)
+            if tokens:
+                with transaction.atomic():
+                    budgets.charge(seat, tokens)
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
         events.publish_many([
-            ("auxiliary_spend", seat, r.turn_id, dict(stage=r.stage, purpose=r.purpose, provider=r.provider, model=r.model,
-                                           input_tokens=r.input_tokens, output_tokens=r.output_tokens))
-            for r in results
+            ("auxiliary_spend", seat, a.turn_id, dict(
+                stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model, input_tokens=a.input_tokens,
+                output_tokens=a.output_tokens, outcome=a.outcome, finish=a.finish,
+            ))
+            for a in attempts
         ])
-
-
-def _record(seat, stage, purpose, turn_id, alias, completion) -> None:
-    """Charge both counters and append the spend event in ONE transaction (one commit per call)."""
-    tokens = completion.input_tokens + completion.output_tokens
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                budgets.charge(seat, tokens)
-        except Exception:
-            log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
-        events.publish(
-            "auxiliary_spend",
-            seat=seat,
-            turn_id=turn_id,
-            best_effort=True,
-            stage=stage,
-            purpose=purpose,
-            provider=alias,
-            model=completion.model,
-            input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens,
-        )

@@ -13,11 +13,26 @@ from django.http import JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
+from crewlet import openapi_examples
 from crewlet.errors import CrewletError
 
 log = logging.getLogger("crewlet.api")
 
-api = NinjaAPI(title="Crewlet learning", version="1", urls_namespace="api")
+DESCRIPTION = (
+    "The agent-facing API of Crewlet learning. A runtime calls `POST /agents/{handle}/prefetch` at turn start, "
+    "the builtins at `POST /agents/{handle}/tools/{name}` during the turn (definitions for every provider at "
+    "`GET /tools?format=...`), and `POST /turns` after it. Authenticate with the seat's bearer token. "
+    "docs/integration.md walks through the sequence."
+)
+
+
+class CrewletAPI(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        return openapi_examples.attach(schema)
+
+
+api = CrewletAPI(title="Crewlet learning", version="1", urls_namespace="api", description=DESCRIPTION)
 
 
 @api.exception_handler(CrewletError)

@@ -91,6 +91,9 @@ LOGIN_URL = "/admin/login/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # crewlet.toml: the applied config file; a running process re-reads it when its content changes.
+# the project's auxiliary purposes: ONE list, loaded by the first lookup (core.purposes.get)
+CREWLET_PURPOSES = "learning.purposes.PURPOSES"
+
 CREWLET_CONFIG_PATH = os.environ.get("CREWLET_CONFIG", str(BASE_DIR / "crewlet.toml"))
 
 # django-q2: ORM broker on the same database by default; CREWLET_Q_REDIS switches to Redis.

@@ -1,5 +1,8 @@
 """Condensation: a text past its byte bound is rewritten by the seat's auxiliary model, never cut.
 
+A rewrite is held to the bound by code, not trusted to the prompt: one over it is asked again once,
+told its size; one still over is named by its size like a rewrite that never came.
+
 ``rewrite_all`` runs at most four rewrites at once, all sharing ONE deadline
 (learning.EpisodeRewriteTimeout, thirty seconds); a text no rewrite reached by then is named by
 its size. Used by query_episodes and ## Similar prior work (600 bytes), compaction (280 bytes) and
@@ -10,13 +13,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
-import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core import aux
-from core.purposes import Purpose, register, system_user
+from core.purposes import AnswerUnparseable
 from learning import limits
+from learning.purposes.condense import NAME as CONDENSE
+from learning.purposes.condense import nbytes
 
 log = logging.getLogger("learning.rewrites")
 
@@ -35,48 +39,6 @@ class Rewritten:
         if self.mode == "size":
             return f"[{self.original_bytes} bytes; no rewrite could be had in time]"
         return self.text
-
-
-def nbytes(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def _render(inputs: dict) -> list[dict]:
-    return system_user(
-        "You condense one passage from an agent's work record so it can be read at a glance. Keep every "
-        "name, identifier, number, error and decision that matters; drop repetition and boilerplate. "
-        f"Answer with the condensed passage only, in at most {inputs['max_bytes']} bytes, on one line.",
-        f"What this passage is: {inputs.get('kind') or 'a passage'}\n\nPassage:\n{inputs['text']}",
-    )
-
-
-def _offline(inputs: dict) -> str:
-    """Extractive: the first sentence, then the last, whitespace folded, within the byte bound."""
-    text = re.sub(r"\s+", " ", inputs["text"]).strip()
-    sentences = re.split(r"(?<=[.!?])\s+", text)
-    picked = sentences[0] if len(sentences) == 1 else f"{sentences[0]} … {sentences[-1]}"
-    budget = int(inputs["max_bytes"])
-    if nbytes(picked) > budget:
-        words, out = picked.split(), ""
-        for word in words:
-            candidate = f"{out} {word}".strip()
-            if nbytes(candidate) + 2 > budget:
-                break
-            out = candidate
-        picked = out + " …"
-    return picked
-
-
-def _parse(text: str) -> str:
-    cleaned = " ".join(text.split())
-    if not cleaned:
-        from core.purposes import AnswerUnparseable
-
-        raise AnswerUnparseable("condense", "empty answer", text)
-    return cleaned
-
-
-CONDENSE = register(Purpose(name="condense", render=_render, parse=_parse, offline=_offline, max_tokens=300))
 
 
 def rewrite_all(
@@ -113,9 +75,34 @@ def rewrite_all(
         else:
             if future in done:
                 log.warning("rewrite failed: %s", future.exception())
+                getattr(future.exception(), "record", lambda: None)()  # failed attempts are charged too
             out[i] = Rewritten("", "size", original)
     return [r for r in out if r is not None]
 
 
 def _one(seat, stage, turn_id, inputs):
-    return aux.call(seat=seat, stage=stage, purpose="condense", turn_id=turn_id, inputs=inputs, defer_record=True)
+    """One condensation held to its byte bound: asked again once, told its size, when over it."""
+    first = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=inputs, defer_record=True)
+    if nbytes(first.value) <= inputs["max_bytes"]:
+        return first
+    retry = {**inputs, "previous_bytes": nbytes(first.value)}
+    try:
+        second = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=retry, defer_record=True)
+    except Exception as exc:
+        exc.record = _both(first.record, getattr(exc, "record", lambda: None))
+        raise
+    if nbytes(second.value) <= inputs["max_bytes"]:
+        return replace(second, record=_both(first.record, second.record))
+    over = AnswerUnparseable(
+        CONDENSE, f"{nbytes(second.value)} bytes, over the {inputs['max_bytes']}-byte bound after one retry", second.text
+    )
+    over.record = _both(first.record, second.record)
+    raise over
+
+
+def _both(*records):
+    def record():
+        for one in records:
+            one()
+
+    return record

@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationInfo,
@@ -51,8 +52,15 @@ def _clean_text(value: str) -> str:
 Text = Annotated[str, AfterValidator(_clean_text)]
 ToolName = Annotated[Text, Field(max_length=200)]
 SkillId = Annotated[int, Field(ge=1, le=MAX_ROW_ID)]
+def _time_as_text(value):
+    """A number is not a time here (lenient parsing would read it as a Unix timestamp the schema never offered)."""
+    if isinstance(value, (int, float)):
+        raise ValueError("a time is an ISO 8601 string, not a number")
+    return value
+
+
 # JSON carries a time as a string: the one field type the strict records read leniently.
-Timestamp = Annotated[datetime | None, Field(strict=False)]
+Timestamp = Annotated[datetime | None, Field(strict=False), BeforeValidator(_time_as_text)]
 
 ConversationKind = Literal["chat", "tracker", "code_host", "wiki", "monitor", "cron", "schedule", "a2a", "internal", "sandbox"]
 ReviewOutcome = Literal["done", "failed", "self_iterate", "skipped"]

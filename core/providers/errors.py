@@ -1,18 +1,32 @@
 """Typed provider errors, shared by chat and embedding providers.
 
-A chain falls through to its next provider on ``TransientError`` and ``ConfigurationError``;
-``RefusedError`` (the provider declined this input) is final for that input.
+A chain falls through to its next provider on ``TransientError``, ``ConfigurationError`` and
+``TruncatedError``; ``RefusedError`` (the provider declined this input) is final for that input.
+An error raised after the endpoint answered carries the tokens the answer reported, so a failed
+call is charged like an answered one (``sent`` is False only for an error found before any request).
 """
 
 
 class ProviderError(Exception):
     kind = "error"
 
+    def __init__(self, message: str = "", *, sent: bool = True, input_tokens: int = 0, output_tokens: int = 0,
+                 model: str = "", finish: str = ""):
+        super().__init__(message)
+        self.sent, self.input_tokens, self.output_tokens = sent, input_tokens, output_tokens
+        self.model, self.finish = model, finish
+
 
 class ConfigurationError(ProviderError):
     """A rejected key, an unknown model or endpoint, a width the store was not sized for."""
 
     kind = "configuration"
+
+
+class UnsupportedParameter(ConfigurationError):
+    """The endpoint refused a request parameter it does not take, even after one retry without it."""
+
+    kind = "unsupported_parameter"
 
 
 class RefusedError(ProviderError):
@@ -29,3 +43,9 @@ class TransientError(ProviderError):
 
 class RateLimitedError(TransientError):
     kind = "rate_limited"
+
+
+class TruncatedError(ProviderError):
+    """The answer ended at its token budget (or spent it all on reasoning): it is not a complete answer."""
+
+    kind = "truncated"

@@ -25,7 +25,10 @@ class ProviderSpec:
     base_url: str = ""
     api_key_env: str = ""
     timeout_seconds: float = 30.0
-    max_retries: int = 0
+    max_retries: int = 2  # the SDK's own retries of 429/5xx/timeouts, with its bounded backoff
+    context_tokens: int = 8192  # the model's context window: a longer prompt is cut to fit
+    reasoning_tokens: int = 0  # added to every budget for a reasoning model's thinking
+    reasoning_effort: str = ""  # sent as reasoning_effort where the endpoint takes it (low | medium | high)
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ TURNS = [
 
 def service_env(var: Path) -> dict:
     return {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'example.sqlite3'}", "CREWLET_VAR_DIR": str(var),
-            "CREWLET_CONFIG": str(HERE / "crewlet.toml"), "CREWLET_Q_SYNC": "1", "CREWLET_LOG_LEVEL": "WARNING",
+            "CREWLET_CONFIG": str(HERE / "service.toml"), "CREWLET_Q_SYNC": "1", "CREWLET_LOG_LEVEL": "WARNING",
             "DJANGO_DEBUG": "0"}
 
 
@@ -75,7 +75,7 @@ def main(var: Path | None = None) -> int:
     (var / "example.sqlite3").unlink(missing_ok=True)
     env = service_env(var)
     manage(env, "migrate", "--verbosity", "0")
-    manage(env, "apply_config", str(HERE / "crewlet.toml"))
+    manage(env, "apply_config", str(HERE / "service.toml"))
     token = manage(env, "create_seat_token", "ana", "--label", "example agent")
     port = free_port()
     service = start_service(env, port, var / "service.log")

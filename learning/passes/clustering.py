@@ -21,8 +21,7 @@ from crewlet import config
 from crewlet.models import Seat
 from learning import skills
 from learning.models import Episode
-from learning.reflect import purposes  # noqa: F401  (registers skill_draft)
-from learning.reflect.purposes import skill_draft
+from learning.purposes import skill_draft
 from learning.reflect.synthesizer import duplicate_of, write_draft
 
 log = logging.getLogger("learning.passes.clustering")

@@ -12,7 +12,6 @@ rewrite fails is carried whole.
 from __future__ import annotations
 
 import logging
-import re
 from collections import Counter
 from datetime import datetime, timedelta
 
@@ -20,10 +19,11 @@ from django.db import transaction
 
 from core import aux, events
 from core.providers.errors import ProviderError
-from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+from core.purposes import AnswerUnparseable
 from learning import limits, rewrites, skills
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
+from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY
 
 log = logging.getLogger("learning.passes.compaction")
 
@@ -98,78 +98,6 @@ def member_inputs(seat, members: list[Episode]) -> tuple[list[dict], int]:
     return shown, condensed
 
 
-# ---- Purpose: compaction_summary ---------------------------------------------------------------
-
-
-def _render(inputs: dict) -> list[dict]:
-    lines = []
-    for n, m in enumerate(inputs["members"], 1):
-        lines.append(
-            f"{n}. [{m['date']}, ended {m['ended'] or 'unknown'}] task: {m['task']}\n"
-            f"   outcome: {m['outcome'] or '(no account)'}\n   tools: {', '.join(m['tools'])}"
-        )
-    return system_user(
-        "You compact an AI agent's long-term memory. You are shown past turns of ONE agent that used "
-        "overlapping tools. They will be replaced by a single summary the agent reads later as "
-        "'you have done this kind of work N times', so say what they had in common, concretely. "
-        "Texts marked (condensed) were shortened for you. Answer with one JSON object and nothing else: "
-        '{"common_task_pattern": "one sentence: the kind of work these turns did", '
-        '"common_outcome": "one sentence: how such turns usually ended and what they produced", '
-        '"subjects_involved": ["people, systems, repositories, tickets or services named"], '
-        '"notable_patterns": "one or two sentences: what varied between them, recurring pitfalls"}',
-        f"{len(inputs['members'])} turns:\n\n" + "\n".join(lines),
-    )
-
-
-def _parse(text: str) -> dict:
-    value = parse_json_object("compaction_summary", text)
-    pattern = value.get("common_task_pattern")
-    if not isinstance(pattern, str) or not pattern.strip():
-        raise AnswerUnparseable("compaction_summary", "common_task_pattern is missing or empty", text)
-    subjects = value.get("subjects_involved") or []
-    if not isinstance(subjects, list):
-        raise AnswerUnparseable("compaction_summary", "subjects_involved is not a list", text)
-    return {
-        "common_task_pattern": pattern.strip(),
-        "common_outcome": str(value.get("common_outcome") or "").strip(),
-        "subjects_involved": [str(s).strip() for s in subjects if str(s).strip()],
-        "notable_patterns": str(value.get("notable_patterns") or "").strip(),
-    }
-
-
-_SUBJECT = re.compile(r"\b(?:[A-Z][A-Z0-9]+-\d+|[A-Z][a-zA-Z0-9_.-]{2,}|@[\w.-]+|#\d+)\b")
-_WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9_-]{2,}")
-_STOP = {"the", "and", "for", "from", "with", "that", "this", "was", "were", "message", "asked"}
-
-
-def _offline(inputs: dict) -> str:
-    """Words most members' tasks share; the outcome tally; named subjects; tools that vary."""
-    import json
-
-    members = inputs["members"]
-    half = max(1, len(members) // 2)
-    per_task = [dict.fromkeys(w.lower() for w in _WORD.findall(m["task"]) if w.lower() not in _STOP) for m in members]
-    counts = Counter(w for words in per_task for w in words)
-    shared = [w for w in per_task[0] if counts[w] >= half][:8] if per_task else []
-    tools = [set(m["tools"]) for m in members]
-    always = sorted(set.intersection(*tools)) if tools else []
-    varied = sorted(set.union(*tools) - set(always)) if tools else []
-    done = sum(1 for m in members if m["ended"] == "done")
-    subjects = Counter(s for m in members for s in dict.fromkeys(_SUBJECT.findall(m["task"] + " " + m["outcome"])))
-    answer = {
-        "common_task_pattern": f"Work about {' '.join(shared)}" if shared else f"Turns using {', '.join(always)}",
-        "common_outcome": f"{done} of {len(members)} ended done; the usual tools were {', '.join(always) or 'mixed'}.",
-        "subjects_involved": [s for s, n in subjects.most_common(8) if n >= 2] or [s for s, _ in subjects.most_common(3)],
-        "notable_patterns": f"Tools that varied: {', '.join(varied)}." if varied else "The same tools every time.",
-    }
-    return json.dumps(answer)
-
-
-COMPACTION_SUMMARY = register(
-    Purpose(name="compaction_summary", render=_render, parse=_parse, offline=_offline, max_tokens=500, json=True)
-)
-
-
 # ---- the fold ------------------------------------------------------------------------------------
 
 
@@ -186,7 +114,7 @@ def fold(seat, cluster: Cluster) -> dict:
     )
     shown, condensed = member_inputs(seat, members)
     try:
-        summary = aux.call(seat=seat, stage="background", purpose="compaction_summary", inputs={"members": shown}).value
+        summary = aux.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY, inputs={"members": shown}).value
     except (ProviderError, AnswerUnparseable) as exc:
         log.warning("compaction of %d turns for %s failed: %s", len(members), seat.handle, exc)
         return {"folded": False, "cluster_size": len(members), "why": f"{type(exc).__name__}: {exc}", "condensed": condensed}

@@ -13,25 +13,24 @@ title dedup makes a later tick that finds the draft stay quiet; a write failure 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError
 from django.utils import timezone
 
-from core import aux, events, purposes
+from core import aux, events
 from core.providers.errors import ProviderError
+from core.purposes import AnswerUnparseable
 from crewlet import config
 from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
+from learning.purposes.skill_promotion_draft import NAME as PURPOSE
 from learning.skills import jaccard
 
 log = logging.getLogger("learning.passes.promotion")
 
-PURPOSE = "skill_promotion_draft"
 MAX_TITLE_TOOLS = 4  # tools named in a draft's title; more are counted and the set is hashed
 MAX_SKILLS_IN_PROMPT = 8  # one skill per distinct seat first: convergence is across seats
 
@@ -95,65 +94,6 @@ def cluster_title(unit, tools: frozenset[str]) -> str:
             return title
     digest = hashlib.sha256("\n".join(ordered).encode()).hexdigest()[:12]
     return f"{unit.key} procedure [{digest}]"
-
-
-# ---- the purpose ----------------------------------------------------------------------------------
-def _render(inputs: dict) -> list[dict]:
-    system = (
-        "Several agents of one team independently arrived at the same procedure; each learned it as "
-        "its own skill. Distil them into ONE page for the team knowledge base, which a lead will review "
-        "before any agent reads it. Write for a teammate: what it is for, when to use it, and the steps "
-        "in order. Use only what the skills say: no tool, step or fact they do not contain. Answer with "
-        'one JSON object: {"name": "short procedure name", "summary": "one paragraph", '
-        '"when_to_use": "one or two sentences", "steps": ["step", ...]}.'
-    )
-    skills = "\n\n".join(
-        f"### {s['name']} (agent {s['seat']})\nDescription: {s['description']}\n"
-        f"Tools in order: {', '.join(s['tool_sequence']) or 'none recorded'}\n\n{s['body']}"
-        for s in inputs.get("skills", [])
-    )
-    user = (
-        f"Team: {inputs.get('unit')}\nTools they share: {', '.join(inputs.get('tools', []))}\n"
-        f"{inputs.get('sibling_count')} skills from {inputs.get('distinct_agents')} distinct agents:\n\n{skills}"
-    )
-    return purposes.system_user(system, user)
-
-
-def _parse(text: str) -> dict:
-    value = purposes.parse_json_object(PURPOSE, text)
-    summary = value.get("summary")
-    if not isinstance(summary, str) or not summary.strip():
-        raise purposes.AnswerUnparseable(PURPOSE, "no summary", text)
-    steps = value.get("steps") or []
-    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
-        raise purposes.AnswerUnparseable(PURPOSE, "steps is not a list of strings", text)
-    return {
-        "name": str(value.get("name") or "").strip(),
-        "summary": summary.strip(),
-        "when_to_use": str(value.get("when_to_use") or "").strip(),
-        "steps": [s.strip() for s in steps if s.strip()],
-    }
-
-
-def _offline(inputs: dict) -> str:
-    """The most common skill name, the seed's description, and the most common tool order as steps."""
-    skills = inputs.get("skills") or []
-    names = Counter(s["name"] for s in skills)
-    name = max(names, key=lambda n: (names[n], -[s["name"] for s in skills].index(n))) if names else ""
-    orders = Counter(tuple(s["tool_sequence"]) for s in skills if s["tool_sequence"])
-    order = max(orders, key=lambda o: (orders[o], len(o))) if orders else ()
-    steps = [f"Call {tool}." for i, tool in enumerate(order) if i == 0 or order[i - 1] != tool]
-    seed = skills[0] if skills else {"description": ""}
-    summary = (
-        f"{inputs.get('distinct_agents')} agents of {inputs.get('unit')} arrived at this procedure "
-        f"independently ({inputs.get('sibling_count')} skills). {seed['description']}".strip()
-    )
-    return json.dumps({"name": name, "summary": summary, "when_to_use": seed["description"], "steps": steps})
-
-
-purposes.register(
-    purposes.Purpose(name=PURPOSE, render=_render, parse=_parse, offline=_offline, max_tokens=900, json=True)
-)
 
 
 # ---- the pass ---------------------------------------------------------------------------------------
@@ -249,7 +189,7 @@ def promote_cluster(unit, cluster: Cluster, writer, report: dict, now) -> None:
             return
         draft = distil(unit, cluster, title, now)
         outcome = writer.write_draft(container_key=container, draft=draft)
-    except (WriteFailed, DatabaseError, ProviderError, purposes.AnswerUnparseable) as exc:
+    except (WriteFailed, DatabaseError, ProviderError, AnswerUnparseable) as exc:
         log.warning("promotion: %s in %s not drafted (next tick retries): %s", title, container, exc)
         report["failed"].append({"unit": unit.key, "title": title, "error": str(exc)})
         return

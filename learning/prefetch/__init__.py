@@ -3,7 +3,6 @@
 ``prefetch(seat=, request=)`` is the public entry; ``PrefetchRequest`` is what a turn start hands it.
 """
 
-from learning.prefetch import purposes  # noqa: F401  (registers the prefetch's auxiliary purposes)
 from learning.prefetch.assemble import BLOCKS, prefetch
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest, Thread, ThreadMessage

@@ -128,6 +128,8 @@ class PrefetchContext:
             raise AuxDidNotAnswer("deadline") from None
         except Exception as exc:  # a provider error or an unparseable answer: the block degrades
             log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
+            if hasattr(exc, "record"):
+                self.defer(exc.record)  # its attempts are charged and recorded all the same
             raise AuxDidNotAnswer(str(exc)) from exc
         self.defer(result.record)  # the spend, charged in the turn start's one transaction
         return result.value

@@ -56,6 +56,8 @@ def _finish(ctx: PrefetchContext, future) -> BlockResult:
         query = ctx.collect(future)
     except AuxDidNotAnswer:
         return BlockResult(NAME, selection_count=0)  # nothing to search with: show nothing
+    if not query:
+        return BlockResult(NAME, selection_count=0)  # the model answered that nothing is worth searching
     result = searcher.search(ctx.seat, query, bounds.KNOWLEDGE_PAGES, record=False)  # never raises
     # the backstop: an unvetted draft never reaches an agent, whatever a backend returns
     pages = [p for p in result.pages if not p.title.startswith(AUTO_DRAFT_PREFIX)][: bounds.KNOWLEDGE_PAGES]

@@ -4,7 +4,6 @@
 pass; ``dispatcher.run_pass(ctx)`` is the pass itself; ``registry`` lists the workers in order.
 """
 
-from learning.reflect import purposes  # noqa: F401  (registers the purposes)
 from learning.reflect.service import reflect_turn
 
 __all__ = ["reflect_turn"]

@@ -14,9 +14,9 @@ import logging
 from core import aux, events
 from learning import diary, limits
 from learning.models import DiaryEntry
+from learning.purposes import persist_decision
+from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_reflection
-from learning.reflect.purposes import persist_decision
-from learning.reflect.purposes.describe import turn_inputs
 
 log = logging.getLogger("learning.reflect.persist_decider")
 

@@ -13,7 +13,7 @@ from django.db.models import F
 
 from core import aux, events
 from learning.models import CounterpartyProfile
-from learning.reflect.purposes import profile_update
+from learning.purposes import profile_update
 
 NAME = "profiler"
 MAX_ITEMS = 20  # per list: the oldest observations give way, a profile is not a transcript

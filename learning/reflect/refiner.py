@@ -12,9 +12,9 @@ import logging
 
 from core import aux, events
 from learning import limits, skills
+from learning.purposes import skill_refinement
+from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_body
-from learning.reflect.purposes import skill_refinement
-from learning.reflect.purposes.describe import turn_inputs
 
 log = logging.getLogger("learning.reflect.refiner")
 

@@ -14,9 +14,9 @@ from core import aux, events
 from crewlet.errors import Conflict
 from learning import limits, skills
 from learning.models import Episode
+from learning.purposes import skill_draft
+from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_body
-from learning.reflect.purposes import skill_draft
-from learning.reflect.purposes.describe import turn_inputs
 
 log = logging.getLogger("learning.reflect.synthesizer")
 

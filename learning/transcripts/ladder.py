@@ -24,7 +24,7 @@ from core import aux, events
 from core.vectors import nearest
 from crewlet import config
 from crewlet.errors import Conflict
-from learning.transcripts import purposes as tp
+from learning.purposes import transcript_judge
 from learning.transcripts.models import Shard
 
 VETTED = (Shard.PUBLISHED,)  # the corroboration pool: vetted shards only
@@ -247,7 +247,7 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
         evidence["submitted_by"] = submitted_by
     episode = shard.episode
     result = aux.call(
-        seat=shard.seat, stage=stage, purpose=tp.JUDGE,
+        seat=shard.seat, stage=stage, purpose=transcript_judge.NAME,
         inputs={"lesson": shard.text, "evidence": evidence, "episode": _episode_excerpt(episode)},
     )
     verdict = {**result.value, "provider": result.provider, "model": result.model, "at": timezone.now().isoformat()}

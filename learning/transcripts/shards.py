@@ -20,7 +20,7 @@ from core import aux, budgets
 from core.providers.embeddings import EmbedResult, embed_many
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
-from learning.transcripts import purposes as tp
+from learning.purposes import transcript_shards
 from learning.transcripts.adapters import ReadResult
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSession, TranscriptSource
 from learning.transcripts.scrub import scrub
@@ -140,9 +140,11 @@ def extract(*, seat, episodes: list[TranscriptEpisode], warnings: list[str], sta
         answers = []
         for episode in todo[start:start + EXTRACT_BATCH]:
             try:
-                answer = aux.call(seat=seat, stage=stage, purpose=tp.SHARDS, inputs={"episode": episode_inputs(episode)}, defer_record=True)
+                answer = aux.call(seat=seat, stage=stage, purpose=transcript_shards.NAME,
+                                  inputs={"episode": episode_inputs(episode)}, defer_record=True)
             except (ProviderError, AnswerUnparseable) as exc:
                 warnings.append(f"episode {episode.key}: lessons not extracted ({exc})")
+                answers.append(exc)  # its attempts are charged and recorded with the batch
                 continue
             answers.append(answer)
             # a model may echo a secret it was never shown in full; scrub what comes back too

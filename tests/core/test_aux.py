@@ -10,7 +10,7 @@ from django.db import DatabaseError, connection
 
 from core import aux, budgets, purposes
 from core.models import Event
-from core.providers.errors import RefusedError, TransientError
+from core.providers.errors import RefusedError, TransientError, TruncatedError
 from core.providers.llm.scripted import ScriptedProvider
 from crewlet.models import BudgetCounter
 
@@ -98,7 +98,7 @@ def test_an_unattributed_call_is_refused_before_any_model_is_resolved(scripted_s
 
 
 def test_an_unregistered_purpose_is_refused_before_any_model_is_resolved(scripted_seat, builds):
-    with pytest.raises(KeyError, match="no_such_purpose"):
+    with pytest.raises(purposes.UnknownPurpose, match="no purpose named 'no_such_purpose'"):
         ask(scripted_seat, purpose="no_such_purpose")
 
     assert builds == []
@@ -196,6 +196,8 @@ def test_an_answered_call_is_recorded_as_auxiliary_spend(scripted_seat):
         "model": result.model,
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
+        "outcome": "answered",
+        "finish": "stop",
     }
 
 
@@ -209,14 +211,28 @@ def test_an_answer_that_does_not_parse_is_still_charged_and_recorded(scripted_se
     assert budgets.spent("seat", scripted_seat.pk, "day") > 0
 
 
-def test_a_refused_call_is_neither_charged_nor_recorded(scripted_seat):
-    ScriptedProvider.queue(ECHO.name, RefusedError("policy"))
+def test_a_refused_call_is_recorded_as_refused_and_charged_what_it_reported(scripted_seat):
+    ScriptedProvider.queue(ECHO.name, RefusedError("policy", input_tokens=30, output_tokens=2))
 
     with pytest.raises(RefusedError):
         ask(scripted_seat)
 
-    assert not BudgetCounter.objects.exists()
-    assert not Event.objects.filter(name="auxiliary_spend").exists()
+    event = Event.objects.get(name="auxiliary_spend")
+    assert (event.payload["outcome"], event.payload["input_tokens"], event.payload["output_tokens"]) == ("refused", 30, 2)
+    assert budgets.spent("seat", scripted_seat.pk, "day") == 32
+
+
+def test_a_truncated_answer_is_recorded_as_truncated_charged_and_falls_through(seat):
+    seat.role.llm_auxiliary = ["scripted", "offline"]
+    seat.role.save()
+    ScriptedProvider.queue(ECHO.name, TruncatedError("cut off", input_tokens=40, output_tokens=16, finish="length"))
+
+    result = ask(seat)
+
+    assert result.provider == "offline"
+    rows = [e.payload for e in Event.objects.filter(name="auxiliary_spend").order_by("id")]
+    assert [(r["provider"], r["outcome"], r["finish"]) for r in rows] == [("scripted", "truncated", "length"), ("offline", "answered", "stop")]
+    assert budgets.spent("seat", seat.pk, "day") == 56 + result.input_tokens + result.output_tokens
 
 
 def test_a_transient_failure_falls_through_to_the_next_alias_and_only_it_is_charged(seat):
@@ -227,7 +243,9 @@ def test_a_transient_failure_falls_through_to_the_next_alias_and_only_it_is_char
     result = ask(seat)
 
     assert (result.provider, result.value) == ("offline", "offline-answer")
-    assert Event.objects.get(name="auxiliary_spend").payload["provider"] == "offline"
+    rows = [e.payload for e in Event.objects.filter(name="auxiliary_spend").order_by("id")]
+    assert [(r["provider"], r["outcome"]) for r in rows] == [("scripted", "transient"), ("offline", "answered")]
+    assert budgets.spent("seat", seat.pk, "day") == result.input_tokens + result.output_tokens
 
 
 def test_a_refusal_does_not_fall_through(seat, builds):

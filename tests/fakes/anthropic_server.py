@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from tests.fakes.http_fake import Answer, FakeServer, Recorded, word_count
+from tests.fakes.openai_server import cut
 
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -51,9 +52,22 @@ class FakeAnthropicServer(FakeServer):
         self.answer("", tool_use=(name, dict(arguments)), stop_reason="tool_use")
 
     def message(self, body: dict, answer: Answer) -> dict:
+        text, stop = answer.text, answer.extra.get("stop_reason", "end_turn")
+        content = []
+        if self.mode == "length":
+            text, stop = cut(text), "max_tokens"
+        if self.mode == "reasoning_only":
+            text, stop = "", "max_tokens"
+            content.append({"type": "thinking", "thinking": "Let me think about which fields apply...", "signature": "x"})
         used = word_count(body.get("messages", [])) + word_count(body.get("system", ""))
         used = used if answer.input_tokens is None else answer.input_tokens
-        answered = word_count(answer.text) if answer.output_tokens is None else answer.output_tokens
+        answered = word_count(text) if answer.output_tokens is None else answer.output_tokens
+        if self.mode == "reasoning_only":
+            answered = body.get("max_tokens", answered)
+        if "tool_use" in answer.extra:
+            content = self.content(answer)
+        elif text or not content:
+            content.append({"type": "text", "text": text})
         usage = {"input_tokens": used, "output_tokens": answered}
         usage.update(answer.extra.get("usage", {}))
         return {
@@ -61,8 +75,8 @@ class FakeAnthropicServer(FakeServer):
             "type": "message",
             "role": "assistant",
             "model": body.get("model", ""),
-            "content": self.content(answer),
-            "stop_reason": answer.extra.get("stop_reason", "end_turn"),
+            "content": content,
+            "stop_reason": stop,
             "stop_sequence": None,
             "usage": usage,
         }

@@ -1,7 +1,9 @@
 """A small JSON HTTP server on 127.0.0.1 (random port) in a thread, for the fakes of external APIs.
 
 A fake records every request it receives and answers from a plan: queue ``answer(...)``,
-``fail(status)`` or ``stall(seconds)``; with the plan empty it answers its default. Subclasses
+``fail(status)`` or ``stall(seconds)``; with the plan empty it answers its default (or what its
+``responder(body)`` says). A ``mode`` (one of ``MODES``) makes every request behave like a kind
+of real server; ``rejects`` names request parameters answered 400 as unsupported. Subclasses
 name their routes and shape the bodies of the API they stand for.
 """
 
@@ -44,15 +46,31 @@ class Stall:
     seconds: float
 
 
+MODES = {
+    "": "answers every request in full",
+    "rejects_response_format": "answers 400 to a request asking for JSON mode (LM Studio and others)",
+    "rejects_max_tokens": "answers 400 to max_tokens and wants max_completion_tokens (OpenAI's reasoning models)",
+    "length": "cuts every answer off at its token budget (finish_reason length / stop_reason max_tokens)",
+    "reasoning_only": "spends the answer on reasoning and returns no content (a reasoning model's small budget)",
+    "rate_limited_once": "answers the first request 429, then every request in full",
+}
+
+
 class FakeServer:
     routes: dict[tuple[str, str], str] = {}  # (method, path) -> handler method name
     default_text = "ok"
 
-    def __init__(self):
+    def __init__(self, *, mode: str = "", responder=None):
+        if mode not in MODES:
+            raise ValueError(f"unknown fake server mode {mode!r} (one of {', '.join(m for m in MODES if m)})")
+        self.mode, self.responder = mode, responder
+        self.rejects: set[str] = {"response_format"} if mode == "rejects_response_format" else set()
+        if mode == "rejects_max_tokens":
+            self.rejects.add("max_tokens")
         self.requests: list[Recorded] = []
         self.api_key: str | None = None  # when set, any other key is answered 401
         self.models: set[str] | None = None  # when set, any other model is answered 404
-        self._plan: deque = deque()
+        self._plan: deque = deque([Failure(429, "rate limited")] if mode == "rate_limited_once" else [])
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
@@ -99,9 +117,12 @@ class FakeServer:
         with self._lock:
             self._plan.append(step)
 
-    def _next(self):
+    def _next(self, body):
         with self._lock:
-            return self._plan.popleft() if self._plan else Answer(self.default_text)
+            if self._plan:
+                return self._plan.popleft()
+        text = self.responder(body) if self.responder else self.default_text
+        return Answer(text)
 
     # serving
     def serve(self, request: Recorded) -> tuple[int, dict, dict]:
@@ -113,7 +134,10 @@ class FakeServer:
         refused = self.check(request)
         if refused is not None:
             return refused
-        step = self._next()
+        for param in sorted(self.rejects):
+            if param in (request.body or {}):
+                return 400, {}, self.unsupported_body(param)
+        step = self._next(request.body or {})
         if isinstance(step, Stall):
             self._release.wait(step.seconds)
             step = Answer(self.default_text)
@@ -140,6 +164,9 @@ class FakeServer:
 
     def error_body(self, status: int, message: str) -> dict:
         raise NotImplementedError
+
+    def unsupported_body(self, param: str) -> dict:
+        return self.error_body(400, f"Unsupported parameter: '{param}' is not supported by this server.")
 
     # reading the log
     def last(self) -> Recorded:

@@ -1,9 +1,23 @@
+import threading
 import time
+
+import pytest
 
 from core.models import Event
 from core.providers.errors import TransientError
 from core.providers.llm.scripted import ScriptedProvider
-from learning import rewrites
+from learning import limits, rewrites
+
+
+@pytest.fixture(autouse=True)
+def idle_pool():
+    """Each test starts with no rewrite of an earlier test still running (a late one would take its answers)."""
+    workers = limits.MAX_CONCURRENT_REWRITES
+    barrier = threading.Barrier(workers)
+    for future in [rewrites._pool.submit(barrier.wait) for _ in range(workers)]:
+        future.result()  # all workers were free at once: every earlier rewrite has finished
+    ScriptedProvider.reset()  # and forget what those late rewrites asked
+    yield
 
 
 def test_short_texts_are_whole_and_long_ones_condensed_and_labelled(seat):
@@ -37,3 +51,32 @@ def test_all_rewrites_share_one_deadline(seat, role, monkeypatch):
     # (a deadline per wave would have let all eight through)
     assert sum(r.mode == "size" for r in out) >= 4
     assert sum(r.mode == "rewrite" for r in out) <= 4
+
+
+def _rows():
+    return [(e.payload["outcome"], e.payload["output_tokens"] > 0)
+            for e in Event.objects.filter(name="auxiliary_spend", payload__purpose="condense").order_by("id")]
+
+
+def test_a_rewrite_over_its_bound_is_asked_again_once_told_its_size(seat, role):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    ScriptedProvider.queue("condense", "word " * 40, "the short version")  # 200 bytes, then 17
+
+    (out,) = rewrites.rewrite_all(seat=seat, texts=["z " * 400], max_bytes=100, stage="turn")
+
+    assert (out.mode, out.text) == ("rewrite", "the short version")
+    retry = [c for c in ScriptedProvider.calls if c["purpose"] == "condense"][1]
+    assert "Your previous condensation was 199 bytes, over the bound" in retry["messages"][0]["content"]
+    assert _rows() == [("answered", True), ("answered", True)]  # both calls charged
+
+
+def test_a_rewrite_still_over_its_bound_is_named_by_its_size_and_both_calls_charged(seat, role):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    ScriptedProvider.queue("condense", "word " * 40, "word " * 30)
+
+    (out,) = rewrites.rewrite_all(seat=seat, texts=["z " * 400], max_bytes=100, stage="turn")
+
+    assert out.mode == "size" and "800 bytes" in out.render()
+    assert _rows() == [("answered", True), ("answered", True)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anthropic
 
-from core.providers.errors import RefusedError
+from core.providers.errors import RefusedError, TruncatedError
 from core.providers.llm import sdk
 from core.providers.llm.base import Completion
 
@@ -31,7 +31,7 @@ class AnthropicProvider:
         system, turns = split_system(messages)
         if json:
             system = f"{system}\n\n{JSON_INSTRUCTION}" if system else JSON_INSTRUCTION
-        params = {"model": model, "max_tokens": max_tokens, "messages": turns}
+        params = {"model": model, "max_tokens": max_tokens + (self.spec.reasoning_tokens or 0), "messages": turns}
         if system:
             params["system"] = system
         with sdk.translated(anthropic, alias=self.alias, key_env=self.spec.api_key_env):
@@ -39,8 +39,7 @@ class AnthropicProvider:
         return self._completion(response, turns, model)
 
     def _completion(self, response, turns, model) -> Completion:
-        if response.stop_reason == "refusal":
-            raise RefusedError(f"providers.llm.{self.alias}: the model refused this input")
+        # thinking blocks (extended thinking) are not the answer: only text blocks are read
         text = "".join(block.text for block in response.content or [] if getattr(block, "type", "") == "text")
         usage = getattr(response, "usage", None)
         if usage is None or usage.input_tokens is None or usage.output_tokens is None:
@@ -50,7 +49,16 @@ class AnthropicProvider:
                 getattr(usage, "cache_read_input_tokens", None) or 0
             )
             used, answered = usage.input_tokens + cached, usage.output_tokens
-        return Completion(text=text, input_tokens=used, output_tokens=answered, model=response.model or model)
+        finish = response.stop_reason or "end_turn"
+        spent = {"input_tokens": used, "output_tokens": answered, "model": response.model or model, "finish": finish}
+        if finish == "refusal":
+            raise RefusedError(f"providers.llm.{self.alias}: the model refused this input", **spent)
+        if finish == "max_tokens":
+            raise TruncatedError(
+                f"providers.llm.{self.alias}: the answer was cut off at its token budget ({answered} output tokens)",
+                **spent,
+            )
+        return Completion(text=text, input_tokens=used, output_tokens=answered, model=spent["model"], finish=finish)
 
 
 def split_system(messages: list[dict]) -> tuple[str, list[dict]]:

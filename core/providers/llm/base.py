@@ -16,6 +16,8 @@ class Completion:
     input_tokens: int
     output_tokens: int
     model: str
+    finish: str = "stop"  # how the answer ended: stop | length | refusal | ... as the provider said
+    reasoning_tokens: int = 0  # of output_tokens, those a reasoning model spent thinking
 
 
 class Provider(Protocol):

@@ -9,6 +9,7 @@ has no class for (Anthropic's 529) is still mapped.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from core.providers.errors import (
     RateLimitedError,
     RefusedError,
     TransientError,
+    UnsupportedParameter,
 )
 
 # a keyless local server (Ollama, llama.cpp, an unauthenticated vLLM) still needs some bearer value
@@ -46,13 +48,15 @@ def api_key(*, alias: str, spec, base_url: str) -> str:
     if is_local(base_url):
         return LOCAL_PLACEHOLDER_KEY
     if not name:
-        raise ConfigurationError(f"providers.llm.{alias}: {base_url} needs a key and api_key_env names no variable")
-    raise ConfigurationError(f"providers.llm.{alias}: the environment variable {name} (api_key_env) is not set")
+        raise ConfigurationError(
+            f"providers.llm.{alias}: {base_url} needs a key and api_key_env names no variable", sent=False
+        )
+    raise ConfigurationError(f"providers.llm.{alias}: the environment variable {name} (api_key_env) is not set", sent=False)
 
 
 def require_model(*, alias: str, spec) -> str:
     if not spec.model:
-        raise ConfigurationError(f"providers.llm.{alias}.model: no model named")
+        raise ConfigurationError(f"providers.llm.{alias}.model: no model named", sent=False)
     return spec.model
 
 
@@ -72,9 +76,21 @@ class ClientCache:
             return self._client
 
 
-def error_for_status(*, alias: str, status: int, detail: str, key_env: str = "") -> ProviderError:
-    """The typed error for an HTTP status an endpoint answered."""
+def error_for_status(
+    *, alias: str, status: int, detail: str, key_env: str = "", optional: tuple[str, ...] = ()
+) -> ProviderError:
+    """The typed error for an HTTP status an endpoint answered.
+
+    A 400/422 naming one of the ``optional`` parameters the request sent is ``UnsupportedParameter``
+    (its ``param`` says which), so the provider can retry once without it.
+    """
     where = f"providers.llm.{alias}"
+    if status in (400, 422):
+        named = unsupported_parameter(detail, optional)
+        if named:
+            error = UnsupportedParameter(f"{where}: the endpoint does not take {named} ({status}: {detail})")
+            error.param = named
+            return error
     if status in (401, 403):
         source = f" from {key_env}" if key_env else ""
         return ConfigurationError(f"{where}: the endpoint rejected the key{source} ({status}: {detail})")
@@ -91,13 +107,28 @@ def error_for_status(*, alias: str, status: int, detail: str, key_env: str = "")
     return ConfigurationError(f"{where}: unexpected answer ({status}: {detail})")
 
 
+def unsupported_parameter(detail: str, optional: tuple[str, ...]) -> str:
+    """The optional parameter a refusal's message names ("Unsupported parameter: 'max_tokens'",
+    "response_format is not supported", "Unrecognized request argument supplied: reasoning_effort")."""
+    lowered = detail.lower()
+    named = {}
+    for name in optional:
+        match = re.search(rf"(?<![a-z_]){re.escape(name)}(?![a-z_])", lowered)
+        if match:
+            named[name] = match.start()
+    # "max_tokens is not supported ... use max_completion_tokens instead" names both: the first is refused
+    return min(named, key=named.get) if named else ""
+
+
 @contextmanager
-def translated(sdk, *, alias: str, key_env: str = ""):
+def translated(sdk, *, alias: str, key_env: str = "", optional: tuple[str, ...] = ()):
     """Re-raise ``sdk``'s exceptions as the typed provider errors."""
     try:
         yield
     except sdk.APIStatusError as exc:
-        raise error_for_status(alias=alias, status=exc.status_code, detail=_detail(exc), key_env=key_env) from exc
+        raise error_for_status(
+            alias=alias, status=exc.status_code, detail=_detail(exc), key_env=key_env, optional=optional
+        ) from exc
     except sdk.APITimeoutError as exc:
         raise TransientError(f"providers.llm.{alias}: timed out") from exc
     except sdk.APIConnectionError as exc:
@@ -111,7 +142,8 @@ def _detail(exc) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
+            param = f" (param: {inner['param']})" if inner.get("param") else ""
+            return f"{inner['message']}{param}"
     return str(getattr(exc, "message", "") or exc)
 
 

@@ -15,7 +15,7 @@ from core import aux
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
-from learning.transcripts import purposes as tp
+from learning.purposes import artifact_classify
 from learning.transcripts.models import Shard
 
 CREATES = ("hook", "skill", "agent")  # tiers that create a new private file; the rest edit a shared one
@@ -49,7 +49,7 @@ def classify(*, seat, shards: list[Shard], warnings: list[str], stage: str = "ba
     for batch in batches(todo, config.current().transcripts.classify_batch_size):
         lessons = [{"id": s.pk, "text": s.text} for s in batch]
         try:
-            answer = aux.call(seat=seat, stage=stage, purpose=tp.CLASSIFY, inputs={"lessons": lessons})
+            answer = aux.call(seat=seat, stage=stage, purpose=artifact_classify.NAME, inputs={"lessons": lessons})
         except (ProviderError, AnswerUnparseable) as exc:
             warnings.append(f"classification of {len(batch)} lesson(s) failed ({exc}); retried next run")
             continue

@@ -14,16 +14,17 @@ import re
 from dataclasses import dataclass
 
 from core import aux
-from learning.transcripts import purposes as tp
+from learning import words
+from learning.purposes import artifact_draft
 from learning.transcripts.models import Draft
 
 SECTION = {"rule": "## Rules", "fact": "## Facts"}
 _BACKTICK = re.compile(r"`([^`]+)`")
-_SLUG = re.compile(r"[^a-z0-9]+")
 
 
 def slug(text: str) -> str:
-    return _SLUG.sub("-", text.lower()).strip("-")[:60] or "lesson"
+    """An artifact's file name: the shared slug, shorter, never empty."""
+    return words.slug(text, limit=60) or "lesson"
 
 
 def draft_key(tier: str, scope_key: str, lesson_texts: list[str]) -> str:
@@ -40,7 +41,7 @@ def get_draft(*, seat, tier: str, scope: str, scope_key: str, lessons: list[str]
     if found is not None:
         return found
     result = aux.call(
-        seat=seat, stage=stage, purpose=tp.DRAFT,
+        seat=seat, stage=stage, purpose=artifact_draft.NAME,
         inputs={"tier": tier, "scope": scope, "name": slug(scope_key), "lessons": lessons, "existing": existing},
     )
     value = result.value

@@ -69,3 +69,21 @@ def test_no_backend_configured_renders_nothing(seat, run, serve_config):
     result = run(ask=ASK)
     assert block(result, "relevant_knowledge")["text"] == ""
     assert aux_spend(result["run_id"], "knowledge_query") == 0
+
+
+def test_a_query_answered_with_thinking_and_a_preamble_searches_the_query_alone(seat, role, run, serve_native):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    serve_native(scope=["ENG"])
+    ScriptedProvider.queue("knowledge_query", "<think>They ask about {keys}.</think>\nHere is the query: payment key rotation")
+    run(ask=ASK)
+    assert Event.objects.get(name="knowledge_read").payload["query"] == "payment key rotation"
+
+
+def test_a_noop_query_searches_nothing_and_shows_nothing(seat, role, run, serve_native):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    serve_native(scope=["ENG"])
+    ScriptedProvider.queue("knowledge_query", "NOOP")
+    assert block(run(ask=ASK), "relevant_knowledge")["text"] == ""
+    assert not Event.objects.filter(name="knowledge_read").exists()

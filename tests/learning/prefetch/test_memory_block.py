@@ -2,6 +2,7 @@
 
 import json
 
+from core.models import Event
 from core.providers.embeddings import embed_one
 from core.providers.errors import TransientError
 from core.providers.llm.scripted import ScriptedProvider
@@ -65,7 +66,7 @@ def test_filter_choosing_nothing_renders_the_hint_for_a_seat_with_notes(seat, ro
     assert EmptyMemoryHint in block(run(ask="deploy the thing"), "personal_memory")["text"]
 
 
-def test_failed_filter_renders_the_hint_and_counts_nothing(seat, role, run):
+def test_failed_filter_renders_the_hint_counts_no_use_and_records_the_failed_attempt(seat, role, run):
     _scripted(role)
     entry = note(seat, "The billing export runs nightly at 02:00")
     ScriptedProvider.queue("memory_relevance_filter", TransientError("503"))
@@ -73,7 +74,8 @@ def test_failed_filter_renders_the_hint_and_counts_nothing(seat, role, run):
     assert EmptyMemoryHint in block(result, "personal_memory")["text"]
     entry.refresh_from_db()
     assert entry.use_count == 0
-    assert aux_spend(result["run_id"], "memory_relevance_filter") == 0
+    (row,) = Event.objects.filter(name="auxiliary_spend", turn_id=result["run_id"], payload__purpose="memory_relevance_filter")
+    assert (row.payload["outcome"], row.payload["input_tokens"], row.payload["output_tokens"]) == ("transient", 0, 0)
 
 
 def test_a_seat_with_no_notes_shows_no_memory_block_and_makes_no_filter_call(seat, run):

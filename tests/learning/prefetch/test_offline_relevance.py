@@ -2,7 +2,7 @@
 
 import json
 
-from learning.prefetch.purposes import MEMORY_RELEVANCE_FILTER
+from learning.purposes.memory_relevance_filter import PURPOSE as MEMORY_RELEVANCE_FILTER
 
 
 def selected(query, notes, triggered_by=()):

@@ -3,7 +3,7 @@
 import json
 from datetime import date
 
-from learning.reflect.purposes import persist_decision, profile_update, skill_draft, skill_refinement
+from learning.purposes import persist_decision, profile_update, skill_draft, skill_refinement
 
 TODAY = date(2026, 5, 1)
 

@@ -8,8 +8,8 @@ from django.utils import timezone
 from core import events
 from learning import diary
 from learning.models import DiaryEntry
+from learning.purposes import persist_decision
 from learning.reflect import persist_decider, reflect_turn
-from learning.reflect.purposes import persist_decision
 from tests.learning.reflect.conftest import human
 
 

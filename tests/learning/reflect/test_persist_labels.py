@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from learning.reflect.purposes.persist_decision import decide
+from learning.purposes.persist_decision import decide
 
 ROOT = Path(__file__).resolve().parents[3]
 LABELS = Path(__file__).with_name("data") / "persist_labels.tsv"

@@ -6,8 +6,8 @@ from core import events
 from crewlet.config import schema
 from learning import skills
 from learning.models import SkillVersion, SynthesizedSkill
+from learning.purposes import skill_refinement
 from learning.reflect import refiner, reflect_turn, skill_body
-from learning.reflect.purposes import skill_refinement
 
 TOOLS = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]
 

@@ -10,9 +10,9 @@ from core import events
 from crewlet.config import schema
 from learning import skills
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
+from learning.purposes import persist_decision
 from learning.reflect import reflect_turn, skill_body, skill_reflection
 from learning.reflect.context import TurnContext
-from learning.reflect.purposes import persist_decision
 from tests.learning.reflect.conftest import human
 
 GOLDEN = Path(__file__).parent / "golden" / "persist_decision_without_signal.txt"
@@ -95,7 +95,7 @@ def test_the_signal_starts_the_persistence_pass_with_reflection_on(seat, make_tu
 
 
 def skill_reflection_section():
-    from learning.reflect.purposes.skill_reflection import SECTION
+    from learning.purposes.skill_reflection import SECTION
 
     return SECTION
 

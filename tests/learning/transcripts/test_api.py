@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from core.providers.llm.scripted import ScriptedProvider
-from learning.transcripts import purposes as tp
+from learning.purposes import transcript_judge
 from learning.transcripts.models import Recommendation, Shard
 from tests.factories import SeatFactory, operator_token, token_for
 from tests.learning.transcripts.conftest import make, vec
@@ -14,7 +14,7 @@ LESSON = "Tests run with `make test`, never bare pytest."
 
 
 def test_a_seat_publishes_its_own_candidate_and_the_judge_may_decline(api_client, scripted_seat):
-    ScriptedProvider.queue(tp.JUDGE, json.dumps({"kept": False, "reason": "not general"}))
+    ScriptedProvider.queue(transcript_judge.NAME, json.dumps({"kept": False, "reason": "not general"}))
     shard = make(scripted_seat, LESSON, "s1", vec(1.0), status=Shard.REVIEW)
     response = api_client.post(f"/api/v1/transcripts/shards/{shard.pk}/publish", token=token_for(scripted_seat))
     assert response.status_code == 200, response.content

@@ -10,7 +10,7 @@ import pytest
 from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import Conflict
-from learning.transcripts import purposes as tp
+from learning.purposes import artifact_classify, artifact_draft
 from learning.transcripts.artifacts import (
     classify,
     install,
@@ -46,7 +46,7 @@ def test_scope_normalisation(scope, key):
 
 def test_near_identical_scopes_make_one_recommendation(scripted_seat, tmp_path):
     a, b = published(scripted_seat, GUARD_1, axis=1), published(scripted_seat, GUARD_2, "s2", axis=2)
-    ScriptedProvider.queue(tp.CLASSIFY, json.dumps({"items": [
+    ScriptedProvider.queue(artifact_classify.NAME, json.dumps({"items": [
         {"id": a.pk, "tier": "hook", "scope": "migration guard"}, {"id": b.pk, "tier": "hook", "scope": "the migration guards"},
     ]}))
     warnings = []
@@ -63,9 +63,9 @@ def test_classification_runs_in_batches_of_the_knob(scripted_seat, serve_config)
     serve_config(transcripts=schema.Transcripts(classify_batch_size=2))
     shards = [published(scripted_seat, f"{RULE} Case {i}.", f"s{i}", axis=1 + i % 7) for i in range(5)]
     classify(seat=scripted_seat, shards=shards, warnings=[])
-    assert [len(c["inputs"]["lessons"]) for c in _calls(tp.CLASSIFY)] == [2, 2, 1]
+    assert [len(c["inputs"]["lessons"]) for c in _calls(artifact_classify.NAME)] == [2, 2, 1]
     classify(seat=scripted_seat, shards=[Shard.objects.get(pk=s.pk) for s in shards], warnings=[])
-    assert len(_calls(tp.CLASSIFY)) == 3  # classified once
+    assert len(_calls(artifact_classify.NAME)) == 3  # classified once
 
 
 @pytest.mark.parametrize("text,tier", [
@@ -85,11 +85,26 @@ def test_offline_classifier_tiers(scripted_seat, text, tier):
 
 def test_an_unparseable_classification_is_a_warning_and_retried(scripted_seat):
     shard = published(scripted_seat, RULE)
-    ScriptedProvider.queue(tp.CLASSIFY, '{"items": [{"id": 1, "tier": "poem", "scope": "x"}]}')
+    ScriptedProvider.queue(artifact_classify.NAME, '{"items": [{"id": 1, "tier": "ru')
     warnings = []
     assert classify(seat=scripted_seat, shards=[shard], warnings=warnings) == 0
     assert "classification of 1 lesson(s) failed" in warnings[0]
     assert classify(seat=scripted_seat, shards=[shard], warnings=[]) == 1
+
+
+def test_one_unknown_tier_drops_only_its_item_and_the_batch_is_classified(scripted_seat):
+    good, odd = published(scripted_seat, RULE), published(scripted_seat, RULE + " Again.")
+    ScriptedProvider.queue(artifact_classify.NAME, json.dumps({"items": [
+        {"id": 1, "tier": "Rule", "scope": "linting"}, {"id": 2, "tier": "poem", "scope": "x"},
+    ]}))
+    warnings = []
+
+    assert classify(seat=scripted_seat, shards=[good, odd], warnings=warnings) == 1
+
+    good.refresh_from_db()
+    odd.refresh_from_db()
+    assert (good.tier, odd.tier) == ("rule", "")
+    assert warnings == [f"shard {odd.pk}: the classifier gave no tier; retried next run"]
 
 
 def _repo(tmp_path):
@@ -154,10 +169,10 @@ def test_drafting_renders_the_real_file_and_a_diff(seat, tmp_path):
 def test_rerunning_the_loop_makes_no_new_draft_call(scripted_seat, tmp_path):
     _classified(scripted_seat, SKILL, "skill", "Two-engine check")
     recommend(seat=scripted_seat, repo_root=str(tmp_path), warnings=[])
-    assert len(_calls(tp.DRAFT)) == 1
+    assert len(_calls(artifact_draft.NAME)) == 1
     recommend(seat=scripted_seat, repo_root=str(tmp_path), warnings=[])
     recommend(seat=scripted_seat, repo_root=str(tmp_path / "elsewhere"), warnings=[])
-    assert len(_calls(tp.DRAFT)) == 1 and Draft.objects.count() == 1
+    assert len(_calls(artifact_draft.NAME)) == 1 and Draft.objects.count() == 1
 
 
 def test_a_changed_lesson_set_is_drafted_anew(scripted_seat, tmp_path):
@@ -165,7 +180,7 @@ def test_a_changed_lesson_set_is_drafted_anew(scripted_seat, tmp_path):
     recommend(seat=scripted_seat, repo_root=str(tmp_path), warnings=[])
     _classified(scripted_seat, GUARD_2, "hook", "the migration guards", "s2", axis=2)
     recommend(seat=scripted_seat, repo_root=str(tmp_path), warnings=[])
-    assert len(_calls(tp.DRAFT)) == 2
+    assert len(_calls(artifact_draft.NAME)) == 2
 
 
 def _snapshot(root):

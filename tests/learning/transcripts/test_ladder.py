@@ -10,8 +10,8 @@ from core.models import Event
 from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import Conflict
+from learning.purposes import transcript_judge
 from learning.transcripts import ladder
-from learning.transcripts import purposes as tp
 from learning.transcripts.models import Shard
 from tests.learning.transcripts.conftest import make, vec
 
@@ -114,7 +114,7 @@ def test_another_companys_shards_are_not_compared(seat, django_user_model):
 
 
 def test_the_judge_answering_kept_false_is_an_ordinary_answer(scripted_seat):
-    ScriptedProvider.queue(tp.JUDGE, json.dumps({"kept": False, "reason": "true only on one laptop"}))
+    ScriptedProvider.queue(transcript_judge.NAME, json.dumps({"kept": False, "reason": "true only on one laptop"}))
     shard = make(scripted_seat, LESSON, "s1", vec(1.0), status=Shard.REVIEW)
     answer = ladder.publish_memory(shard=shard, submitted_by="ana")
     shard.refresh_from_db()
@@ -125,7 +125,7 @@ def test_the_judge_answering_kept_false_is_an_ordinary_answer(scripted_seat):
 
 
 def test_the_judge_keeping_it_publishes(scripted_seat):
-    ScriptedProvider.queue(tp.JUDGE, json.dumps({"kept": True, "reason": "general"}))
+    ScriptedProvider.queue(transcript_judge.NAME, json.dumps({"kept": True, "reason": "general"}))
     shard = make(scripted_seat, LESSON, "s1", vec(1.0), status=Shard.REVIEW)
     assert ladder.publish_memory(shard=shard)["kept"] is True
     shard.refresh_from_db()
@@ -137,7 +137,7 @@ def test_publish_checks_the_vetoes_first_and_asks_no_judge(scripted_seat):
     shard = make(scripted_seat, LESSON, "s1", vec(1.0), status=Shard.REVIEW)
     answer = ladder.publish_memory(shard=shard, submitted_by="lead")
     assert answer["status"] == Shard.REJECTED and answer["kept"] is False
-    assert [c for c in ScriptedProvider.calls if c["purpose"] == tp.JUDGE] == []
+    assert [c for c in ScriptedProvider.calls if c["purpose"] == transcript_judge.NAME] == []
 
 
 def test_reject_memory_needs_no_judge(scripted_seat):

@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from core.purposes import Purpose, parse_json_object, register, system_user
-from learning.reflect.purposes import heuristics as h
-from learning.reflect.purposes.describe import as_json, describe_turn
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from core.answers import Text
+from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning import words as vocabulary
+from learning.purposes import heuristics as h
+from learning.purposes.describe import as_json, describe_turn
 
 NAME = "skill_draft"
 
@@ -47,12 +51,33 @@ def render(inputs: dict) -> list[dict]:
     return system_user(SYSTEM, f"{body}\n\nThe agent's existing skills: {existing}")
 
 
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    decline: bool = False
+    reason: Text = ""
+    name: Text = ""
+    summary: Text = Field("", validation_alias=AliasChoices("summary", "description"))
+    body: Text = ""
+
+
+# what names an incident rather than a class of work: ticket keys (POC-518, #42), dates, versions, numbers
+_INCIDENT = re.compile(r"\b[A-Za-z][A-Za-z0-9]*-\d+\b|#\d+|\b\d{4}-\d{2}-\d{2}\b|\bv?\d+(?:\.\d+)*\b")
+
+
+def task_class_name(text: str) -> str:
+    """A skill name for the class of work: the incident's identifiers dropped, then slugged."""
+    kept = [w for w in vocabulary.slug(_INCIDENT.sub(" ", text)).split("-") if w and not any(c.isdigit() for c in w)]
+    return "-".join(kept)
+
+
 def parse(text: str) -> dict:
-    value = parse_json_object(NAME, text)
-    if value.get("decline") is True:
-        return {"decline": True, "reason": str(value.get("reason") or "")}
-    draft = {key: str(value.get(key) or "").strip() for key in ("name", "summary", "body")}
-    draft["name"] = h.slug(draft["name"])
+    if says_nothing(text):
+        return {"decline": True, "reason": "the model answered that there is nothing to draft"}
+    answer = read_json(NAME, text, Answer)
+    if answer.decline:
+        return {"decline": True, "reason": answer.reason}
+    draft = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
     draft["missing"] = [key for key in ("name", "summary", "body") if not draft[key]]
     draft["decline"] = False
     return draft
@@ -68,15 +93,15 @@ def _name(asks: list[str], tools: list[str]) -> str:
     counts: Counter = Counter()
     order: list[str] = []
     for ask in asks:
-        for w in h.content_words(ask):  # words with digits (keys, versions, dates) name the incident
+        for w in vocabulary.content_words(ask, identifiers=False):  # keys, versions, dates name the incident
             counts[w] += 1
             if w not in order:
                 order.append(w)
     ranked = sorted(order, key=lambda w: (-counts[w], order.index(w))) if len(asks) > 1 else order
     picked = ranked[:3]
     if picked:
-        return h.slug("-".join(picked))
-    return h.slug(f"{tools[0]}-to-{tools[-1]}") if tools else ""
+        return vocabulary.slug("-".join(picked))
+    return vocabulary.slug(f"{tools[0]}-to-{tools[-1]}") if tools else ""
 
 
 def _steps(tools: list[str]) -> list[str]:
@@ -115,4 +140,4 @@ def offline(inputs: dict) -> str:
     return as_json(draft(inputs))
 
 
-SKILL_DRAFT = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=900, json=True))
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=900, json=True, answer=Answer)

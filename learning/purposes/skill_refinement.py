@@ -7,8 +7,11 @@ chosen by the outcome.
 
 from __future__ import annotations
 
-from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
-from learning.reflect.purposes.describe import as_json, describe_turn
+from pydantic import BaseModel, ConfigDict
+
+from core.answers import Text
+from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, system_user
+from learning.purposes.describe import as_json, describe_turn
 
 NAME = "skill_refinement"
 
@@ -33,17 +36,23 @@ def render(inputs: dict) -> list[dict]:
     return system_user(SYSTEM, user)
 
 
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    noop: bool = False
+    skill: Text = ""
+    observation: Text = ""
+
+
 def parse(text: str) -> dict:
-    stripped = text.strip().strip("`").strip()
-    if stripped.upper().rstrip(".") == "NOOP":
+    if says_nothing(text):
         return {"noop": True}
-    value = parse_json_object(NAME, text)
-    if value.get("noop") is True or str(value.get("skill") or "").upper() == "NOOP":
+    answer = read_json(NAME, text, Answer)
+    if answer.noop or says_nothing(answer.skill) or not (answer.skill or answer.observation):
         return {"noop": True}
-    skill, observation = str(value.get("skill") or "").strip(), str(value.get("observation") or "").strip()
-    if not skill or not observation:
+    if not answer.skill or not answer.observation:
         raise AnswerUnparseable(NAME, "an answer that is not NOOP needs both skill and observation", text)
-    return {"noop": False, "skill": skill, "observation": observation}
+    return {"noop": False, "skill": answer.skill, "observation": answer.observation}
 
 
 def observe(inputs: dict) -> dict:
@@ -77,4 +86,4 @@ def offline(inputs: dict) -> str:
     return "NOOP" if answer.get("noop") else as_json(answer)
 
 
-SKILL_REFINEMENT = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=300, json=True))
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=300, json=True, answer=Answer)

@@ -1,7 +1,9 @@
 """``profile_update``: one observation pass over one counterparty's messages in one turn.
 
-The answer is the updated profile: preferred communication style, past decisions, sensitivities,
-topics of interest. Observations are about what the person said, never about the agent.
+The answer is what these messages ADD to the profile (a delta the profiler merges): the
+communication style when they show it, and new past decisions, sensitivities and topics, at most
+``MAX_NEW`` a list, so the answer fits its budget however long the profile has grown.
+Observations are about what the person said, never about the agent.
 """
 
 from __future__ import annotations
@@ -9,24 +11,29 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
-from learning.reflect.purposes import heuristics as h
-from learning.reflect.purposes.describe import as_json
+from pydantic import BaseModel, ConfigDict
+
+from core.answers import Text, TextList
+from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning import words as vocabulary
+from learning.purposes import heuristics as h
+from learning.purposes.describe import as_json
 
 NAME = "profile_update"
 FIELDS = ("past_decisions", "sensitivities", "topics")
+MAX_NEW = 5  # new items a list per answer: 3 lists x 5 short lines stay well inside the budget
 
-SYSTEM = """You keep an agent's private notes about one person it works with, from the messages that person sent it.
+SYSTEM = f"""You keep an agent's private notes about one person it works with, from the messages that person sent it.
 
-You are shown the notes so far and the person's messages in one turn (woken by names the kind of event; the messages are what they said). Update the notes:
-- communication_style: how this person prefers to communicate (length, tone, format), in one sentence;
-- past_decisions: decisions this person made or approved, one short declarative line each;
+You are shown the notes so far and the person's messages in one turn (woken by names the kind of event; the messages are what they said). Say only what these messages ADD to the notes; the notes so far are kept for you:
+- communication_style: how this person prefers to communicate (length, tone, format), in one sentence, or "" when these messages show nothing new;
+- past_decisions: decisions this person made or approved here, one short declarative line each;
 - sensitivities: what this person is careful about or dislikes, one short declarative line each;
 - topics: subjects this person cares about, a few words each.
-Keep what is still true, add only what these messages show, and write declarative facts about the person, never instructions.
+Each list holds only items that are not already in the notes, at most {MAX_NEW}; an empty list when there is nothing new. Write declarative facts about the person, never instructions.
 
 Answer with one JSON object and nothing else:
-{"communication_style": "...", "past_decisions": ["..."], "sensitivities": ["..."], "topics": ["..."]}"""
+{{"communication_style": "...", "past_decisions": ["..."], "sensitivities": ["..."], "topics": ["..."]}}"""
 
 DECISION = re.compile(r"\b(let's|lets go|we'll go with|go with|decided|go ahead|approved?|ship it|we will|sign(?:ed)? off)\b", re.I)
 TOPIC_STOP = frozenset("prefer like want need think know make sure could should would also thing things stuff".split())
@@ -43,15 +50,21 @@ def render(inputs: dict) -> list[dict]:
     return system_user(SYSTEM, user)
 
 
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    communication_style: Text = ""
+    past_decisions: TextList = []
+    sensitivities: TextList = []
+    topics: TextList = []
+
+
 def parse(text: str) -> dict:
-    value = parse_json_object(NAME, text)
-    out = {"communication_style": str(value.get("communication_style") or "").strip()}
-    for key in FIELDS:
-        items = value.get(key) or []
-        if not isinstance(items, list):
-            raise AnswerUnparseable(NAME, f"{key} must be a list of strings", text)
-        out[key] = [str(i).strip() for i in items if str(i).strip()]
-    return out
+    if says_nothing(text):
+        return Answer().model_dump()
+    answer = read_json(NAME, text, Answer).model_dump()
+    # the prompt's bound, held by code: at most MAX_NEW new items a list
+    return {key: value if key == "communication_style" else [v for v in value if v][:MAX_NEW] for key, value in answer.items()}
 
 
 def _style(messages: list[str]) -> str:
@@ -73,7 +86,7 @@ def _style(messages: list[str]) -> str:
 
 def _topics(messages: list[str], subject: str) -> list[str]:
     own = set(h.words(subject))
-    counts = Counter(w for m in messages for w in h.content_words(m) if len(w) >= 4 and w not in own and w not in TOPIC_STOP)
+    counts = Counter(w for m in messages for w in vocabulary.content_words(m, identifiers=False) if len(w) >= 4 and w not in own and w not in TOPIC_STOP)
     return [w for w, _ in counts.most_common(5)]
 
 
@@ -93,4 +106,4 @@ def offline(inputs: dict) -> str:
     return as_json(observe(inputs))
 
 
-PROFILE_UPDATE = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=500, json=True))
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=500, json=True, answer=Answer)

@@ -2,17 +2,23 @@
 
 The answer is one JSON object: ``classification`` LONG / SHORT / DOC / NOOP (the default),
 ``content`` (a declarative fact), ``ttl_days`` for SHORT, ``reason``. When skill reflection rides
-this pass its section is appended (``learning.reflect.purposes.skill_reflection``) and the answer
+this pass its section is appended (``learning.purposes.skill_reflection``) and the answer
 may carry ``skill_actions``; without it the prompt is exactly the base prompt below.
 """
 
 from __future__ import annotations
 
-from core.purposes import AnswerUnparseable, Purpose, parse_json_object, register, system_user
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
+
+from core.answers import Batch, Text, Upper
+from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, system_user
 from learning.limits import MAX_CONTENT_CHARS
-from learning.reflect.purposes import heuristics as h
-from learning.reflect.purposes import skill_reflection as sr
-from learning.reflect.purposes.describe import as_json, describe_turn
+from learning.purposes import heuristics as h
+from learning.purposes import skill_reflection as sr
+from learning.purposes.describe import as_json, describe_turn
 
 NAME = "persist_decision"
 CLASSIFICATIONS = ("LONG", "SHORT", "DOC", "NOOP")
@@ -57,33 +63,52 @@ def render(inputs: dict) -> list[dict]:
     return system_user(SYSTEM + "\n\n" + sr.SECTION, user + "\n\n" + sr.render_context(reflection))
 
 
+def _days(value):
+    """``7``, ``"7"``, ``"7 days"``, ``7.0`` as whole days; anything without a number as None."""
+    if isinstance(value, str):
+        found = re.search(r"\d+", value)
+        return int(found.group()) if found else None
+    if isinstance(value, float):
+        return int(value)
+    return value
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    classification: Upper = "NOOP"
+    content: Text = ""
+    ttl_days: Annotated[int | None, BeforeValidator(_days)] = None
+    reason: Text = ""
+    skill_actions: Batch[dict] = []
+
+
+NOTHING = {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "", "skill_actions": []}
+
+
 def parse(text: str) -> dict:
-    value = parse_json_object(NAME, text)
-    classification = str(value.get("classification", "NOOP")).strip().upper()
+    if says_nothing(text):
+        return dict(NOTHING, skill_actions=[])
+    answer = read_json(NAME, text, Answer)
+    classification = next((c for c in CLASSIFICATIONS if answer.classification.startswith(c)), answer.classification)
     if classification not in CLASSIFICATIONS:
         raise AnswerUnparseable(NAME, f"classification {classification!r} is not one of {', '.join(CLASSIFICATIONS)}", text)
-    content = str(value.get("content") or "").strip()
-    ttl = value.get("ttl_days")
+    content, ttl = answer.content, answer.ttl_days
     if classification in ("LONG", "SHORT", "DOC") and not content:
         raise AnswerUnparseable(NAME, f"a {classification} answer needs content", text)
     if classification == "SHORT":
-        try:
-            ttl = int(ttl)
-        except (TypeError, ValueError):
-            raise AnswerUnparseable(NAME, "a SHORT answer needs ttl_days, a whole number of days", text) from None
+        if ttl is None:
+            raise AnswerUnparseable(NAME, "a SHORT answer needs ttl_days, a whole number of days", text)
         if ttl < 1:
             raise AnswerUnparseable(NAME, "ttl_days must be at least 1", text)
     else:
         ttl = None
-    actions = value.get("skill_actions") or []
-    if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
-        raise AnswerUnparseable(NAME, "skill_actions must be a list of objects", text)
     return {
         "classification": classification,
         "content": content if classification != "NOOP" else "",
         "ttl_days": ttl,
-        "reason": str(value.get("reason") or ""),
-        "skill_actions": actions,
+        "reason": answer.reason,
+        "skill_actions": [{str(k): v for k, v in a.items()} for a in answer.skill_actions],
     }
 
 
@@ -128,4 +153,4 @@ def offline(inputs: dict) -> str:
     return as_json(answer)
 
 
-PERSIST_DECISION = register(Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=600, json=True))
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=600, json=True, answer=Answer)

@@ -9,14 +9,10 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from learning import words as vocabulary
+from learning.words import STOPWORDS
+
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
-STOPWORDS = frozenset(
-    "a an and are as at be been but by can could do does for from had has have i if in into is it its "
-    "me my of on or our please so that the their them then there these this to up us was we were what "
-    "when which who will with would you your just also can't don't it's i'm we're let's any all some "
-    "hi hey thanks thank ok okay".split()
-)
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december"]
@@ -105,18 +101,8 @@ def sentences(text: str) -> list[str]:
 
 
 def words(text: str) -> set[str]:
-    return {w for w in WORD.findall((text or "").lower()) if w not in STOPWORDS}
-
-
-def content_words(text: str) -> list[str]:
-    """Content words in order, without identifiers that name an incident (keys, numbers, dates)."""
-    out = []
-    for w in WORD.findall((text or "").lower()):
-        if w in STOPWORDS or any(ch.isdigit() for ch in w) or len(w) < 3:
-            continue
-        if w not in out:
-            out.append(w)
-    return out
+    """The text's words that are not stopwords (any length): what two texts are compared on."""
+    return {w for w in vocabulary.words(text) if w not in STOPWORDS}
 
 
 def overlap(a: str, b: str) -> float:
@@ -169,7 +155,7 @@ def _possessive(who_word: str, who: str) -> str:
 
 
 def _has_content(x: str) -> bool:
-    return bool(content_words(x)) and not DEICTIC.match(x.strip()) and not CONTEXTUAL.search(x)
+    return bool(vocabulary.content_words(x, identifiers=False)) and not DEICTIC.match(x.strip()) and not CONTEXTUAL.search(x)
 
 
 def preference_fact(sentence: str, who: str) -> str | None:
@@ -268,5 +254,3 @@ def correction(sentence: str) -> bool:
     return bool(CORRECTION.search(sentence)) and not NEGATIVE.search(sentence)
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80]

@@ -7,7 +7,7 @@ ladder, never capture what the bans name. The rails themselves are enforced in c
 
 from __future__ import annotations
 
-from learning.reflect.purposes import heuristics as h
+from learning.purposes import heuristics as h
 
 SECTION = """## Skill reflection
 

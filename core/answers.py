@@ -1,0 +1,142 @@
+"""Reading a model's answer: one extraction for every JSON purpose, and lenient field types.
+
+Real models wrap the object they were asked for: a ```json fence, a sentence before it, commentary
+after it, a ``<think>`` block first (reasoning models), raw newlines inside a string (a Markdown
+body), keys in another case. ``json_object`` finds the first balanced JSON object in the answer
+with the standard library's own decoder (``raw_decode`` from each ``{`` in turn, ``strict=False``
+so control characters inside strings are kept); nothing is repaired: an answer cut off mid-object
+has no complete object and is refused, never completed by guessing (the provider has already said
+it was truncated). Keys are lower-cased.
+
+The field types below coerce what a model obviously meant (``"false"``, ``"41"``, ``"a, b"``) and
+``Batch[T]`` keeps the good items of a list, dropping only the bad ones.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BeforeValidator, ValidationError, ValidatorFunctionWrapHandler, WrapValidator
+
+T = TypeVar("T")
+
+_THINK_TAGS = "think|thinking|reasoning|thought"
+_THINK_BLOCK = re.compile(rf"<({_THINK_TAGS})>.*?</\1\s*>", re.S | re.I)
+_THINK_CLOSE = re.compile(rf"</(?:{_THINK_TAGS})\s*>", re.I)
+_THINK_OPEN = re.compile(rf"<(?:{_THINK_TAGS})>", re.I)
+_DECODER = json.JSONDecoder(strict=False)
+
+# the words models use for "nothing", across the purposes' prompts ("NOOP", "none", "nothing")
+NOTHING_WORDS = frozenset({"noop", "none", "nothing", "no-op", "n/a", "null", "[]", "{}"})
+
+
+class NoObject(ValueError):
+    """The answer holds no complete JSON object."""
+
+
+def without_thinking(text: str) -> str:
+    """The answer with a reasoning model's thinking removed.
+
+    A closed block goes; text before a lone closing tag is thinking whose opening tag the server
+    ate; an opening tag never closed means the answer never came (everything after it is thought).
+    """
+    text = _THINK_BLOCK.sub("", text or "")
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
+    opened = _THINK_OPEN.search(text)
+    if opened:
+        text = text[: opened.start()]
+    return text.strip()
+
+
+def says_nothing(text: str, words: frozenset[str] = NOTHING_WORDS) -> bool:
+    """Whether the whole answer is a word for nothing ("NOOP", "None.", "`none`", "**NOOP**")."""
+    bare = without_thinking(text).strip().strip("`*_\"'.!:;, \n").lower()
+    return bare in words
+
+
+def json_object(text: str) -> dict:
+    """The first balanced JSON object in ``text``, keys lower-cased; raises ``NoObject``."""
+    body = without_thinking(text)
+    for match in re.finditer(r"\{", body):
+        try:
+            value, _end = _DECODER.raw_decode(body, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return lower_keys(value)
+    if "{" in body:
+        raise NoObject("no complete JSON object in the answer")
+    raise NoObject("no JSON object in the answer")
+
+
+def lower_keys(value: Any) -> Any:
+    """Dict keys lower-cased (and stripped), at every depth."""
+    if isinstance(value, dict):
+        return {str(k).strip().lower(): lower_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [lower_keys(v) for v in value]
+    return value
+
+
+# ---- lenient field types ---------------------------------------------------------------------
+
+
+def _split_list(value: Any) -> Any:
+    """A comma-, semicolon- or newline-separated string as a list; None as an empty list."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if says_nothing(value) or not value.strip():
+            return []
+        parts = re.split(r"[\n;]+|,(?!\d)", value)
+        return [p.strip().lstrip("-*• ").strip() for p in parts if p.strip().lstrip("-*• ").strip()]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [value]
+    return value
+
+
+def _text(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str):
+        return value.strip()
+    return value
+
+
+def _upper(value: Any) -> Any:
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+Text = Annotated[str, BeforeValidator(_text)]
+Upper = Annotated[str, BeforeValidator(_upper)]
+Lower = Annotated[str, BeforeValidator(_lower)]
+TextList = Annotated[list[Text], BeforeValidator(_split_list)]
+
+
+def _each_valid(value: Any, handler: ValidatorFunctionWrapHandler) -> list:
+    """Validate a list item by item; a bad item is dropped, never the list (a string is split first)."""
+    if not isinstance(value, list):
+        value = _split_list(value)
+        if not isinstance(value, list):
+            return []
+    kept: list = []
+    for item in value:
+        try:
+            kept.extend(handler([item]))
+        except ValidationError:
+            continue
+    return kept
+
+
+# ``Batch[Item]``: a list whose invalid items are dropped one by one
+Batch = Annotated[list[T], WrapValidator(_each_valid)]

@@ -1,0 +1,109 @@
+"""``artifact_classify``: each published lesson's artifact tier (fact, hook, rule, ...) and scope.
+
+A batch: an item with an unknown tier, no scope or no integer id is dropped on its own, never the
+batch; tiers are read case-blind ("Rule" is rule).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from core.answers import Batch, Lower, Text
+from core.purposes import Purpose, read_json, says_nothing, system_user
+
+NAME = CLASSIFY = "artifact_classify"
+TIERS = ("fact", "hook", "rule", "skill", "allowlist", "agent", "update", "delete")
+
+_TIER_RULES = (
+    ("delete", re.compile(r"\b(obsolete|no longer (?:needed|true|applies|used)|remove the (?:rule|hook|skill))\b", re.I)),
+    ("update", re.compile(r"\b(has changed|now (?:uses|runs|lives)|was renamed|moved to)\b", re.I)),
+    ("hook", re.compile(r"\b(?:before|after) (?:every|each|any) (?:commit|push|edit|write|tool call|change|model edit)\b", re.I)),
+    ("allowlist", re.compile(r"\b(safe to run|always allowed|without asking|no need to ask|pre-?approved?)\b", re.I)),
+    ("agent", re.compile(r"\b(delegate|subagent|sub-agent|separate agent|reviewer agent)\b", re.I)),
+    ("skill", re.compile(r"\b(steps?:|checklist|procedure|how to|(?:is )?done only when|first\b.+\bthen)\b", re.I)),
+    ("rule", re.compile(r"\b(never|always|must|do not|don't|only)\b", re.I)),
+)
+_TOPIC = re.compile(r"^\s*((?:[\w\-]+\s+){0,4}[\w\-]+)\s*:\s+\S")
+_BACKTICK = re.compile(r"`([^`]+)`")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
+_STOP = {"the", "a", "an", "is", "are", "in", "on", "of", "to", "here", "with", "and", "or", "for", "this", "that", "it"}
+
+
+def offline_tier(text: str) -> str:
+    for tier, pattern in _TIER_RULES:
+        if pattern.search(text):
+            return tier
+    return "fact"
+
+
+def offline_scope(text: str) -> str:
+    """The lesson's topic: a short lead-in before a colon, else its first command, else its first words."""
+    topic = _TOPIC.match(text)
+    if topic:
+        return topic.group(1).strip()
+    command = _BACKTICK.search(text)
+    if command:
+        return " ".join(command.group(1).split()[:3])
+    words = [w for w in _WORD.findall(text) if w.lower() not in _STOP]
+    return " ".join(words[:3])
+
+
+def _offline_classify(inputs: dict) -> str:
+    items = [
+        {"id": item["id"], "tier": offline_tier(item["text"]), "scope": offline_scope(item["text"])}
+        for item in inputs.get("lessons") or []
+    ]
+    return json.dumps({"items": items})
+
+
+def _render_classify(inputs: dict) -> list[dict]:
+    return system_user(
+        "Classify each published lesson into the artifact that would shape the next agent's run: fact (a line "
+        "of project knowledge), hook (an automatic check the harness runs), rule (an instruction in CLAUDE.md), "
+        "skill (a reusable procedure), allowlist (a command safe to run without asking), agent (a specialised "
+        "subagent), update (an existing artifact is now wrong), delete (an existing artifact should go). Give each "
+        "a short scope naming what it is about. "
+        'Answer JSON only: {"items": [{"id": 1, "tier": "...", "scope": "..."}]}',
+        json.dumps(inputs.get("lessons") or [], indent=1),
+    )
+
+
+def _known_tier(tier: str) -> str:
+    if tier not in TIERS:
+        raise ValueError(f"tier {tier!r} is not one of {', '.join(TIERS)}")
+    return tier
+
+
+def _scope(scope: str) -> str:
+    if not scope:
+        raise ValueError("an item needs a scope")
+    return scope
+
+
+class Item(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: int
+    tier: Annotated[Lower, AfterValidator(_known_tier)]
+    scope: Annotated[Text, AfterValidator(_scope)]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    items: Batch[Item] = []
+
+
+def _parse_classify(text: str) -> dict[int, dict]:
+    if says_nothing(text):
+        return {}
+    return {item.id: {"tier": item.tier, "scope": item.scope} for item in read_json(CLASSIFY, text, Answer).items}
+
+
+PURPOSE = Purpose(
+    CLASSIFY, _render_classify, _parse_classify, _offline_classify, max_tokens=800, json=True, answer=Answer
+)

@@ -1,0 +1,66 @@
+"""``condense``: one passage of an agent's work record rewritten within a byte bound.
+
+A free-text answer, whitespace folded; a reasoning model's thinking is taken off. The bound is
+checked by code (``learning.rewrites``): an answer over it is asked again once, told its size.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.answers import without_thinking
+from core.purposes import AnswerUnparseable, Purpose, system_user
+
+NAME = "condense"
+
+
+def nbytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _render(inputs: dict) -> list[dict]:
+    return system_user(
+        "You condense one passage from an agent's work record so it can be read at a glance. Keep every "
+        "name, identifier, number, error and decision that matters; drop repetition and boilerplate. "
+        f"Answer with the condensed passage only, on one line, in at most {inputs['max_bytes']} bytes "
+        f"(about {max(1, int(inputs['max_bytes']) // 7)} words).{_retry_note(inputs)}",
+        f"What this passage is: {inputs.get('kind') or 'a passage'}\n\nPassage:\n{inputs['text']}",
+    )
+
+
+def _retry_note(inputs: dict) -> str:
+    if not inputs.get("previous_bytes"):
+        return ""
+    return (
+        f" Your previous condensation was {inputs['previous_bytes']} bytes, over the bound: keep only the "
+        "names, identifiers and the outcome."
+    )
+
+
+def _offline(inputs: dict) -> str:
+    """Extractive: the first sentence, then the last, whitespace folded, within the byte bound."""
+    text = re.sub(r"\s+", " ", inputs["text"]).strip()
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    picked = sentences[0] if len(sentences) == 1 else f"{sentences[0]} … {sentences[-1]}"
+    budget = int(inputs["max_bytes"])
+    if nbytes(picked) > budget:
+        words, out = picked.split(), ""
+        for word in words:
+            candidate = f"{out} {word}".strip()
+            if nbytes(candidate) + nbytes(" …") > budget:
+                break
+            out = candidate
+        picked = out + " …"
+    return picked
+
+
+def _parse(text: str) -> str:
+    cleaned = " ".join(without_thinking(text).split())
+    if not cleaned:
+        raise AnswerUnparseable(NAME, "empty answer", text)
+    return cleaned
+
+
+PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=300)
+
+

@@ -1,0 +1,93 @@
+"""``memory_relevance_filter``: which of the agent's own notes bear on the task in front of it.
+
+The answer is ``{"selected": [note ids]}``; ids quoted as strings count, an id that is not a
+number is dropped on its own, and "none" (the prompt's word for nothing) is an empty selection.
+Its offline answer compares content words (``learning.words``, the one definition every purpose shares).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from core.answers import Batch
+from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning import words as vocabulary
+
+# A standing rule applies to work of its kind whatever the topic; a stated preference is about its person.
+RULE_WORDS = frozenset({"always", "every", "never", "whenever", "must"})
+# "Ana prefers ...", "Ana's team uses ...", "Ana is on vacation ...": a note about a person (or their team)
+PERSON_NOTE = re.compile(r"^(?P<name>[A-Z][\w.-]*)(?:'s team)?(?:'s)?\s+(?:\w+\s+)?"
+                         r"(?:prefers|likes|loves|enjoys|hates|dislikes|avoids|is|was|works|lives|uses|owns|"
+                         r"has|wants|needs|asked|said|user|username|timezone|email)\b")
+
+
+def content_words(text: str) -> set[str]:
+    return set(vocabulary.content_words(text))
+
+
+NAME = "memory_relevance_filter"
+
+
+def _render_filter(inputs: dict) -> list[dict]:
+    notes = "\n".join(f"[{c['id']}] ({c['kind']}, written {c['written']}) {c['content']}" for c in inputs["candidates"])
+    triggered = ", ".join(inputs.get("triggered_by") or []) or "no identifiable sender (an internal trigger)"
+    return system_user(
+        "You choose which of an agent's own notes bear on the task in front of it. A note bears on the task "
+        "when it is about the task's subject, about a person who is party to the task, or is a standing rule "
+        "that applies to work of this kind even though it is not about this topic. A note about a person "
+        "applies only when that person is party to the task. Choose none when none bears on it; that is a "
+        f"correct answer. Choose at most {inputs['max_selected']}. Answer with a JSON object "
+        '{"selected": [note ids, most relevant first]} and nothing else.',
+        f"Who triggered this turn: {triggered}\n\nWhat the task is about:\n{inputs['query']}\n\nThe notes:\n{notes}",
+    )
+
+
+def _about_someone_else(content: str, people: set[str]) -> bool:
+    """A note about a person who is not party to the task (the spec: such a note does not apply)."""
+    m = PERSON_NOTE.match(content or "")
+    return bool(m) and m.group("name").lower() not in {"the", "this", "that", "our", "we"} and not (
+        content_words(m.group("name")) & people)
+
+
+def _offline_filter(inputs: dict) -> str:
+    """Notes about the task's subject or naming who triggered it, most overlap first, then standing rules
+    (always / never / every / whenever / must); a note about someone not party to the task never."""
+    query = content_words(inputs["query"])
+    people = set()
+    for who in inputs.get("triggered_by") or []:
+        people |= content_words(who)
+    scored = []
+    for position, candidate in enumerate(inputs["candidates"]):
+        if _about_someone_else(candidate["content"], people):
+            continue
+        words = content_words(candidate["content"])
+        overlap = len(words & query)
+        about_party = bool(words & people)
+        standing_rule = bool(set(vocabulary.words(candidate["content"])) & RULE_WORDS)
+        if overlap or about_party:
+            scored.append((0, -overlap - (2 if about_party else 0), position, candidate["id"]))
+        elif standing_rule:
+            scored.append((1, 0, position, candidate["id"]))
+    scored.sort()
+    return json.dumps({"selected": [item[3] for item in scored[: int(inputs["max_selected"])]]})
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    selected: Batch[int] = []
+
+
+def _parse_filter(text: str) -> list[int]:
+    if says_nothing(text):
+        return []
+    return [i for i in read_json(NAME, text, Answer).selected if not isinstance(i, bool)]
+
+
+PURPOSE = Purpose(
+    name=NAME, render=_render_filter, parse=_parse_filter, offline=_offline_filter, max_tokens=200, json=True,
+    answer=Answer,
+)

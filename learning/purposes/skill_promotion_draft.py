@@ -1,0 +1,78 @@
+"""``skill_promotion_draft``: several agents' versions of one procedure distilled into one team page.
+
+The steps may come as a list or as one comma- or newline-separated string; a missing summary is
+unparseable (the page would have nothing to say).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from core.answers import Text, TextList
+from core.purposes import Purpose, read_json, system_user
+
+NAME = "skill_promotion_draft"
+
+
+def _render(inputs: dict) -> list[dict]:
+    system = (
+        "Several agents of one team independently arrived at the same procedure; each learned it as "
+        "its own skill. Distil them into ONE page for the team knowledge base, which a lead will review "
+        "before any agent reads it. Write for a teammate: what it is for, when to use it, and the steps "
+        "in order. Use only what the skills say: no tool, step or fact they do not contain. Answer with "
+        'one JSON object: {"name": "short procedure name", "summary": "one paragraph", '
+        '"when_to_use": "one or two sentences", "steps": ["step", ...]}.'
+    )
+    skills = "\n\n".join(
+        f"### {s['name']} (agent {s['seat']})\nDescription: {s['description']}\n"
+        f"Tools in order: {', '.join(s['tool_sequence']) or 'none recorded'}\n\n{s['body']}"
+        for s in inputs.get("skills", [])
+    )
+    user = (
+        f"Team: {inputs.get('unit')}\nTools they share: {', '.join(inputs.get('tools', []))}\n"
+        f"{inputs.get('sibling_count')} skills from {inputs.get('distinct_agents')} distinct agents:\n\n{skills}"
+    )
+    return system_user(system, user)
+
+
+def _summary(value: str) -> str:
+    if not value:
+        raise ValueError("no summary")
+    return value
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: Text = ""
+    summary: Annotated[Text, AfterValidator(_summary)]
+    when_to_use: Text = ""
+    steps: TextList = []
+
+
+def _parse(text: str) -> dict:
+    answer = read_json(NAME, text, Answer).model_dump()
+    return {**answer, "steps": [s for s in answer["steps"] if s]}
+
+
+def _offline(inputs: dict) -> str:
+    """The most common skill name, the seed's description, and the most common tool order as steps."""
+    skills = inputs.get("skills") or []
+    names = Counter(s["name"] for s in skills)
+    name = max(names, key=lambda n: (names[n], -[s["name"] for s in skills].index(n))) if names else ""
+    orders = Counter(tuple(s["tool_sequence"]) for s in skills if s["tool_sequence"])
+    order = max(orders, key=lambda o: (orders[o], len(o))) if orders else ()
+    steps = [f"Call {tool}." for i, tool in enumerate(order) if i == 0 or order[i - 1] != tool]
+    seed = skills[0] if skills else {"description": ""}
+    summary = (
+        f"{inputs.get('distinct_agents')} agents of {inputs.get('unit')} arrived at this procedure "
+        f"independently ({inputs.get('sibling_count')} skills). {seed['description']}".strip()
+    )
+    return json.dumps({"name": name, "summary": summary, "when_to_use": seed["description"], "steps": steps})
+
+
+PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=900, json=True, answer=Answer)

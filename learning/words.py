@@ -1,0 +1,46 @@
+"""Words of a text, defined once: the stopword list, what a content word is, and a slug.
+
+The offline heuristics (reflection's and the turn start's) and the skill namers all read text
+through these, so two purposes never disagree on whether "how" or "thanks" carries meaning.
+"""
+
+from __future__ import annotations
+
+import re
+
+WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+STOPWORDS = frozenset(
+    """a about all also an and any are as at be been but by can can't cannot could did do does don't for from
+    get got had has have hello hey hi how i i'm if in into is it it's its just let let's lets make me my need
+    needs new now of ok okay on one or our out please see should so some than thank thanks that the their them
+    then there these they this to too up us very want was we we're were what when where which who why will with
+    would yes you your""".split()
+)
+MIN_CONTENT_CHARS = 3
+SLUG_CHARS = 80
+
+
+def words(text: str) -> list[str]:
+    """The text's lower-cased words in order; a possessive is its owner (``carol's`` reads ``carol``)."""
+    return [w[:-2] if w.endswith("'s") else w for w in WORD.findall((text or "").lower())]
+
+
+def content_words(text: str, *, identifiers: bool = True) -> list[str]:
+    """Distinct words of three or more characters that are not stopwords, in order of first use.
+
+    ``identifiers=False`` also leaves out words with a digit in them (ticket keys, versions, dates),
+    which name an incident rather than a kind of work.
+    """
+    out: list[str] = []
+    for w in words(text):
+        if len(w) < MIN_CONTENT_CHARS or w in STOPWORDS or w in out:
+            continue
+        if not identifiers and any(ch.isdigit() for ch in w):
+            continue
+        out.append(w)
+    return out
+
+
+def slug(text: str, *, limit: int = SLUG_CHARS) -> str:
+    """Lower-case letters and digits joined by single hyphens, at most ``limit`` characters."""
+    return re.sub(r"[^a-z0-9]+", "-", (text or "").lower()).strip("-")[:limit].strip("-")
