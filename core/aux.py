@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from core import budgets, events, purposes
+from core.event_types import AuxiliarySpend
 from core.providers.errors import ConfigurationError, ProviderError, RefusedError
 from core.purposes import AnswerUnparseable
 
@@ -198,9 +199,8 @@ def record_attempts(seat, attempts: tuple) -> None:
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
         events.publish_many([
-            ("auxiliary_spend", seat, a.turn_id, dict(
-                stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model, input_tokens=a.input_tokens,
-                output_tokens=a.output_tokens, outcome=a.outcome, finish=a.finish,
-            ))
+            (AuxiliarySpend(stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model or "",
+                            input_tokens=a.input_tokens, output_tokens=a.output_tokens, outcome=a.outcome,
+                            finish=a.finish), seat, a.turn_id)
             for a in attempts
         ])

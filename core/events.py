@@ -1,37 +1,54 @@
-"""The one way an observable state change is announced: an append-only ``Event`` row."""
+"""The one way an observable state change is announced: an append-only ``Event`` row.
+
+``publish`` takes an instance of a class in the catalogue (``core.event_types``); readers get
+instances back (``latest``, ``recorded``), old rows included.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic
 
 from django.db import DatabaseError, transaction
+
+from core.event_types import E, EventPayload, load
 
 log = logging.getLogger("core.events")
 
 
-def publish(name: str, /, *, seat=None, turn_id: str = "", trace_id: str = "", best_effort: bool = False, **payload):
-    """Append one event. ``best_effort`` (telemetry) logs a failed write once and returns None."""
+def publish(event: EventPayload, /, *, seat=None, turn_id: str = "", trace_id: str = ""):
+    """Append one event. Telemetry (the class's ``BEST_EFFORT``) logs a failed write once and returns None."""
     from core.models import Event
 
-    fields = dict(name=name, seat=seat, turn_id=turn_id or "", trace_id=trace_id or turn_id or "", payload=_jsonable(payload))
-    if not best_effort:
+    if not isinstance(event, EventPayload):
+        raise TypeError(f"publish takes an event from core.event_types, not {type(event).__name__}")
+    fields = dict(
+        name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=trace_id or turn_id or "",
+        payload=event.model_dump(mode="json"),
+    )
+    if not event.BEST_EFFORT:
         return Event.objects.create(**fields)
     try:
         with transaction.atomic():  # a savepoint: a failed telemetry write never breaks the caller's transaction
             return Event.objects.create(**fields)
     except DatabaseError:
-        log.warning("telemetry event %s could not be written", name, exc_info=True)
+        log.warning("telemetry event %s could not be written", event.NAME, exc_info=True)
         return None
 
 
-def publish_many(items: list[tuple[str, object, str, dict]]) -> None:
-    """Append many telemetry events at once (``(name, seat, turn_id, payload)`` each): one bulk insert, best effort."""
+def publish_many(items: list[tuple[EventPayload, Any, str]]) -> None:
+    """Append many telemetry events at once (``(event, seat, turn_id)`` each): one bulk insert, best effort."""
     from core.models import Event
 
     if not items:
         return
-    rows = [Event(name=name, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "", payload=_jsonable(payload))
-            for name, seat, turn_id, payload in items]
+    for event, _seat, _turn in items:
+        if not isinstance(event, EventPayload):
+            raise TypeError(f"publish_many takes events from core.event_types, not {type(event).__name__}")
+    rows = [Event(name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "", payload=event.model_dump(mode="json"))
+            for event, seat, turn_id in items]
     try:
         with transaction.atomic():
             Event.objects.bulk_create(rows)
@@ -39,22 +56,50 @@ def publish_many(items: list[tuple[str, object, str, dict]]) -> None:
         log.warning("%d telemetry event(s) could not be written", len(rows), exc_info=True)
 
 
-def latest(name: str, *, seat=None):
+@dataclass(frozen=True)
+class Recorded(Generic[E]):
+    """A stored event read back: the typed payload and where and when it was written."""
+
+    id: int
+    at: datetime
+    seat_id: int | None
+    turn_id: str
+    event: E
+
+
+def _read(cls: type[E], row) -> Recorded[E] | None:
+    event = load(cls, row.payload)
+    if event is None:
+        return None
+    return Recorded(id=row.pk, at=row.created_at, seat_id=row.seat_id, turn_id=row.turn_id, event=event)
+
+
+def rows(cls: type[EventPayload], *, seat=None, since: datetime | None = None, turn_id: str | None = None):
+    """The ``Event`` rows of one catalogued class, newest first (a queryset, for counting and SQL)."""
     from core.models import Event
 
-    qs = Event.objects.filter(name=name)
+    qs = Event.objects.filter(name=cls.NAME)
     if seat is not None:
         qs = qs.filter(seat=seat)
-    return qs.order_by("-created_at", "-id").first()
+    if since is not None:
+        qs = qs.filter(created_at__gte=since)
+    if turn_id is not None:
+        qs = qs.filter(turn_id=turn_id)
+    return qs.order_by("-created_at", "-id")
 
 
-def _jsonable(value):
-    from datetime import date, datetime
+def latest(cls: type[E], *, seat=None) -> Recorded[E] | None:
+    """The newest readable event of ``cls`` (for ``seat``, when given)."""
+    for row in rows(cls, seat=seat)[:20]:
+        found = _read(cls, row)
+        if found is not None:
+            return found
+    return None
 
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    return value
+
+def recorded(cls: type[E], *, seat=None, since: datetime | None = None, turn_id: str | None = None, chunk_size: int = 1000):
+    """Every readable event of ``cls``, newest first; a row no shape can read is logged and skipped."""
+    for row in rows(cls, seat=seat, since=since, turn_id=turn_id).iterator(chunk_size=chunk_size):
+        found = _read(cls, row)
+        if found is not None:
+            yield found

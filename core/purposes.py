@@ -27,6 +27,13 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class AnswerUnparseable(ValueError):
+    # what the seam knows of the call when it raises this: the alias, the tokens, how the answer ended
+    provider: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    finish: str = ""
+    attempts: tuple = ()
+
     def __init__(self, purpose: str, reason: str, text: str = ""):
         self.purpose, self.reason, self.text = purpose, reason, text
         super().__init__(f"{purpose}: unparseable answer ({reason})")

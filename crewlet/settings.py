@@ -19,7 +19,7 @@ DEBUG = os.environ.get("DJANGO_DEBUG", "0") == "1"
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver").split(",")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "learning.admin_site.LeadAdminConfig",  # django.contrib.admin with the lead's index
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
@@ -29,12 +30,14 @@ class _PageDisplay:
 
     @admin.display(description="from skills")
     def source_skills(self, page):
-        return ", ".join(str(s) for s in _source_list(page, "skills")) or "—"
+        return format_html_join(", ", "{}", ((_skill_link(s),) for s in _source_list(page, "skills"))) or "—"
 
     @admin.display(description="from seats")
     def source_seats(self, page):
         seats = _source_list(page, "seats")
-        return f"{len(seats)}: " + ", ".join(str(s) for s in seats) if seats else "—"
+        if not seats:
+            return "—"
+        return format_html("{}: {}", len(seats), format_html_join(", ", "{}", ((_seat_link(s),) for s in seats)))
 
     @admin.display(description="body")
     def rendered_body(self, page):
@@ -45,14 +48,45 @@ class _PageDisplay:
         skills, seats = _source_list(page, "skills"), _source_list(page, "seats")
         if not skills and not seats:
             return "—"
+        rows = format_html_join(
+            "", "<li>{} · seat {}{}</li>",
+            ((_skill_link(s), _seat_link(s.get("seat", "")) if isinstance(s, dict) else "—",
+              format_html(" · drafted from turn {}", _turn_link(s)) if isinstance(s, dict) and s.get("turn") else "")
+             for s in skills),
+        )
         return format_html(
             '<div><strong>{} distinct seats:</strong> {}</div><div><strong>{} skills:</strong></div>'
-            '<div class="provenance-skills">{}</div>',
-            len(seats),
-            ", ".join(str(s) for s in seats) or "—",
-            len(skills),
-            format_html_join("", "<code>{}</code>", ((s,) for s in skills)) or "—",
+            '<ul class="provenance-skills">{}</ul>',
+            len(seats), format_html_join(", ", "{}", ((_seat_link(s),) for s in seats)) or "—", len(skills), rows,
         )
+
+    @admin.display(description="versions")
+    def version_history(self, page):
+        versions = list(page.versions.all()) if page.pk else []
+        if not versions:
+            return "only the version as drafted"
+        return format_html('<ol class="page-versions">{}</ol>', format_html_join(
+            "", '<li value="{}">v{} by <strong>{}</strong>, {}</li>',
+            ((v.number, v.number, v.author or "unknown", v.created_at.strftime("%Y-%m-%d %H:%M")) for v in versions)))
+
+
+def _seat_link(handle) -> str:
+    if not handle:
+        return "—"
+    return format_html('<a href="{}">{}</a>', reverse("learning_pages:memory", args=[str(handle)]), handle)
+
+
+def _skill_link(skill) -> str:
+    """A skill named in a draft's provenance: {"id", "name", "seat"} links to its history; older text stays text."""
+    if isinstance(skill, dict) and skill.get("id"):
+        label = f"{skill.get('seat', '?')}: {skill.get('name', skill['id'])}"
+        return format_html('<a href="{}">{}</a>', reverse("admin:learning_synthesizedskill_change", args=[skill["id"]]), label)
+    return format_html("<code>{}</code>", skill)
+
+
+def _turn_link(skill: dict) -> str:
+    return format_html('<a href="{}">{}</a>', reverse("learning_pages:turn", args=[skill.get("seat", ""), skill["turn"]]),
+                       skill["turn"])
 
 
 def _run(request, action, pages) -> int:
@@ -74,7 +108,8 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
     list_filter = ("container_key",)
     search_fields = ("title", "body")
     ordering = ("-created_at",)
-    readonly_fields = ("title", "container_key", "parent", "provenance", "rendered_body", "author", "created_at")
+    readonly_fields = ("title", "container_key", "parent", "provenance", "version_history", "rendered_body", "author",
+                       "created_at")
     fields = readonly_fields
     actions = ["publish_selected", "reject_selected"]
     change_form_template = "admin/knowledge/draftpage/change_form.html"
@@ -110,6 +145,7 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
         return [
             path("<int:pk>/publish/", self.admin_site.admin_view(self.publish_view), name="knowledge_draftpage_publish"),
             path("<int:pk>/reject/", self.admin_site.admin_view(self.reject_view), name="knowledge_draftpage_reject"),
+            path("<int:pk>/edit/", self.admin_site.admin_view(self.edit_view), name="knowledge_draftpage_edit"),
             *super().get_urls(),
         ]
 
@@ -128,7 +164,42 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
         return redirect(reverse("admin:knowledge_draftpage_changelist"))
 
     def publish_view(self, request, pk):
-        return self._decide(request, pk, review.publish_draft, "Published “{title}”; agents can now find it.")
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        page = get_object_or_404(review.review_queue(), pk=pk)
+        try:
+            published = review.publish_draft(page=page, user=request.user)
+        except Forbidden as exc:
+            raise PermissionDenied(exc.message) from exc
+        except CrewletError as exc:
+            messages.error(request, exc.message)
+            return redirect(reverse("admin:knowledge_draftpage_change", args=[pk]))
+        self.log_change(request, published, "Published the auto-draft")  # the index's "Recent actions"
+        url = reverse("admin:knowledge_page_change", args=[published.pk])
+        messages.success(request, format_html('Published <a href="{}" id="published-link">“{}”</a>; agents can now find it.',
+                                              url, published.title))
+        return redirect(url)
+
+    def edit_view(self, request, pk):
+        """Edit a draft's title and body before publishing: each save is a version naming the lead."""
+        page = get_object_or_404(review.review_queue(), pk=pk)
+        if not review.can_publish(request.user):
+            raise PermissionDenied("only a lead can edit a draft")
+        error = ""
+        title, body = page.title, page.body
+        if request.method == "POST":
+            title, body = request.POST.get("title", ""), request.POST.get("body", "")
+            try:
+                review.edit_draft(page=page, user=request.user, title=title, body=body)
+            except CrewletError as exc:
+                error = exc.message
+            else:
+                self.log_change(request, page, "Edited the draft (a new version)")
+                messages.success(request, "Saved as a new version.")
+                return redirect(reverse("admin:knowledge_draftpage_change", args=[pk]))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "original": page,
+                   "title": f"Edit {page.title}", "draft_title": title, "draft_body": body, "error": error}
+        return TemplateResponse(request, "admin/knowledge/draftpage/edit.html", context, status=400 if error else 200)
 
     def reject_view(self, request, pk):
         return self._decide(request, pk, review.reject_draft, "Rejected “{title}”.")
@@ -150,7 +221,7 @@ class PageAdmin(_PageDisplay, admin.ModelAdmin):
     list_filter = ("state", "container_key")
     search_fields = ("title", "body")
     ordering = ("container_key", "title")
-    readonly_fields = ("provenance", "rendered_body", "embedding_model", "embedding_dim", "created_at", "updated_at")
+    readonly_fields = ("provenance", "version_history", "rendered_body", "embedding_model", "embedding_dim", "created_at", "updated_at")
     fields = ("container_key", "title", "parent", "state", "author", "labels", "body", *readonly_fields)
     raw_id_fields = ("parent",)
     actions = ["publish_selected"]

@@ -41,5 +41,23 @@ class DraftPage(Page):
 
     class Meta:
         proxy = True
-        verbose_name = "auto-drafted page (review queue)"
-        verbose_name_plural = "review queue: auto-drafted pages"
+        verbose_name = "auto-drafted page awaiting review"
+        verbose_name_plural = "auto-drafted pages awaiting review"
+
+
+class PageVersion(models.Model):
+    """A page's title and body as they were before an edit: who edited, when, why. Newest is the highest number."""
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=400)
+    body = models.TextField(blank=True)
+    author = models.CharField(max_length=150, blank=True, help_text="Who wrote this version.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        unique_together = [("page", "number")]
+        ordering = ["-number"]
+
+    def __str__(self):
+        return f"{self.page_id} v{self.number}"

@@ -15,9 +15,10 @@ import logging
 from django.db import transaction
 
 from core import events
+from core.event_types import AdminAction, KnowledgeDraftPublished, KnowledgeDraftRejected
 from core.providers.embeddings import embed_one
-from crewlet.errors import Conflict, Forbidden
-from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
+from crewlet.errors import BadInput, Conflict, Forbidden
+from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page, PageVersion
 
 log = logging.getLogger("knowledge.review")
 
@@ -92,6 +93,42 @@ def _page_payload(page: Page, username: str) -> dict:
     }
 
 
+def _audit(action: str, payload: dict) -> None:
+    detail = {k: v for k, v in payload.items() if k != "user"}
+    events.publish(AdminAction(user=payload["user"], action=action, object=f"knowledge.page:{payload['page_id']}", detail=detail))
+
+
+def _version(page: Page, author: str) -> PageVersion:
+    last = page.versions.order_by("-number").values_list("number", flat=True).first() or 0
+    return PageVersion.objects.create(page=page, number=last + 1, title=page.title, body=page.body, author=author)
+
+
+def edit_draft(*, page: Page, user, title: str, body: str) -> Page:
+    """A lead's edit before publishing: a new version naming them (the draft as written is kept as v1)."""
+    username = _require_reviewer(user)
+    title, body = " ".join((title or "").split()), (body or "").strip()
+    if not title:
+        raise BadInput("title: a draft needs a title")
+    if not body:
+        raise BadInput("body: a draft needs a body (reject it to remove it)")
+    if not title.startswith(AUTO_DRAFT_PREFIX):
+        title = f"{AUTO_DRAFT_PREFIX} {title}"  # the backstop stays until publishing drops it
+    with transaction.atomic():
+        locked = Page.objects.select_for_update().get(pk=page.pk)
+        _require_draft(locked)
+        if (locked.title, locked.body) == (title, body):
+            raise BadInput("body: the edit changes nothing")
+        if Page.objects.filter(container_key=locked.container_key, title=title).exclude(pk=locked.pk).exists():
+            raise Conflict(f"title: container {locked.container_key} already has a page titled {title!r}")
+        if not locked.versions.exists():
+            _version(locked, locked.author or "promotion pass")
+        locked.title, locked.body = title, body
+        locked.save(update_fields=["title", "body", "updated_at"])
+        version = _version(locked, username)
+        _audit("edit_draft", {**_page_payload(locked, username), "version": version.number})
+    return locked
+
+
 def publish_draft(*, page: Page, user) -> Page:
     """Adopt a draft: move it out of the drafts parent, publish it, embed it; announce who did."""
     username = _require_reviewer(user)
@@ -110,8 +147,8 @@ def publish_draft(*, page: Page, user) -> Page:
         locked.set_vector(vector.vector, vector.model)
         locked.save()
         payload = _page_payload(locked, username)
-        events.publish("knowledge_draft_published", **payload, parent_id=locked.parent_id, embedding=vector.status)
-        events.publish("admin_action", action="publish_draft", object=f"knowledge.page:{locked.pk}", **payload)
+        events.publish(KnowledgeDraftPublished(**payload, parent_id=locked.parent_id, embedding=vector.status))
+        _audit("publish_draft", payload)
     if vector.vector is None:
         log.warning("published page %s without a vector (%s); it is found by text until embedded", locked.pk, vector.status)
     return locked
@@ -125,8 +162,8 @@ def reject_draft(*, page: Page, user) -> None:
         _require_draft(locked)
         payload = _page_payload(locked, username)
         locked.delete()
-        events.publish("knowledge_draft_rejected", **payload)
-        events.publish("admin_action", action="reject_draft", object=f"knowledge.page:{payload['page_id']}", **payload)
+        events.publish(KnowledgeDraftRejected(**payload))
+        _audit("reject_draft", payload)
 
 
 def save_page(*, page: Page, user, created: bool) -> Page:
@@ -136,10 +173,7 @@ def save_page(*, page: Page, user, created: bool) -> Page:
         page.set_vector(vector.vector, vector.model)
     with transaction.atomic():
         page.save()
-        events.publish(
-            "admin_action", action="add_page" if created else "change_page", object=f"knowledge.page:{page.pk}",
-            **_page_payload(page, user.get_username()),
-        )
+        _audit("add_page" if created else "change_page", _page_payload(page, user.get_username()))
     return page
 
 
@@ -153,6 +187,6 @@ def delete_pages(*, pages, user) -> int:
         for page in pages:
             payload = _page_payload(page, username)
             page.delete()
-            events.publish("admin_action", action="delete_page", object=f"knowledge.page:{payload['page_id']}", **payload)
+            _audit("delete_page", payload)
             done += 1
     return done

@@ -21,6 +21,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from core import events
+from core.event_types import KnowledgePageRef, KnowledgeRead
 from crewlet import config
 from crewlet.config.schema import KnowledgeBackend
 
@@ -162,20 +163,22 @@ def search(seat, query: str, limit: int, *, via: str = "search", turn_id: str = 
     return result
 
 
+def read_event(*, via: str, query: str, result: SearchResult, pages=None) -> KnowledgeRead:
+    """The one ``knowledge_read`` shape, for this module and the prefetch block (``pages``: the ones shown)."""
+    return KnowledgeRead(
+        via=via,
+        query=query,
+        served_mode=result.served_mode,
+        unavailable=result.unavailable.value if result.unavailable else "",
+        pages=[KnowledgePageRef(page_id=str(p.page_id), title=p.title, container_key=p.container_key)
+               for p in (result.pages if pages is None else pages)],
+    )
+
+
 def record_read(*, seat, via: str, query: str, result: SearchResult, turn_id: str = "") -> None:
     """Publish ``knowledge_read`` naming the pages reached (telemetry: a failed write is swallowed)."""
     try:
-        events.publish(
-            "knowledge_read",
-            seat=seat,
-            turn_id=turn_id,
-            best_effort=True,
-            via=via,
-            query=query,
-            served_mode=result.served_mode,
-            unavailable=result.unavailable.value if result.unavailable else "",
-            pages=[{"page_id": p.page_id, "title": p.title, "container_key": p.container_key} for p in result.pages],
-        )
+        events.publish(read_event(via=via, query=query, result=result), seat=seat, turn_id=turn_id)
     except Exception:  # telemetry never breaks the read it measures
         log.warning("knowledge_read could not be recorded", exc_info=True)
 

@@ -2,7 +2,7 @@
 
 What an agent learned is evidence, so the diary, episodes, profiles, turns and events are
 viewable and filterable by seat but never edited here. Synthesized skills change only through
-``learning.curation`` (roll back as a forward step, pin/unpin, archive/restore), each of which
+``learning.skill_actions`` (roll back as a forward step, pin/unpin, archive/restore), each of which
 records an ``admin_action`` event naming the acting user; django-htmx swaps the skill panel in
 place, and the same buttons post normally without JavaScript.
 """
@@ -19,9 +19,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.event_types import CATALOGUE
 from core.models import Event
 from crewlet.errors import BadInput, CrewletError, Forbidden
-from learning import curation, skill_history
+from learning import skill_actions, skill_history
 from learning.models import (
     ConversationState,
     CounterpartyProfile,
@@ -76,12 +77,12 @@ def _parse_version(request) -> int:
 
 
 CURATE_OPS = {
-    "pin": lambda skill, request: curation.set_skill_pinned(skill=skill, pinned=True, user=request.user),
-    "unpin": lambda skill, request: curation.set_skill_pinned(skill=skill, pinned=False, user=request.user),
-    "archive": lambda skill, request: curation.archive_skill(skill=skill, user=request.user),
-    "restore": lambda skill, request: curation.restore_skill(skill=skill, user=request.user),
-    "rollback": lambda skill, request: curation.rollback_skill(
-        skill=skill, to_version=_parse_version(request), user=request.user
+    "pin": lambda skill, request: skill_actions.pin(skill=skill, actor=request.user),
+    "unpin": lambda skill, request: skill_actions.unpin(skill=skill, actor=request.user),
+    "archive": lambda skill, request: skill_actions.archive(skill=skill, actor=request.user),
+    "restore": lambda skill, request: skill_actions.restore(skill=skill, actor=request.user),
+    "rollback": lambda skill, request: skill_actions.rollback(
+        skill=skill, to_version=_parse_version(request), actor=request.user
     ),
 }
 CURATE_NOTICES = {
@@ -118,7 +119,7 @@ class SynthesizedSkillAdmin(admin.ModelAdmin):
         return False  # archive instead: a deleted skill takes its history with it
 
     def has_curate_permission(self, request):
-        return curation.can_curate(request.user)
+        return skill_actions.can_curate(request.user)
 
     def _bulk(self, request, queryset, op):
         done = 0
@@ -159,7 +160,7 @@ class SynthesizedSkillAdmin(admin.ModelAdmin):
             "skill": skill,
             "history": skill_history.history(skill),
             "rollback_choices": skill_history.rollback_choices(skill),
-            "can_curate": curation.can_curate(request.user),
+            "can_curate": skill_actions.can_curate(request.user),
             **extra,
         }
 
@@ -247,10 +248,28 @@ class TurnAdmin(ReadOnlyAdmin):
         return _pretty_json(turn.payload)
 
 
+class EventKindFilter(admin.SimpleListFilter):
+    """People's actions apart from telemetry: the catalogue says which events are audits (not best effort)."""
+
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        return [("actions", "actions (audited)"), ("telemetry", "telemetry")]
+
+    def queryset(self, request, queryset):
+        audits = [cls.NAME for cls in CATALOGUE if not cls.BEST_EFFORT]
+        if self.value() == "actions":
+            return queryset.filter(name__in=audits)
+        if self.value() == "telemetry":
+            return queryset.exclude(name__in=audits)
+        return queryset
+
+
 @admin.register(Event)
 class EventAdmin(ReadOnlyAdmin):
-    list_display = ("name", "seat", "acting_user", "turn_id", "created_at")
-    list_filter = ("name", "seat")
+    list_display = ("name", "seat", "acting_user", "what", "turn_id", "created_at")
+    list_filter = (EventKindFilter, "name", "seat")
     search_fields = ("name", "turn_id", "trace_id")
     date_hierarchy = "created_at"
     exclude = ("payload",)
@@ -259,6 +278,14 @@ class EventAdmin(ReadOnlyAdmin):
     @admin.display(description="user")
     def acting_user(self, event):
         return (event.payload or {}).get("user", "")
+
+    @admin.display(description="what")
+    def what(self, event):
+        """The payload's first few fields on one line, so the list says more than names."""
+        payload = event.payload if isinstance(event.payload, dict) else {}
+        shown = [f"{k}={v}" for k, v in payload.items() if k != "user" and not isinstance(v, (dict, list))][:4]
+        line = ", ".join(shown)
+        return line if len(line) <= 120 else line[:119] + "…"
 
     @admin.display(description="payload")
     def payload_pretty(self, event):
@@ -312,7 +339,17 @@ class LearningHealthAdmin(ReadOnlyAdmin):
         "total_skills",
         "skills_used_at_least_once",
         "total_skill_uses",
-        "avg_uses_per_skill",
-        "avg_skill_age_days",
+        "uses_per_skill",
+        "age_days",
         "most_recent_skill_use",
     )
+    fields = list_display
+    readonly_fields = list_display
+
+    @admin.display(description="avg uses / skill", ordering="avg_uses_per_skill")
+    def uses_per_skill(self, row):
+        return "unknown" if row.avg_uses_per_skill is None else f"{row.avg_uses_per_skill:.2f}"
+
+    @admin.display(description="avg skill age (days)", ordering="avg_skill_age_days")
+    def age_days(self, row):
+        return "unknown" if row.avg_skill_age_days is None else f"{max(0.0, row.avg_skill_age_days):,.1f}"

@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from core.models import Event
+from core import events
+from core.event_types import PersistDeciderCompleted, PrefetchSummary
 from crewlet.models import Seat
 from learning.models import LearningHealth
 
@@ -68,15 +69,6 @@ def window_start(days: int, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(days=days)
 
 
-def _payloads(name: str, *, since: datetime, seat: Seat | None):
-    qs = Event.objects.filter(name=name, created_at__gte=since)
-    if seat is not None:
-        qs = qs.filter(seat=seat)
-    for payload in qs.values_list("payload", flat=True).iterator(chunk_size=1000):
-        if isinstance(payload, dict):
-            yield payload
-
-
 @dataclass(frozen=True)
 class BlockRate:
     block: str
@@ -90,37 +82,24 @@ class BlockRate:
         return self.hits / self.observed if self.observed else None
 
 
-def _hit_value(value) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and value in (0, 1):
-        return bool(value)
-    return None
-
-
-def _blocks_of(payload: dict) -> set[str]:
-    named = payload.get("blocks")
-    blocks = {str(b) for b in named} if isinstance(named, list) else set()
-    return blocks | {key[: -len("_hit")] for key in payload if key.endswith("_hit") and len(key) > 4}
-
-
 def prefetch_hit_rates(*, since: datetime, seat: Seat | None = None) -> tuple[int, list[BlockRate]]:
     """(turns summarised, per-block rates) from ``prefetch_summary`` events since ``since``."""
     turns = 0
-    observed, hits, unrecorded = Counter(), Counter(), Counter()
-    byte_sums, byte_counts = Counter(), Counter()
-    for payload in _payloads("prefetch_summary", since=since, seat=seat):
+    observed: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    unrecorded: Counter[str] = Counter()
+    byte_sums: Counter[str] = Counter()
+    byte_counts: Counter[str] = Counter()
+    for recorded in events.recorded(PrefetchSummary, since=since, seat=seat):
         turns += 1
-        for block in _blocks_of(payload):
-            hit = _hit_value(payload.get(f"{block}_hit"))
-            if hit is None:
+        for block, outcome in recorded.event.blocks.items():
+            if outcome.hit is None:
                 unrecorded[block] += 1
                 continue
             observed[block] += 1
-            hits[block] += hit
-            size = payload.get(f"{block}_bytes")
-            if isinstance(size, (int, float)) and not isinstance(size, bool):
-                byte_sums[block] += size
+            hits[block] += outcome.hit
+            if outcome.bytes is not None:
+                byte_sums[block] += outcome.bytes
                 byte_counts[block] += 1
     blocks = sorted(set(observed) | set(unrecorded))
     return turns, [
@@ -137,9 +116,9 @@ def prefetch_hit_rates(*, since: datetime, seat: Seat | None = None) -> tuple[in
 
 def tier_distribution(*, since: datetime, seat: Seat | None = None) -> list[tuple[str, int]]:
     """Counts per persist tier (LONG / SHORT / DOC / NOOP first, then anything else recorded)."""
-    counts = Counter()
-    for payload in _payloads("persist_decider_completed", since=since, seat=seat):
-        raw = payload.get("classification")
+    counts: Counter[str] = Counter()
+    for recorded in events.recorded(PersistDeciderCompleted, since=since, seat=seat):
+        raw = recorded.event.classification
         counts[str(raw).strip().upper() if raw else UNRECORDED] += 1
     extra = sorted(k for k in counts if k not in PERSIST_TIERS)
     return [(tier, counts[tier]) for tier in (*PERSIST_TIERS, *extra)]

@@ -2,7 +2,8 @@
 
 Every skill row counts, archived ones included: a library the curator trimmed to its used
 skills would otherwise report reuse it never had. The SQL differs per engine only in how it
-takes an age in days and a float division.
+takes an age in days and a float division. An age is never negative: a skill stamped in the
+future (clock skew, an imported row) counts as brand new.
 
 A view pins the table under it: SQLite cannot rebuild ``synthesized_skills`` (what most
 ``AlterField`` operations do there) and PostgreSQL cannot retype its columns while the view
@@ -26,7 +27,7 @@ SELECT
     COALESCE(SUM(use_count), 0) AS total_skill_uses,
     MAX(last_used_at) AS most_recent_skill_use,
     CAST(COALESCE(SUM(use_count), 0) AS REAL) / COUNT(*) AS avg_uses_per_skill,
-    AVG(julianday('now') - julianday(created_at)) AS avg_skill_age_days
+    AVG(MAX(0.0, julianday('now') - julianday(created_at))) AS avg_skill_age_days
 FROM synthesized_skills
 GROUP BY seat_id
 """
@@ -40,7 +41,7 @@ SELECT
     COALESCE(SUM(use_count), 0)::bigint AS total_skill_uses,
     MAX(last_used_at) AS most_recent_skill_use,
     (COALESCE(SUM(use_count), 0)::double precision / COUNT(*)) AS avg_uses_per_skill,
-    AVG(EXTRACT(EPOCH FROM (now() - created_at)) / 86400.0)::double precision AS avg_skill_age_days
+    AVG(GREATEST(0.0, EXTRACT(EPOCH FROM (now() - created_at)) / 86400.0))::double precision AS avg_skill_age_days
 FROM synthesized_skills
 GROUP BY seat_id
 """

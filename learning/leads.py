@@ -1,6 +1,7 @@
 """The ``leads`` group: the people who review what crosses into shared space.
 
-A lead reads every learning table, curates synthesized skills (roll back, pin, archive),
+A lead reads every learning table, curates synthesized skills (roll back, pin, archive), forgets or
+corrects a seat's diary note,
 publishes or rejects auto-drafted pages, and reviews transcript lessons: submits a candidate shard
 to the judge or rejects it, approves (writing nothing) or installs (additive files only) an
 artifact recommendation. Those are admin actions gated on ``change``; every field of a shard or a
@@ -22,7 +23,7 @@ LEADS_GROUP = "leads"
 # codename per app label; every learning model (and the event log in core) is viewable, only skills are curated.
 LEAD_GRANTS = {
     "knowledge": ["view_page", "add_page", "change_page", "delete_page", "publish_page", "view_draftpage", "change_draftpage"],
-    "learning": ["change_synthesizedskill"],
+    "learning": ["change_synthesizedskill", "change_diaryentry", "delete_diaryentry"],
     "transcripts": ["change_shard", "change_recommendation"],
 }
 VIEW_ALL_OF = ("learning", "core", "transcripts")

@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from core import events
+from core.event_types import ReflectionCompleted
 from learning import diary
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import onboarding
@@ -50,10 +51,10 @@ def profile_out(p: CounterpartyProfile) -> dict:
 
 
 def latest_reflection(seat) -> dict | None:
-    event = events.latest("reflection_completed", seat=seat)
-    if event is None:
+    found = events.latest(ReflectionCompleted, seat=seat)
+    if found is None:
         return None
-    return {"turn_id": event.turn_id, "at": event.created_at, "payload": event.payload}
+    return {"turn_id": found.turn_id, "at": found.at, "payload": found.event.model_dump(mode="json")}
 
 
 def agent_memory(*, seat, limit: int, offset: int) -> dict:

@@ -26,6 +26,7 @@ log = logging.getLogger("learning.schedules")
 
 RETENTION_INTERVAL_SECONDS = 3600  # the short-horizon tables' sweep; theirs is a day, an hour bounds the overshoot
 EMBED_FILL_INTERVAL_SECONDS = 60  # "once a minute"
+REFLECT_SWEEP_INTERVAL_SECONDS = 60  # the backlog sweep; each tick re-drives at most SWEEP_LIMIT turns
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,12 @@ LOOPS: dict[str, Loop] = {
             "learning.passes.retention.run_retention",
             cadence=lambda c: RETENTION_INTERVAL_SECONDS,
             enabled=lambda c: True,
+        ),
+        Loop(
+            "reflect_sweep",
+            "learning.reflect.sweep.run_sweep",
+            cadence=lambda c: REFLECT_SWEEP_INTERVAL_SECONDS,
+            enabled=lambda c: True,  # a turn stored is a turn owed its pass, whatever the config says now
         ),
         Loop(
             "promotion",

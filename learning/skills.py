@@ -1,4 +1,5 @@
-"""Synthesized skills: create, revise (versioned), roll back (a forward step), mark used (revives).
+"""Synthesized skills: create, revise (versioned), mark used (revives). Pin, archive, restore and roll back
+are ``learning.skill_actions`` (each audited, naming who acted).
 
 Every change of a body archives the prior state to ``synthesized_skill_versions`` and bumps the
 version; history is bounded by ``max_versions_kept``. The body cap is ``max_body_chars``.
@@ -13,8 +14,9 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from core import events
+from core.event_types import SkillRevived, SkillTelemetryWriteFailed
 from crewlet import config
-from crewlet.errors import BadInput, Conflict, NotFound
+from crewlet.errors import Conflict, NotFound
 from learning import limits
 from learning.models import SkillVersion, SynthesizedSkill
 
@@ -97,16 +99,6 @@ def revise(
     return locked
 
 
-def rollback(*, skill: SynthesizedSkill, to_version: int, actor: str = "") -> SynthesizedSkill:
-    """Roll back as a forward step: the archived body becomes the body of a NEW version."""
-    archived = skill.versions.filter(version=to_version).first()
-    if archived is None:
-        raise NotFound(f"skill {skill.name!r} has no archived version {to_version}")
-    return revise(
-        skill=skill, body=archived.body, description=archived.description, reason=f"rollback to v{to_version}", actor=actor
-    )
-
-
 def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None, count: bool = True) -> int:
     """Bump use count and last-used; a stale skill is revived to active in the same transaction.
 
@@ -127,7 +119,7 @@ def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None, count: bool 
         if revived:
             SynthesizedSkill.objects.filter(id__in=[s.id for s in revived]).update(state=SynthesizedSkill.ACTIVE)
     for skill in revived:
-        events.publish("skill_revived", seat=skill.seat, turn_id=turn_id, best_effort=True, skill_id=skill.id, name=skill.name)
+        events.publish(SkillRevived(skill_id=skill.id, name=skill.name), seat=skill.seat, turn_id=turn_id)
     return updated
 
 
@@ -138,21 +130,5 @@ def stamp_offered(skill_ids, *, seat, turn_id: str = "") -> bool:
         return True
     except DatabaseError as exc:
         log.warning("skill use stamp failed for %s", seat.handle, exc_info=True)
-        events.publish(
-            "skill_telemetry_write_failed", seat=seat, turn_id=turn_id, best_effort=True, skill_ids=list(skill_ids), error=str(exc)
-        )
+        events.publish(SkillTelemetryWriteFailed(skill_ids=list(skill_ids), error=str(exc)), seat=seat, turn_id=turn_id)
         return False
-
-
-def set_state(*, skill: SynthesizedSkill, state: str, actor: str = "") -> SynthesizedSkill:
-    if state not in dict(SynthesizedSkill.STATES):
-        raise BadInput(f"state must be one of active, stale, archived; got {state!r}")
-    skill.state = state
-    skill.save(update_fields=["state", "updated_at"])
-    return skill
-
-
-def set_pinned(*, skill: SynthesizedSkill, pinned: bool) -> SynthesizedSkill:
-    skill.pinned = pinned
-    skill.save(update_fields=["pinned", "updated_at"])
-    return skill

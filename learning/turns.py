@@ -20,14 +20,14 @@ log = logging.getLogger("learning.turns")
 REFLECT_TASK = "learning.tasks.reflect_turn"
 
 
-def _enqueue(turn_id: int, seat_id: int) -> None:
+def enqueue_reflection(turn_id: int, seat_id: int) -> None:
     """One django-q2 task per new turn; a broker that cannot take it leaves the turn for the backlog."""
     from django_q.tasks import async_task
 
     try:
         async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
     except Exception:
-        log.exception("turn %s stored but its reflection could not be enqueued (reflect_backlog will)", turn_id)
+        log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
 
 
 def completed_from_prefetch(*, seat, record: TurnRecord) -> TurnRecord:
@@ -56,7 +56,7 @@ def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
                 review_outcome=record.review_outcome,
                 payload=record.model_dump(mode="json"),
             )
-            transaction.on_commit(lambda: _enqueue(turn.pk, seat.pk))
+            transaction.on_commit(lambda: enqueue_reflection(turn.pk, seat.pk))
     except IntegrityError:
         existing = Turn.objects.filter(run_id=record.run_id).first()
         if existing is None:

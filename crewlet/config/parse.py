@@ -16,6 +16,9 @@ class ConfigError(ValueError):
 
 
 def parse_text(text: str) -> schema.Config:
+    if not text.strip():
+        # what an editor leaves between truncating a file and writing it: never "every knob at its default"
+        raise ConfigError("", "the file is empty; a config states at least its company")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

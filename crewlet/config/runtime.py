@@ -97,6 +97,9 @@ def apply_text(text: str, *, path: str = "<text>") -> schema.Config:
     return config
 
 
+_reload_lock = threading.Lock()  # one reload at a time per process (threaded servers)
+
+
 def _maybe_reload() -> None:
     path = config_path()
     try:
@@ -105,19 +108,27 @@ def _maybe_reload() -> None:
         return
     if st.st_mtime_ns == _state.mtime_ns and st.st_size == _state.size and path == _state.path:
         return
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    sha = hashlib.sha256(text.encode()).hexdigest()
-    _state.mtime_ns, _state.size = st.st_mtime_ns, st.st_size
-    if sha == _state.sha256:
-        return
-    try:
-        apply_text(text, path=path)
-        log.info("config %s applied (revision %s)", path, sha[:12])
-    except ConfigError as exc:
-        _state.last_error = str(exc)
-        _state.path = path
-        log.error("config %s refused, previous revision keeps serving: %s", path, exc)
+    with _reload_lock:
+        if st.st_mtime_ns == _state.mtime_ns and st.st_size == _state.size and path == _state.path:
+            return  # another thread reloaded it while this one waited
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        # recorded before anything can be refused: a bad file is reported once, not re-read per request
+        _state.mtime_ns, _state.size = st.st_mtime_ns, st.st_size
+        sha = hashlib.sha256(raw).hexdigest()
+        if sha == _state.sha256:
+            return
+        try:
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError("", f"not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
+            apply_text(text, path=path)
+            log.info("config %s applied (revision %s)", path, sha[:12])
+        except ConfigError as exc:
+            _state.last_error = str(exc)
+            _state.path = path
+            log.error("config %s refused, previous revision keeps serving: %s", path, exc)
 
 
 def _notify(old, new):

@@ -122,27 +122,29 @@ def _wrote(name: str, result: dict) -> str | None:
     return None
 
 
-def _closed_gates(payload: dict) -> str:
-    if payload.get("gate"):
-        return f"pass closed by {payload['gate']}"
-    workers = payload.get("workers", {})
-    walked = [(name, workers[name]) for name in payload.get("order", list(workers))]
+def _closed_gates(event) -> str:
+    if event.gate:
+        return f"pass closed by {event.gate}"
+    walked = event.walked()
     closed = [
-        f"{name}={r['gate']}" if r.get("status") == "skipped" else f"{name} FAILED ({r.get('error')})"
+        f"{name}={r.gate}" if r.status == "skipped" else f"{name} FAILED ({r.error})"
         for name, r in walked
-        if r.get("status") != "ran"
+        if r.status != "ran"
     ]
-    wrote = [w for name, r in walked if r.get("status") == "ran" for w in [_wrote(name, r.get("result", {}))] if w]
+    wrote = [w for name, r in walked if r.status == "ran" for w in [_wrote(name, r.result)] if w]
     return "; ".join(wrote) + " | closed: " + (", ".join(closed) if closed else "none")
 
 
 def show_seat(ctx, handle: str) -> None:
-    from core.models import Event
+    from core import events
+    from core.event_types import ReflectionCompleted
+    from crewlet.models import Seat
     from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 
     ctx.line(f"\n-- {handle}")
-    for event in Event.objects.filter(name="reflection_completed", seat__handle=handle).order_by("id"):
-        ctx.line(f"   turn {event.payload.get('run_id')}: {_closed_gates(event.payload)}")
+    seat = Seat.objects.get(handle=handle)
+    for found in reversed(list(events.recorded(ReflectionCompleted, seat=seat))):
+        ctx.line(f"   turn {found.event.run_id}: {_closed_gates(found.event)}")
     for note in DiaryEntry.objects.filter(seat__handle=handle).order_by("id"):
         ttl = f" (until {note.ttl_until:%Y-%m-%d})" if note.ttl_until else ""
         ctx.line(f"   note [{note.kind}{ttl}] {note.content}")

@@ -47,6 +47,14 @@ class Episode(EmbeddedMixin):
             models.Index(fields=["seat", "conversation_id", "ended_at"]),
             models.Index(fields=["seat", "work_key"]),
         ]
+        constraints = [
+            # a redelivered pass (a worker killed after the insert, before the turn was marked) replaces
+            # its episode instead of adding a second one
+            models.UniqueConstraint(
+                fields=["seat", "run_id"], condition=models.Q(kind="raw") & ~models.Q(run_id=""),
+                name="one_raw_episode_per_run",
+            ),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.task_summary[:60]}"

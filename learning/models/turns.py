@@ -13,6 +13,7 @@ class Turn(models.Model):
     payload = models.JSONField()
     received_at = models.DateTimeField(auto_now_add=True)
     reflected_at = models.DateTimeField(null=True, blank=True)
+    redriven_at = models.DateTimeField(null=True, blank=True, help_text="When the backlog sweep last re-enqueued it.")
 
     class Meta:
         indexes = [

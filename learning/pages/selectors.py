@@ -8,11 +8,13 @@ know is refused rather than ignored, so a page never claims a total it did not f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from core import events
+from core.event_types import ReflectionCompleted
 from crewlet.errors import BadInput, NotFound
 from crewlet.models import Seat
 from learning import diary
@@ -134,54 +136,41 @@ def section(*, seat, name: str, page: int = 1, selected: str | None = None) -> S
 
 
 @dataclass(frozen=True)
-class WorkerGate:
+class WorkerLine:
+    """One worker's outcome as the tab shows it: ran, stopped at a gate (normal), or failed (an error)."""
+
     worker: str
-    closed_gate: str  # "" when the worker ran
-
-
-def closed_gates(payload: dict) -> list[WorkerGate]:
-    """Per-worker outcome of a ``reflection_completed`` payload, whichever shape it records.
-
-    Accepts ``closed_gates`` as {worker: gate} or [{"worker", "gate"}], and ``workers`` as
-    {worker: gate-or-"ran"} or {worker: {"closed_gate"|"gate": ...}}.
-    """
-    found: dict[str, str] = {}
-    gates = payload.get("closed_gates")
-    if isinstance(gates, dict):
-        found.update({str(k): str(v or "") for k, v in gates.items()})
-    elif isinstance(gates, list):
-        for item in gates:
-            if isinstance(item, dict) and item.get("worker"):
-                found[str(item["worker"])] = str(item.get("gate") or item.get("closed_gate") or "")
-    workers = payload.get("workers")
-    if isinstance(workers, dict):
-        for worker, value in workers.items():
-            if isinstance(value, dict):
-                gate = value.get("closed_gate") or value.get("gate") or ""
-            else:
-                gate = "" if value in (None, "", "ran", True) else str(value)
-            found.setdefault(str(worker), str(gate))
-    return [WorkerGate(worker, gate) for worker, gate in found.items()]
+    status: str  # "ran" | "skipped" | "failed"
+    gate: str = ""
+    error: str = ""
 
 
 @dataclass(frozen=True)
 class Reflection:
-    at: object
+    at: datetime
     turn_id: str
-    gates: list[WorkerGate]
-    payload: dict
+    gate: str | None
+    workers: list[WorkerLine]
 
     @property
-    def closed(self) -> list[WorkerGate]:
-        return [g for g in self.gates if g.closed_gate]
+    def skipped(self) -> list[WorkerLine]:
+        return [w for w in self.workers if w.status == "skipped"]
+
+    @property
+    def failed(self) -> list[WorkerLine]:
+        return [w for w in self.workers if w.status == "failed"]
+
+
+def _line(worker: str, outcome) -> WorkerLine:
+    return WorkerLine(worker, outcome.status, getattr(outcome, "gate", ""), getattr(outcome, "error", ""))
 
 
 def latest_reflection(seat) -> Reflection | None:
-    event = events.latest("reflection_completed", seat=seat)
-    if event is None:
+    found = events.latest(ReflectionCompleted, seat=seat)
+    if found is None:
         return None
-    payload = event.payload if isinstance(event.payload, dict) else {}
-    return Reflection(at=event.created_at, turn_id=event.turn_id, gates=closed_gates(payload), payload=payload)
+    walked = [_line(name, outcome) for name, outcome in found.event.walked()]
+    return Reflection(at=found.at, turn_id=found.turn_id, gate=found.event.gate, workers=walked)
 
 
 def memory_tab(*, seat) -> dict:
@@ -191,3 +180,47 @@ def memory_tab(*, seat) -> dict:
         "sections": [section(seat=seat, name=name) for name in SECTIONS],
         "reflection": latest_reflection(seat),
     }
+
+
+SEARCH_LIMIT = 50
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    notes: list
+    episodes: list
+    profiles: list
+
+    @property
+    def total(self) -> int:
+        return len(self.notes) + len(self.episodes) + len(self.profiles)
+
+
+def search(*, seat, query: str) -> SearchResults:
+    """Case-insensitive text search over the seat's live notes, its episodes and its counterparty profiles."""
+    q = " ".join((query or "").split())
+    if not q:
+        return SearchResults("", [], [], [])
+    if len(q) > 200:
+        raise BadInput("q: a search is at most 200 characters")
+    notes = diary.live(seat).filter(content__icontains=q).order_by("-created_at", "-id")[:SEARCH_LIMIT]
+    episodes = Episode.objects.filter(seat=seat).filter(
+        Q(task_summary__icontains=q) | Q(ask__icontains=q) | Q(plan_summary__icontains=q) | Q(common_task_pattern__icontains=q)
+    ).order_by("-started_at", "-id")[:SEARCH_LIMIT]
+    profiles = CounterpartyProfile.objects.filter(observer=seat).filter(
+        Q(subject_handle__icontains=q) | Q(display_name__icontains=q) | Q(communication_style__icontains=q)
+    ).order_by("-updated_at", "-id")[:SEARCH_LIMIT]
+    return SearchResults(q, list(notes), list(episodes), list(profiles))
+
+
+def note_of(*, seat, pk: int):
+    note = diary.live(seat).filter(pk=pk).first()
+    if note is None:
+        raise NotFound(f"seat {seat.handle} has no live note {pk}")
+    return note
+
+
+def seat_skills(*, seat) -> list:
+    """The drill-down from a seat: every skill with its uses, newest use first."""
+    return list(SynthesizedSkill.objects.filter(seat=seat).order_by("-use_count", "name"))

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from functools import wraps
 
+from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import Http404, HttpResponseBadRequest
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
-from crewlet.errors import BadInput, NotFound
+from crewlet.errors import BadInput, Forbidden, NotFound
 from crewlet.models import Seat
-from learning.pages import dashboard, selectors
+from learning import note_actions
+from learning.pages import dashboard, home, selectors, trends_page, turn_shown
 
 
 def page_view(view):
@@ -33,6 +36,23 @@ def page_view(view):
     return staff_member_required(require_GET(wrapped))
 
 
+def action_view(view):
+    """Staff only, POST only; a refusal is a 403 naming the permission, bad input a 400 naming the field."""
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+        except Forbidden as exc:
+            return HttpResponseForbidden(exc.message)
+        except BadInput as exc:
+            return HttpResponseBadRequest(exc.message)
+
+    return staff_member_required(require_POST(wrapped))
+
+
 def _page_number(request) -> int:
     try:
         return max(1, int(request.GET.get("page", "1")))
@@ -47,9 +67,74 @@ def seats(request):
 
 
 @page_view
+def home_page(request):
+    return render(request, "learning/home.html", {**home.home_context(), "nav": "home"})
+
+
+@page_view
 def memory(request, handle):
     seat = selectors.seat_by_handle(handle)
-    return render(request, "learning/memory.html", {**selectors.memory_tab(seat=seat), "nav": "seats"})
+    found = selectors.search(seat=seat, query=request.GET.get("q", ""))
+    context = {**selectors.memory_tab(seat=seat), "found": found, "nav": "seats", **_note_perms(request)}
+    if request.htmx and request.GET.get("q") is not None:
+        return render(request, "learning/_search_results.html", context)
+    return render(request, "learning/memory.html", context)
+
+
+def _note_perms(request) -> dict:
+    return {"can_forget": note_actions.can_forget(request.user), "can_correct": note_actions.can_correct(request.user)}
+
+
+def _back_to_memory(request, seat, notice: str):
+    if request.htmx:
+        return None
+    messages.success(request, notice)
+    return redirect(reverse("learning_pages:memory", args=[seat.handle]) + "#section-diary")
+
+
+@action_view
+def forget_note(request, handle, pk):
+    seat = selectors.seat_by_handle(handle)
+    note = selectors.note_of(seat=seat, pk=pk)
+    note_actions.forget(note=note, actor=request.user, reason=request.POST.get("reason", ""))
+    notice = f"Forgotten: note {pk} is gone from {seat.handle}'s recall."
+    return _back_to_memory(request, seat, notice) or HttpResponse(f'<li class="notice" role="status">{notice}</li>')
+
+
+@action_view
+def correct_note(request, handle, pk):
+    seat = selectors.seat_by_handle(handle)
+    note = selectors.note_of(seat=seat, pk=pk)
+    note = note_actions.correct(note=note, content=request.POST.get("content", ""), actor=request.user,
+                                reason=request.POST.get("reason", ""))
+    back = _back_to_memory(request, seat, f"Corrected note {pk}.")
+    if back is not None:
+        return back
+    return render(request, "learning/_note_row.html", {"e": note, "seat": seat, "corrected": True, **_note_perms(request)})
+
+
+@page_view
+def turn_page(request, handle, run_id):
+    seat = selectors.seat_by_handle(handle)
+    return render(request, "learning/turn.html", {**turn_shown.turn_context(seat=seat, run_id=run_id), "nav": "seats"})
+
+
+@page_view
+def seat_skills(request, handle):
+    seat = selectors.seat_by_handle(handle)
+    return render(request, "learning/seat_skills.html", {"seat": seat, "skills": selectors.seat_skills(seat=seat),
+                                                          "nav": "health"})
+
+
+@page_view
+def trends(request):
+    window = trends_page.parse_window(request.GET.get("window"))
+    handle = request.GET.get("seat") or ""
+    seat = selectors.seat_by_handle(handle) if handle else None
+    context = {**trends_page.trends_context(window_days=window, seat=seat), "seats": Seat.objects.order_by("handle"),
+               "nav": "trends"}
+    template = "learning/_trends.html" if request.htmx else "learning/trends.html"
+    return render(request, template, context)
 
 
 @page_view
@@ -57,7 +142,8 @@ def memory_section(request, handle, name):
     seat = selectors.seat_by_handle(handle)
     spec = selectors.SECTIONS.get(name)
     selected = request.GET.get(spec.filter_param) if spec else None
-    context = {"seat": seat, "nav": "seats", "s": selectors.section(seat=seat, name=name, page=_page_number(request), selected=selected)}
+    context = {"seat": seat, "nav": "seats", **_note_perms(request),
+               "s": selectors.section(seat=seat, name=name, page=_page_number(request), selected=selected)}
     template = "learning/_section.html" if request.htmx else "learning/memory_section.html"
     return render(request, template, context)
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from core import aux, budgets, events
+from core.event_types import SkillSynthesized
 from crewlet import config
 from crewlet.models import Seat
 from learning import skills
@@ -120,8 +121,9 @@ def _draft(seat, cluster: Cluster, *, now) -> dict:
     )
     # no turn_id: the draft came from a group, and naming one member explains none of the others
     events.publish(
-        "skill_synthesized", seat=seat, best_effort=True, trigger="clustered", cluster_size=cluster.size,
-        skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence,
+        SkillSynthesized(trigger="clustered", cluster_size=cluster.size, skill_id=skill.pk, name=skill.name,
+                         tool_sequence=skill.tool_sequence),
+        seat=seat,
     )
     return {"seat": seat.handle, "drafted": True, "skill_id": skill.pk, "name": skill.name, "cluster_size": cluster.size}
 

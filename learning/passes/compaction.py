@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from core import aux, events
+from core.event_types import CompactionRequested
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from learning import limits, rewrites, skills
@@ -105,13 +106,7 @@ def fold(seat, cluster: Cluster) -> dict:
     """Summarise one cluster and write it; the originals stay raw when the summary cannot be had."""
     members = sorted(cluster.members, key=lambda e: (e.started_at, e.id))
     kept = exemplars(cluster)
-    events.publish(
-        "compaction_requested",
-        seat=seat,
-        best_effort=True,
-        cluster_size=len(members),
-        exemplars=[turn_ref(e) for e in kept],
-    )
+    events.publish(CompactionRequested(cluster_size=len(members), exemplars=[turn_ref(e) for e in kept]), seat=seat)
     shown, condensed = member_inputs(seat, members)
     try:
         summary = aux.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY, inputs={"members": shown}).value

@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core import events
+from core.event_types import SkillArchived, SkillStaled
 from crewlet import config
 from crewlet.models import Seat
 from learning.models import SynthesizedSkill
@@ -34,7 +35,7 @@ def unused_since(queryset: QuerySet, cutoff: datetime) -> QuerySet:
     return queryset.annotate(clock=Coalesce("last_used_at", "created_at")).filter(clock__lte=cutoff)
 
 
-def _transition(*, seat, src: str, dst: str, days: int, now: datetime, event: str, dry_run: bool) -> int:
+def _transition(*, seat, src: str, dst: str, days: int, now: datetime, event: type[SkillStaled | SkillArchived], dry_run: bool) -> int:
     candidates = unused_since(
         SynthesizedSkill.objects.filter(seat=seat, state=src, pinned=False), now - timedelta(days=days)
     )
@@ -46,15 +47,7 @@ def _transition(*, seat, src: str, dst: str, days: int, now: datetime, event: st
         if moved:
             SynthesizedSkill.objects.filter(id__in=[m["id"] for m in moved]).update(state=dst, updated_at=now)
     for m in moved:
-        events.publish(
-            event,
-            seat=seat,
-            best_effort=True,
-            skill_id=m["id"],
-            name=m["name"],
-            unused_days=(now - m["clock"]).days,
-            after_days=days,
-        )
+        events.publish(event(skill_id=m["id"], name=m["name"], unused_days=(now - m["clock"]).days, after_days=days), seat=seat)
     return len(moved)
 
 
@@ -70,10 +63,10 @@ def curate_seat(seat, *, now: datetime, dry_run: bool = False) -> dict:
         )
     common = {"seat": seat, "now": now, "dry_run": dry_run}
     archived = _transition(
-        src=SynthesizedSkill.STALE, dst=SynthesizedSkill.ARCHIVED, days=archive_days, event="skill_archived", **common
+        src=SynthesizedSkill.STALE, dst=SynthesizedSkill.ARCHIVED, days=archive_days, event=SkillArchived, **common
     )
     staled = _transition(
-        src=SynthesizedSkill.ACTIVE, dst=SynthesizedSkill.STALE, days=stale_days, event="skill_staled", **common
+        src=SynthesizedSkill.ACTIVE, dst=SynthesizedSkill.STALE, days=stale_days, event=SkillStaled, **common
     )
     return {"seat": seat.handle, "staled": staled, "archived": archived, "archive_window_widened": widened}
 

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from pydantic_core import to_jsonable_python
 
 from learning.models import Duty
 
@@ -123,9 +124,7 @@ def run_singleton(name: str, fn: Callable[[], dict], *, lease: timedelta = DEFAU
 
 
 def _jsonable(result: dict) -> dict:
-    from core.events import _jsonable as encode
-
-    return encode(result)
+    return to_jsonable_python(result)
 
 
 def heartbeat(*, now: datetime | None = None) -> None:

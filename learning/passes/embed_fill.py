@@ -43,6 +43,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from core import events
+from core.event_types import MemoryFillConfigurationRefused
 from core.providers.embeddings.base import get_embedder, pieces_of
 from core.providers.errors import ProviderError
 from crewlet import config
@@ -249,5 +250,5 @@ def _pause(state: dict, minute: Minute, why: str) -> None:
     until = minute.now + CONFIGURATION_PAUSE
     state["paused_until"], state["paused_why"] = until.isoformat(), why
     log.error("embedding fill paused until %s: %s", until, why)
-    events.publish("memory_fill_configuration_refused", best_effort=True, model=minute.embedder.model,
-                   dim=minute.embedder.dim, paused_until=until, why=why)
+    events.publish(MemoryFillConfigurationRefused(model=minute.embedder.model, dim=minute.embedder.dim,
+                                                  paused_until=until, why=why))

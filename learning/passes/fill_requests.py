@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core import events
+from core.event_types import MemoryFillInputContinued, MemoryFillVectorUnusable
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
 from knowledge.models import Page
@@ -126,9 +127,7 @@ def hold(row: Row, minute: Minute, *, reason: str, pieces: dict | None = None, p
     where = {} if piece is None else {"piece": piece, "pieces_total": len(row.pieces)}
     minute.report["held"].append({"row": row.ref, "reason": reason, "bytes": row.nbytes, **where})
     if reason == "unusable":
-        events.publish(
-            "memory_fill_vector_unusable", seat=getattr(row.obj, "seat", None), best_effort=True, row=row.ref, bytes=row.nbytes, **where
-        )
+        events.publish(MemoryFillVectorUnusable(row=row.ref, bytes=row.nbytes, **where), seat=getattr(row.obj, "seat", None))
     else:
         log.warning("embedding fill: %s (%d bytes) %s; held back for an hour", row.ref, row.nbytes, reason)
 
@@ -234,8 +233,8 @@ def send_long(row: Row, minute: Minute) -> None:
         return
     minute.report["continued"] += 1
     events.publish(
-        "memory_fill_input_continued", seat=getattr(row.obj, "seat", None), best_effort=True, row=row.ref,
-        pieces_in=len(vectors), pieces_total=len(row.pieces), bytes=row.nbytes,
+        MemoryFillInputContinued(row=row.ref, pieces_in=len(vectors), pieces_total=len(row.pieces), bytes=row.nbytes),
+        seat=getattr(row.obj, "seat", None),
     )
 
 

@@ -20,6 +20,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from core import aux, budgets, events
+from core.event_types import CompactionCompleted, EpisodeLifecyclePass
 from crewlet import config
 from crewlet.models import Seat
 from learning.models import Episode
@@ -124,14 +125,14 @@ def _completed(seat, report: dict) -> None:
     # the spec's CompactionCompleted folds the tool-free sweep into non_terminal_dropped;
     # episode_lifecycle_pass is the one place tool_free_dropped is visible alone
     events.publish(
-        "compaction_completed",
+        CompactionCompleted(
+            clusters_folded=report["clusters_folded"],
+            episodes_compacted=report["episodes_compacted"],
+            non_terminal_dropped=report["non_terminal_dropped"] + report["tool_free_dropped"],
+            consolidated_dropped=report["consolidated_dropped"],
+            compacted_evicted=report["compacted_evicted"],
+        ),
         seat=seat,
-        best_effort=True,
-        clusters_folded=report["clusters_folded"],
-        episodes_compacted=report["episodes_compacted"],
-        non_terminal_dropped=report["non_terminal_dropped"] + report["tool_free_dropped"],
-        consolidated_dropped=report["consolidated_dropped"],
-        compacted_evicted=report["compacted_evicted"],
     )
 
 
@@ -159,6 +160,6 @@ def run_lifecycle(*, seat=None, now: datetime | None = None, dry_run: bool = Fal
     report = {"ran": True, "dry_run": dry_run, "seats": len(results), "seats_due": len(due), **totals,
               "results": results}
     if not dry_run:
-        events.publish("episode_lifecycle_pass", best_effort=True, seats=len(results), seats_due=len(due), **totals,
-                       per_seat=[{k: v for k, v in r.items() if k != "due"} for r in due])
+        events.publish(EpisodeLifecyclePass(seats=len(results), seats_due=len(due), **totals,
+                                            per_seat=[{k: v for k, v in r.items() if k != "due"} for r in due]))
     return report

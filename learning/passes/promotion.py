@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError
 from django.utils import timezone
 
 from core import aux, events
+from core.event_types import SkillPromoted
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
@@ -110,7 +112,7 @@ def provenance(unit, cluster: Cluster, now) -> dict:
         "unit": unit.key,
         "container_key": unit.knowledge_container,
         "tool_set": sorted(cluster.seed_tools),
-        "skills": [{"id": s.pk, "name": s.name, "seat": s.seat.handle} for s in cluster.members],
+        "skills": [{"id": s.pk, "name": s.name, "seat": s.seat.handle, "turn": s.origin_turn_id} for s in cluster.members],
         "seats": list(dict.fromkeys(s.seat.handle for s in cluster.members)),
         "sibling_count": len(cluster.members),
         "distinct_agents": len(cluster.seat_ids),
@@ -138,6 +140,17 @@ def distil_inputs(unit, cluster: Cluster) -> dict:
     }
 
 
+def procedure_tools(steps, cluster: Cluster) -> tuple[str, ...]:
+    """The tools the page names: every tool its steps call (in the steps' order), then the shared set.
+
+    So the Tools line never lists fewer tools than the steps use (a draft must not contradict itself).
+    """
+    known = {t for s in cluster.members for t in (s.tool_sequence or [])} | set(cluster.seed_tools)
+    text = "\n".join(steps)
+    called = sorted((t for t in known if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", text)), key=text.find)
+    return tuple(dict.fromkeys([*called, *sorted(cluster.seed_tools)]))
+
+
 def distil(unit, cluster: Cluster, title: str, now) -> Draft:
     """One auxiliary call (charged to the cluster's first seat with a model) -> the draft page."""
     payer = next((s.seat for s in cluster.members if aux.available(s.seat)), None)
@@ -150,22 +163,23 @@ def distil(unit, cluster: Cluster, title: str, now) -> Draft:
         summary=summary,
         when_to_use=answer["when_to_use"],
         steps=tuple(answer["steps"]),
-        tools=tuple(sorted(cluster.seed_tools)),
+        tools=procedure_tools(answer["steps"], cluster),
         source=provenance(unit, cluster, now),
     )
 
 
 def announce(unit, outcome, cluster: Cluster) -> None:
     events.publish(
-        "skill_promoted",
-        unit=unit.key,
-        container_key=outcome.container_key,
-        page_id=outcome.page_id,
-        page_title=outcome.page_title,
-        sibling_count=len(cluster.members),
-        distinct_agents=len(cluster.seat_ids),
-        skills=[s.pk for s in cluster.members],
-        seats=list(dict.fromkeys(s.seat.handle for s in cluster.members)),
+        SkillPromoted(
+            unit=unit.key,
+            container_key=outcome.container_key,
+            page_id=str(outcome.page_id),
+            page_title=outcome.page_title,
+            sibling_count=len(cluster.members),
+            distinct_agents=len(cluster.seat_ids),
+            skills=[s.pk for s in cluster.members],
+            seats=list(dict.fromkeys(s.seat.handle for s in cluster.members)),
+        )
     )
 
 

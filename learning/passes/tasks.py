@@ -49,3 +49,7 @@ def retention(**kwargs) -> dict:
 
 def promotion(**kwargs) -> dict:
     return tick("promotion", **kwargs)
+
+
+def reflect_sweep(**kwargs) -> dict:
+    return tick("reflect_sweep", **kwargs)

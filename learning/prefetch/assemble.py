@@ -100,16 +100,16 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
     results = run_blocks(ctx)
     tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
     guidance, guidance_keys = tool_skills.guidance(seat, tools, turn_id=request.run_id)
-    payload = summary.build(ctx, results)
+    built = summary.build(ctx, results)
     rendered = {
         "run_id": request.run_id,
         "ask": request.ask,
         "skills_offered": skills_block.offered_ids(results),
-        "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes} for r in results],
+        "blocks": [{"name": r.name, "text": r.text, "hit": r.hit, "bytes": r.bytes, "shown": r.shown} for r in results],
         "guidance": guidance,
         "guidance_keys": guidance_keys,
         "prompt": "\n\n".join([r.text for r in results if r.text] + ([guidance] if guidance else [])),
-        "summary": payload,
+        "summary": built.model_dump(mode="json"),
         "triggered_by": personal_memory.triggered_by(ctx),
     }
     try:
@@ -118,7 +118,7 @@ def prefetch(*, seat, request: PrefetchRequest) -> dict:
         with transaction.atomic():
             snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
             ctx.flush_writes()
-            summary.publish(ctx, payload)
+            summary.publish(ctx, built)
             if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
                 bound_snapshots()
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's

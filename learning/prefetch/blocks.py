@@ -13,6 +13,7 @@ class BlockResult:
     text: str = ""
     selection_count: int | None = None  # rows rendered (None where the block counts nothing)
     extra: dict = field(default_factory=dict)  # block-specific telemetry (the thread's counts)
+    shown: dict = field(default_factory=dict)  # the memory rows the text shows: {"notes"|"episodes"|"skills": [id, ...]}
 
     @property
     def hit(self) -> bool:

@@ -63,4 +63,4 @@ def start(ctx: PrefetchContext):
         return done(BlockResult(NAME, selection_count=0))
     entries = [turn_entry(t, newest=(i == 0)) for i, t in enumerate(turns)]
     text = f"{HEADING}\nNewest first:\n" + "\n".join(entries)
-    return done(BlockResult(NAME, text, selection_count=len(turns)))
+    return done(BlockResult(NAME, text, selection_count=len(turns), shown={"turns": [t.run_id for t in turns]}))

@@ -102,4 +102,5 @@ def _finish(ctx: PrefetchContext, pool: list[DiaryEntry], future) -> BlockResult
     if not shown:
         return _hint(ctx)
     ctx.defer(lambda ids=[e.id for e in shown]: diary.mark_used(ids))
-    return BlockResult(NAME, f"{HEADING}\n{render_notes(shown)}", selection_count=len(shown))
+    return BlockResult(NAME, f"{HEADING}\n{render_notes(shown)}", selection_count=len(shown),
+                       shown={"notes": [e.id for e in shown]})

@@ -92,11 +92,13 @@ def _finish(ctx: PrefetchContext, hits, summary, knobs) -> BlockResult:
             briefing = ctx.collect(summary)
             ids = ", ".join(h.run_id for h in hits if h.run_id)
             tail = f"\n(turns: {ids}; query_episodes reads them in full)" if ids else ""
-            return BlockResult(NAME, f"{HEADING}\n{briefing}{tail}", selection_count=len(hits))
+            return BlockResult(NAME, f"{HEADING}\n{briefing}{tail}", selection_count=len(hits),
+                               shown={"episodes": [h.id for h in hits]})
         except AuxDidNotAnswer:
             pass  # the bullets get what is left of the same deadline
     rendered = past_turns.render(
         seat=ctx.seat, episodes=hits, turn_id=ctx.turn_id, labels=past_turns.BLOCK_LABELS, deadline=ctx.deadline
     )
     body = "\n".join(turn.text for turn in rendered)
-    return BlockResult(NAME, f"{HEADING}\nYour most similar past turns, most similar first:\n{body}", selection_count=len(hits))
+    return BlockResult(NAME, f"{HEADING}\nYour most similar past turns, most similar first:\n{body}", selection_count=len(hits),
+                       shown={"episodes": [h.id for h in hits]})

@@ -72,7 +72,8 @@ def start(ctx: PrefetchContext):
     missing = len(catalogue) - len(offered)
     tail = f"\n({missing} more of your skills did not fit here.)" if missing else ""
     text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(lines) + tail
-    return done(BlockResult(NAME, text, selection_count=len(offered), extra={OFFERED: [s.id for s in offered]}))
+    ids = [s.id for s in offered]
+    return done(BlockResult(NAME, text, selection_count=len(offered), extra={OFFERED: ids}, shown={"skills": ids}))
 
 
 def offered_ids(results: list[BlockResult]) -> list[int]:

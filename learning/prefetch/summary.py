@@ -9,6 +9,7 @@ denominator is the length of the block list, never a literal.
 from __future__ import annotations
 
 from core import events
+from core.event_types import BlockOutcome, PrefetchSummary
 from learning.prefetch.blocks import BlockResult
 from learning.prefetch.context import PrefetchContext
 from learning.prefetch.gate import requires_recon
@@ -21,29 +22,24 @@ def summary_line(hits: int, total: int, *, thin: bool) -> str:
     return f"{line} (thin trigger: relevance filters gated)" if thin else line
 
 
-def build(ctx: PrefetchContext, results: list[BlockResult]) -> dict:
+def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
     by_name = {r.name: r for r in results}
     hits = sum(1 for r in results if r.hit)
-    payload: dict = {
-        "blocks": {r.name: {"hit": r.hit, "bytes": r.bytes} for r in results},
-        "trigger_requires_recon": requires_recon(ctx.request),
-        "thin_trigger": ctx.thin,
-        "turn_embedding": ctx.turn_embedding,
-        "hits": hits,
-        "block_count": len(results),
-        "summary": summary_line(hits, len(results), thin=ctx.thin),
-    }
-    for r in results:
-        payload[f"{r.name}_hit"] = r.hit
-        payload[f"{r.name}_bytes"] = r.bytes
     knowledge = by_name.get("relevant_knowledge")
-    payload["relevant_knowledge_selection_count"] = knowledge.selection_count if knowledge else None
     thread = by_name.get("thread_so_far")
-    for key in THREAD_COUNTS:
-        payload[key] = thread.extra.get(key) if thread else None
-    return payload
+    return PrefetchSummary(
+        blocks={r.name: BlockOutcome(hit=r.hit, bytes=r.bytes) for r in results},
+        trigger_requires_recon=requires_recon(ctx.request),
+        thin_trigger=ctx.thin,
+        turn_embedding=ctx.turn_embedding,
+        hits=hits,
+        block_count=len(results),
+        summary=summary_line(hits, len(results), thin=ctx.thin),
+        relevant_knowledge_selection_count=knowledge.selection_count if knowledge else None,
+        **{key: thread.extra.get(key) if thread else None for key in THREAD_COUNTS},
+    )
 
 
-def publish(ctx: PrefetchContext, payload: dict) -> None:
+def publish(ctx: PrefetchContext, summary: PrefetchSummary) -> None:
     """Best effort: a failed telemetry write never fails the turn."""
-    events.publish("prefetch_summary", seat=ctx.seat, turn_id=ctx.turn_id, best_effort=True, **payload)
+    events.publish(summary, seat=ctx.seat, turn_id=ctx.turn_id)

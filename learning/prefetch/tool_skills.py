@@ -23,6 +23,7 @@ from django.conf import settings
 from django.utils.text import slugify
 
 from core import events
+from core.event_types import SkillUsed
 from knowledge.tool_skill_pages import tool_skill_pages
 from learning import tools as builtins
 
@@ -121,6 +122,9 @@ def guidance(seat, registered, *, turn_id: str = "") -> tuple[str, list[str]]:
     tools = available_tools(seat, registered)
     picked = [skill for skill in catalogue() if skill.applies(tools)]
     for skill in picked:
-        events.publish("skill_used", seat=seat, turn_id=turn_id, best_effort=True, source_kind="registry",
-                       key=skill.key, source_page_id=skill.page_id, source_container=skill.container_key)
+        events.publish(
+            SkillUsed(source_kind="registry", key=skill.key, source_page_id=str(skill.page_id or ""),
+                      source_container=skill.container_key or ""),
+            seat=seat, turn_id=turn_id,
+        )
     return "\n\n".join(skill.render(tools) for skill in picked), [skill.key for skill in picked]

@@ -83,7 +83,7 @@ class Answer(BaseModel):
     skill_actions: Batch[dict] = []
 
 
-NOTHING = {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "", "skill_actions": []}
+NOTHING: dict[str, object] = {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "", "skill_actions": []}
 
 
 def parse(text: str) -> dict:

@@ -77,7 +77,7 @@ def parse(text: str) -> dict:
     answer = read_json(NAME, text, Answer)
     if answer.decline:
         return {"decline": True, "reason": answer.reason}
-    draft = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
+    draft: dict[str, object] = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
     draft["missing"] = [key for key in ("name", "summary", "body") if not draft[key]]
     draft["decline"] = False
     return draft

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from core import budgets, events
+from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
 from learning.reflect import registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
@@ -34,7 +35,7 @@ class PassResult:
     turn_id: int
     run_id: str
     gate: str | None
-    workers: dict = field(default_factory=dict)
+    workers: dict[str, WorkerOutcome] = field(default_factory=dict)
     duration_ms: int = 0
 
     @property
@@ -43,7 +44,7 @@ class PassResult:
 
     @property
     def failed(self) -> list[str]:
-        return [name for name, r in self.workers.items() if r.get("status") == "failed"]
+        return [name for name, r in self.workers.items() if isinstance(r, WorkerFailed)]
 
 
 def _role_opted_out(ctx: TurnContext) -> bool:
@@ -74,15 +75,15 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
     return None
 
 
-def _run_worker(worker, ctx: TurnContext) -> dict:
+def _run_worker(worker, ctx: TurnContext) -> WorkerOutcome:
     try:
         gate = worker.applies(ctx)
         if gate:
-            return {"status": "skipped", "gate": gate}
-        return {"status": "ran", "result": worker.run(ctx) or {}}
+            return WorkerSkipped(gate=gate)
+        return WorkerRan(result=worker.run(ctx) or {})
     except Exception as exc:  # isolation: one worker's bug costs neither the others nor the pass
         log.exception("reflection worker %s failed on turn %s", worker.NAME, ctx.run_id)
-        return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
 
 
 def run_pass(ctx: TurnContext) -> PassResult:
@@ -96,7 +97,7 @@ def run_pass(ctx: TurnContext) -> PassResult:
         log.exception("reflection gates failed on turn %s", ctx.run_id)
         result.gate = f"gate_error: {type(exc).__name__}"
     if result.gate:
-        result.workers = {w.NAME: {"status": "skipped", "gate": result.gate} for w in wired}
+        result.workers = {w.NAME: WorkerSkipped(gate=result.gate) for w in wired}
     else:
         ctx.notes["skill_reflection_gate"] = skill_reflection.applies(ctx)
         for worker in wired:
@@ -104,17 +105,17 @@ def run_pass(ctx: TurnContext) -> PassResult:
         result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
     result.duration_ms = int((time.monotonic() - started) * 1000)
     events.publish(
-        "reflection_completed",
+        ReflectionCompleted(
+            turn=ctx.turn.pk,
+            run_id=ctx.run_id,
+            gate=result.gate,
+            workers=result.workers,
+            order=list(result.workers),
+            failed=result.failed,
+            duration_ms=result.duration_ms,
+        ),
         seat=ctx.seat,
         turn_id=ctx.run_id,
-        best_effort=True,
-        turn=ctx.turn.pk,
-        run_id=ctx.run_id,
-        gate=result.gate,
-        workers=result.workers,
-        order=list(result.workers),  # the walk's order (a JSON object's keys keep none on PostgreSQL)
-        failed=result.failed,
-        duration_ms=result.duration_ms,
     )
     return result
 

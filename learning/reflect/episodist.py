@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from core import events
+from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_many, get_embedder
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
 from learning import episodes
@@ -104,13 +105,11 @@ def run(ctx) -> dict:
     text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
     vector, pieces, piece_vectors = _embed(text)
     with transaction.atomic():
-        existing = None
-        if fields["work_key"]:
-            existing = (
-                Episode.objects.select_for_update()
-                .filter(seat=ctx.seat, kind=Episode.RAW, work_key=fields["work_key"])
-                .first()
-            )
+        # this run's own episode first (a redelivered pass), else the work item's latest (a re-run)
+        mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
+        existing = mine.filter(run_id=fields["run_id"]).first() if fields["run_id"] else None
+        if existing is None and fields["work_key"]:
+            existing = mine.filter(work_key=fields["work_key"]).first()
         episode = existing or Episode(seat=ctx.seat)
         for key, value in fields.items():
             setattr(episode, key, value)
@@ -121,13 +120,10 @@ def run(ctx) -> dict:
         else:
             episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
     events.publish(
-        "episode_written",
-        seat=ctx.seat,
-        turn_id=ctx.run_id,
-        best_effort=True,
-        episode_id=episode.pk,
-        replaced=existing is not None,
-        embedded=episode.embedding is not None,
-        label=episode.task_summary,
+        EpisodeWritten(
+            episode_id=episode.pk, replaced=existing is not None, embedded=episode.embedding is not None,
+            label=episode.task_summary,
+        ),
+        seat=ctx.seat, turn_id=ctx.run_id,
     )
     return {"episode_id": episode.pk, "replaced": existing is not None, "embedded": episode.embedding is not None}

@@ -3,12 +3,19 @@
 PostgreSQL takes a session advisory lock keyed by the seat (released by the database if the
 process dies). SQLite has no advisory locks, and a transaction held across a pass would take the
 whole file's write lock, serialising every seat behind one model call; so there the lock is a
-lease row per seat, claimed by a conditional UPDATE and expiring after ``LEASE_SECONDS`` should its
-holder die. Neither holds a transaction open while the pass runs.
+lease row per seat, claimed by a conditional UPDATE, renewed every ``RENEW_SECONDS`` by a heartbeat
+thread while the pass runs, and expiring ``LEASE_SECONDS`` after its holder stops renewing (a
+``kill -9``). Neither holds a transaction open while the pass runs.
+
+The numbers follow the queue's (``Q_CLUSTER`` in crewlet/settings.py: a task is killed at 300 s):
+the lease is far shorter than the task timeout, so a dead holder's seat is free again within a
+minute, and a pass waits for its seat at most ``WAIT_SECONDS``, well inside the timeout, before it
+gives up and leaves the turn to the backlog sweep (``learning.reflect.sweep``).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -17,12 +24,29 @@ import uuid
 from contextlib import contextmanager
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, connection
 from django.db.models import Q
 from django.utils import timezone
 
-LEASE_SECONDS = 600  # past the queue's task timeout (300 s): a live pass never outlives its lease
-WAIT_SECONDS = 600.0
+log = logging.getLogger("learning.reflect.lock")
+
+LEASE_SECONDS = 60  # a dead holder's seat is free again after this; a live one renews it
+RENEW_SECONDS = 15  # the heartbeat's period: several renewals fit in one lease
+WAIT_SECONDS = 120.0  # shorter than the queue's task timeout (300 s): a waiting task returns, not killed
+
+
+def lease_seconds() -> int:
+    """``LEASE_SECONDS``, or the settings' ``CREWLET_REFLECT_LEASE_SECONDS`` (a process test shortens it)."""
+    return int(getattr(settings, "CREWLET_REFLECT_LEASE_SECONDS", LEASE_SECONDS))
+
+
+def renew_seconds() -> float:
+    return float(getattr(settings, "CREWLET_REFLECT_RENEW_SECONDS", RENEW_SECONDS))
+
+
+def wait_seconds() -> float:
+    return float(getattr(settings, "CREWLET_REFLECT_WAIT_SECONDS", WAIT_SECONDS))
 POLL_SECONDS = 0.02
 ADVISORY_NAMESPACE = 0x5EF1EC7  # "reflect": keeps these keys apart from any other advisory lock
 
@@ -36,8 +60,9 @@ def _holder() -> str:
 
 
 @contextmanager
-def seat_lock(seat, *, wait: float = WAIT_SECONDS):
+def seat_lock(seat, *, wait: float | None = None):
     """Hold the seat's reflection lock for the block; raise ``LockTimeout`` past ``wait`` seconds."""
+    wait = wait_seconds() if wait is None else wait
     if connection.vendor == "postgresql":
         with _advisory(seat.pk, wait):
             yield
@@ -84,14 +109,41 @@ def _lease(seat_pk: int, wait: float):
         claimed = (
             SeatReflectionLock.objects.filter(seat_id=seat_pk)
             .filter(Q(holder="") | Q(lease_until__lt=now))
-            .update(holder=me, lease_until=now + timedelta(seconds=LEASE_SECONDS))
+            .update(holder=me, lease_until=now + timedelta(seconds=lease_seconds()))
         )
         if claimed:
             break
         if time.monotonic() > deadline:
             raise LockTimeout(f"seat {seat_pk}: reflection lock not acquired within {wait:.0f}s")
         time.sleep(POLL_SECONDS)
+    stop = threading.Event()
+    heartbeat = threading.Thread(target=_renew, args=(seat_pk, me, stop), name=f"lease-{seat_pk}", daemon=True)
+    heartbeat.start()
     try:
         yield
     finally:
+        stop.set()
+        heartbeat.join(timeout=renew_seconds())
         SeatReflectionLock.objects.filter(seat_id=seat_pk, holder=me).update(holder="", lease_until=None)
+
+
+def _renew(seat_pk: int, me: str, stop: threading.Event, every: float | None = None) -> None:
+    """Push the lease forward while the pass runs; a lease lost (the holder stalled past it) is logged."""
+    from django.db import connections
+
+    from learning.models import SeatReflectionLock
+
+    try:
+        while not stop.wait(every or renew_seconds()):
+            try:
+                renewed = SeatReflectionLock.objects.filter(seat_id=seat_pk, holder=me).update(
+                    lease_until=timezone.now() + timedelta(seconds=lease_seconds())
+                )
+            except Exception:  # a busy database: the next beat tries again, the lease still has time
+                log.warning("seat %s: lease renewal failed", seat_pk, exc_info=True)
+                continue
+            if not renewed:
+                log.error("seat %s: lease lost by %s (stalled past %ss)", seat_pk, me, lease_seconds())
+                return
+    finally:
+        connections.close_all()  # this thread's own connection

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from core import aux, events
+from core.event_types import PersistDeciderCompleted
 from learning import diary, limits
 from learning.models import DiaryEntry
 from learning.purposes import persist_decision
@@ -92,5 +93,5 @@ def store(ctx, answer: dict) -> dict:
     elif classification == "DOC":
         log.info("persist decider recommends team documentation for %s: %s", ctx.seat.handle, content)
         outcome["recommendation"] = content
-    events.publish("persist_decider_completed", seat=ctx.seat, turn_id=ctx.run_id, best_effort=True, **outcome)
+    events.publish(PersistDeciderCompleted(**outcome), seat=ctx.seat, turn_id=ctx.run_id)
     return outcome

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F
 
 from core import aux, events
+from core.event_types import CounterpartyProfileUpdated
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
 
@@ -91,15 +92,15 @@ def run(ctx) -> dict:
     for sender, messages in subjects_of(ctx):
         profile = observe(ctx, sender, messages)
         events.publish(
-            "counterparty_profile_updated",
+            CounterpartyProfileUpdated(
+                profile_id=profile.pk,
+                subject_handle=profile.subject_handle,
+                subject_external_id=profile.subject_external_id,
+                subject_platform=profile.subject_platform,
+                observations=profile.observations,
+            ),
             seat=ctx.seat,
             turn_id=ctx.run_id,
-            best_effort=True,
-            profile_id=profile.pk,
-            subject_handle=profile.subject_handle,
-            subject_external_id=profile.subject_external_id,
-            subject_platform=profile.subject_platform,
-            observations=profile.observations,
         )
         updated.append(sender.handle or sender.external_id)
     return {"subjects": updated}

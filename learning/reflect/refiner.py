@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from core import aux, events
+from core.event_types import SkillRefined
 from learning import limits, skills
 from learning.purposes import skill_refinement
 from learning.purposes.describe import turn_inputs
@@ -76,7 +77,7 @@ def run(ctx) -> dict:
         log.warning("refiner skipped %r for %s: %s", skill.name, ctx.seat.handle, exc)
         return {"refined": False, "why": exc.limit_name}
     events.publish(
-        "skill_refined", seat=ctx.seat, turn_id=ctx.run_id, best_effort=True,
-        skill_id=revised.pk, name=revised.name, version=revised.version, bullet=line, outcome=ctx.outcome,
+        SkillRefined(skill_id=revised.pk, name=revised.name, version=revised.version, bullet=line, outcome=ctx.outcome),
+        seat=ctx.seat, turn_id=ctx.run_id,
     )
     return {"refined": True, "skill_id": revised.pk, "name": revised.name, "version": revised.version}

@@ -15,8 +15,9 @@ import logging
 from datetime import timedelta
 
 from core import events
+from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
 from crewlet.errors import Conflict
-from learning import limits, skills
+from learning import limits, skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
 
@@ -76,11 +77,11 @@ def due(ctx) -> bool:
     return ctx.notes["skill_reflection_gate"] is None
 
 
-def report(ctx) -> dict:
+def report(ctx) -> WorkerOutcome:
     gate = ctx.notes.get("skill_reflection_gate")
     if gate:
-        return {"status": "skipped", "gate": gate}
-    return ctx.notes.get(NAME) or {"status": "skipped", "gate": "no_persistence_pass"}
+        return WorkerSkipped(gate=gate)
+    return ctx.notes.get(NAME) or WorkerSkipped(gate="no_persistence_pass")
 
 
 def catalogue_inputs(seat) -> list[dict]:
@@ -113,7 +114,7 @@ def converse(ctx, inputs: dict, ask) -> dict:
     writes = [a for a in answer["skill_actions"] if a.get("action") != "read"]
     applied = refused_reads + [apply_action(ctx, a, read=reflection["read"]) for a in writes]
     _consume(ctx)
-    ctx.notes[NAME] = {"status": "ran", "result": {"rounds": rounds, "read": sorted(reflection["read"]), "actions": applied}}
+    ctx.notes[NAME] = WorkerRan(result={"rounds": rounds, "read": sorted(reflection["read"]), "actions": applied})
     return answer
 
 
@@ -171,7 +172,7 @@ def _write(ctx, skill: SynthesizedSkill, action: dict) -> dict:
         body = skill.body
     revised = skills.revise(skill=skill, body=body, reason=reason, actor=actor)
     if action["action"] == "archive":
-        SynthesizedSkill.objects.filter(pk=skill.pk).update(state=SynthesizedSkill.ARCHIVED, updated_at=ctx.now)
+        revised = skill_actions.archive(skill=revised, actor=ctx.seat, turn_id=ctx.run_id, reason=reason)
     return _announce(ctx, action, revised)
 
 
@@ -203,14 +204,8 @@ def _create(ctx, action: dict) -> dict:
 
 def _announce(ctx, action: dict, skill: SynthesizedSkill) -> dict:
     events.publish(
-        "skill_reflection_applied",
-        seat=ctx.seat,
-        turn_id=ctx.run_id,
-        best_effort=True,
-        action=action["action"],
-        skill_id=skill.pk,
-        name=skill.name,
-        version=skill.version,
+        SkillReflectionApplied(action=action["action"], skill_id=skill.pk, name=skill.name, version=skill.version),
+        seat=ctx.seat, turn_id=ctx.run_id,
     )
     return {"action": action["action"], "name": skill.name, "status": "applied", "version": skill.version}
 

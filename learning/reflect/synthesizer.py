@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from core import aux, events
+from core.event_types import SkillSynthesized
 from crewlet.errors import Conflict
 from learning import limits, skills
 from learning.models import Episode
@@ -96,7 +97,7 @@ def run(ctx) -> dict:
     if skill is None:
         return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
     events.publish(
-        "skill_synthesized", seat=ctx.seat, turn_id=ctx.run_id, best_effort=True,
-        trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence,
+        SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
+        seat=ctx.seat, turn_id=ctx.run_id,
     )
     return {"drafted": True, "skill_id": skill.pk, "name": skill.name}

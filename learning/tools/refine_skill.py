@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from core import events
+from core.event_types import SkillRefined
 from crewlet import config
 from crewlet.errors import Conflict, NotFound
 from learning import limits, skills
@@ -50,8 +51,11 @@ def handle(call: ToolCall) -> ToolResult:
                                 actor=f"seat:{call.seat.handle}")
     except limits.LimitExceeded as exc:
         raise refuse_field(exc, "arguments.content") from None
-    events.publish("skill_refined", seat=call.seat, turn_id=call.run_id, best_effort=True, skill_id=revised.id,
-                   name=revised.name, version=revised.version, source="refine_skill", reason=args.reason or "")
+    events.publish(
+        SkillRefined(skill_id=revised.id, name=revised.name, version=revised.version, source="refine_skill",
+                     reason=args.reason or ""),
+        seat=call.seat, turn_id=call.run_id,
+    )
     return ToolResult(ok=True, data={"skill_id": revised.id, "version": revised.version}, text=(
         f"Skill {revised.name} is now version {revised.version}; the previous body is kept as "
         f"version {revised.version - 1}."))

@@ -14,13 +14,12 @@ from django.db import transaction
 from pydantic import Field
 
 from core import events
-from core.models import Event
+from core.event_types import ReflectAndPersistCalled
 from crewlet.errors import BadInput
 from learning import diary, limits
 from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 
-SELF_PERSISTED_EVENT = "reflect_and_persist_called"
 KINDS = {"long": DiaryEntry.LONG, "short": DiaryEntry.SHORT, DiaryEntry.LONG: DiaryEntry.LONG,
          DiaryEntry.SHORT: DiaryEntry.SHORT}
 MAX_TTL_DAYS = 3650
@@ -38,7 +37,7 @@ class ReflectAndPersistArgs(Arguments):
 
 def self_persisted(run_id: str) -> bool:
     """Whether the turn with this run id called reflect_and_persist (the reflection intake's question)."""
-    return bool(run_id) and Event.objects.filter(name=SELF_PERSISTED_EVENT, turn_id=run_id).exists()
+    return bool(run_id) and events.rows(ReflectAndPersistCalled, turn_id=run_id).exists()
 
 
 def handle(call: ToolCall) -> ToolResult:
@@ -50,7 +49,7 @@ def handle(call: ToolCall) -> ToolResult:
         with transaction.atomic():
             entry = diary.write(seat=call.seat, content=args.content, kind=kind, ttl_days=args.ttl_days,
                                 source="reflect_and_persist", turn_id=call.run_id)
-            events.publish(SELF_PERSISTED_EVENT, seat=call.seat, turn_id=call.run_id, entry_id=entry.id, kind=kind)
+            events.publish(ReflectAndPersistCalled(entry_id=entry.id, kind=kind), seat=call.seat, turn_id=call.run_id)
     except limits.LimitExceeded as exc:
         raise refuse_field(exc, "arguments.content") from None
     except BadInput as exc:

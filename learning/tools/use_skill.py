@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from core import events
+from core.event_types import SkillUsed
 from crewlet.errors import Conflict, NotFound
 from learning import skills
 from learning.models import SynthesizedSkill
@@ -28,8 +29,10 @@ def handle(call: ToolCall) -> ToolResult:
         raise Conflict(f"skill {skill.name!r} is archived and cannot be loaded", field="arguments.name")
     revived = skill.state == SynthesizedSkill.STALE
     skills.mark_used([skill.id], seat=call.seat, turn_id=call.run_id)
-    events.publish("skill_used", seat=call.seat, turn_id=call.run_id, best_effort=True, source_kind="synthesized",
-                   skill_id=skill.id, name=skill.name, version=skill.version)
+    events.publish(
+        SkillUsed(source_kind="synthesized", skill_id=skill.id, name=skill.name, version=skill.version),
+        seat=call.seat, turn_id=call.run_id,
+    )
     return ToolResult(ok=True, text=skill.body,
                       data={"skill_id": skill.id, "name": skill.name, "version": skill.version, "revived": revived})
 

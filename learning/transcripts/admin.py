@@ -7,6 +7,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from core import events
+from core.event_types import TranscriptsAdminAction
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet.errors import CrewletError
@@ -23,8 +24,9 @@ from learning.transcripts.telemetry import render_uses
 
 
 def _record(request, action: str, obj, **payload) -> None:
-    events.publish("transcripts_admin_action", seat=obj.seat, best_effort=True, action=action, object_id=obj.pk,
-                   user=request.user.get_username(), **payload)
+    events.publish(
+        TranscriptsAdminAction(action=action, object_id=obj.pk, user=request.user.get_username(), **payload), seat=obj.seat
+    )
 
 
 def _each(modeladmin, request, queryset, action: str, run):

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import aux, events
+from core.event_types import ShardDecided, ShardJudged, ShardRejected
 from core.vectors import nearest
 from crewlet import config
 from crewlet.errors import Conflict
@@ -224,11 +225,11 @@ def _record(shard: Shard, outcome: Outcome, *, by: str, sink: list | None = None
     if outcome.status == Shard.REJECTED:
         shard.rejected_by = by
     shard.save(update_fields=["status", "reason", "evidence", "decided_at", "rejected_by"])
-    payload = dict(shard_id=shard.pk, status=shard.status, reason=shard.reason)
+    decided = ShardDecided(shard_id=shard.pk, status=shard.status, reason=shard.reason)
     if sink is not None:
-        sink.append(("shard_decided", shard.seat, "", payload))
+        sink.append((decided, shard.seat, ""))
     else:
-        events.publish("shard_decided", seat=shard.seat, best_effort=True, **payload)
+        events.publish(decided, seat=shard.seat)
 
 
 def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str = "", pool: Pool | None = None) -> dict:
@@ -258,7 +259,10 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
         shard.decided_at = timezone.now()
         shard.published_at = shard.decided_at if verdict["kept"] else None
         shard.save(update_fields=["judge_verdict", "status", "reason", "decided_at", "published_at"])
-        events.publish("shard_judged", seat=shard.seat, best_effort=True, shard_id=shard.pk, kept=verdict["kept"], reason=verdict["reason"], submitted_by=submitted_by)
+        events.publish(
+            ShardJudged(shard_id=shard.pk, kept=verdict["kept"], reason=verdict["reason"], submitted_by=submitted_by),
+            seat=shard.seat,
+        )
     if pool is not None:
         pool.note(shard)
     return _answer(shard, kept=verdict["kept"])
@@ -282,5 +286,5 @@ def reject_memory(*, shard: Shard, by: str, actor: str = "") -> dict:
         shard.status, shard.rejected_by, shard.reason = Shard.REJECTED, by, f"rejected by {actor or by}"[:300]
         shard.decided_at = timezone.now()
         shard.save(update_fields=["status", "rejected_by", "reason", "decided_at"])
-        events.publish("shard_rejected", seat=shard.seat, best_effort=True, shard_id=shard.pk, by=by, actor=actor)
+        events.publish(ShardRejected(shard_id=shard.pk, by=by, actor=actor), seat=shard.seat)
     return {"shard_id": shard.pk, "status": shard.status, "kept": False, "reason": shard.reason}

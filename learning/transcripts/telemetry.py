@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from core import events
+from core.event_types import ArtifactRetirementProposed, LessonMissed
 from learning.transcripts.artifacts.draft import commands_in, slug
 from learning.transcripts.models import Recommendation, Shard, TranscriptSession
 
@@ -77,7 +78,7 @@ def refresh(*, company_id: int) -> TelemetryReport:
         rec.uses, rec.later_sessions = uses_for(rec, sessions), len(sessions)
         if rec.uses == 0 and rec.later_sessions >= RETIRE_AFTER_SESSIONS and rec.retirement_proposed_at is None:
             rec.retirement_proposed_at = timezone.now()
-            events.publish("artifact_retirement_proposed", seat=rec.seat, best_effort=True, recommendation_id=rec.pk, later_sessions=rec.later_sessions)
+            events.publish(ArtifactRetirementProposed(recommendation_id=rec.pk, later_sessions=rec.later_sessions), seat=rec.seat)
         rec.save(update_fields=["uses", "later_sessions", "retirement_proposed_at", "updated_at"])
         report.artifacts.append({"id": rec.pk, "tier": rec.tier, "path": rec.target_path, "uses": rec.uses, "later_sessions": rec.later_sessions})
         if rec.retirement_proposed_at:
@@ -101,7 +102,7 @@ def _reach(shard: Shard, company_id: int) -> dict:
         if similar(shard, repeats, knobs().corroboration_similarity) or any(r.uses == 0 and r.later_sessions for r in artifacts):
             reach = MISSED
     if reach == MISSED and shard.evidence.get("reach") != MISSED:
-        events.publish("lesson_missed", seat=shard.seat, best_effort=True, shard_id=shard.pk, later_sessions=len(later_ids))
+        events.publish(LessonMissed(shard_id=shard.pk, later_sessions=len(later_ids)), seat=shard.seat)
     if shard.evidence.get("reach") != reach:
         shard.evidence = {**shard.evidence, "reach": reach}
         shard.save(update_fields=["evidence"])

@@ -220,3 +220,29 @@ def test_a_role_without_overrides_serves_the_defaults(from_file, db):
     knobs = config.knobs_for_seat(Seat.objects.get(handle="dee"))
     assert knobs.skills.reflection.min_tool_iterations == 10
     assert knobs.learning.skill_synthesis.min_tool_calls == 5
+
+
+def test_an_undecodable_file_is_refused_like_any_invalid_file_and_the_old_revision_serves(from_file, db):
+    write(from_file, toml(refreshes=3))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+    revision, revisions = config.revision(), ConfigRevision.objects.count()
+    before = from_file.stat().st_mtime_ns
+    from_file.write_bytes(toml(refreshes=7).encode() + b"\n# caf\xe9\n")
+    os.utime(from_file, ns=(before + 1_000_000, before + 1_000_000))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3  # no exception, old revision
+    assert config.revision() == revision and ConfigRevision.objects.count() == revisions
+    assert "not UTF-8" in config.last_error()
+
+
+def test_an_empty_file_is_refused_not_applied_as_every_default(from_file, db):
+    from crewlet.models import Company
+
+    write(from_file, toml(refreshes=3))
+    config.current()
+    companies, revisions = set(Company.objects.values_list("name", flat=True)), ConfigRevision.objects.count()
+    write(from_file, "")
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+    assert "empty" in config.last_error() and ConfigRevision.objects.count() == revisions
+    assert set(Company.objects.values_list("name", flat=True)) == companies
+    with pytest.raises(ConfigError, match="empty"):
+        parse_text("  \n")

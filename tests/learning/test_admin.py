@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from core.models import Event
-from learning import diary, skills
+from learning import diary
 from learning.models import DiaryEntry, SynthesizedSkill
 from tests.review_fixtures import BODY_V1, BODY_V2, BODY_V3, make_skill
 
@@ -49,7 +49,7 @@ def test_a_rollback_is_recorded_with_the_acting_user(client, lead, seat):
     assert event.seat == seat
     assert event.payload["user"] == "lena" and event.payload["action"] == "rollback"
     assert event.payload["object"] == f"learning.synthesizedskill:{skill.pk}"
-    assert event.payload["from_version"] == 3 and event.payload["to_version"] == 2
+    assert event.payload["detail"]["from_version"] == 3 and event.payload["detail"]["to_version"] == 2
     assert skill.versions.get(version=3).actor == "lena"
 
 
@@ -105,7 +105,7 @@ def test_bulk_curation_actions_are_recorded_per_skill(client, lead, seat, other_
 
     assert SynthesizedSkill.objects.filter(pinned=True).count() == 2
     events = Event.objects.filter(name="admin_action", payload__action="pin")
-    assert sorted(e.payload["skill_id"] for e in events) == sorted([a.pk, b.pk])
+    assert sorted(e.payload["detail"]["skill_id"] for e in events) == sorted([a.pk, b.pk])
     assert {e.payload["user"] for e in events} == {"lena"}
 
 
@@ -186,7 +186,7 @@ def test_the_evidence_tables_offer_no_add(client, lead, model):
 
 def test_the_event_log_shows_who_acted(client, lead, seat):
     skill = make_skill(seat)
-    skills.set_pinned(skill=skill, pinned=False)
+    SynthesizedSkill.objects.filter(pk=skill.pk).update(pinned=False)
     client.force_login(lead)
     client.post(curate_url(skill, "pin"))
 

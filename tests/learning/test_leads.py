@@ -18,7 +18,8 @@ def test_create_lead_makes_a_staff_user_who_can_publish_and_curate(capsys):
     assert user.groups.filter(name=leads.LEADS_GROUP).exists()
     assert user.has_perm("knowledge.publish_page") and user.has_perm("learning.change_synthesizedskill")
     assert user.has_perm("learning.view_diaryentry") and user.has_perm("learning.view_learninghealth")
-    assert not user.has_perm("learning.change_diaryentry")
+    assert user.has_perm("learning.change_diaryentry") and user.has_perm("learning.delete_diaryentry")  # correct, forget
+    assert not user.has_perm("learning.add_diaryentry") and not user.has_perm("learning.change_episode")
     assert "lena is a lead" in capsys.readouterr().out
 
 

@@ -7,9 +7,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core import events
+from core.event_types import BlockOutcome, PersistDeciderCompleted, PrefetchSummary
 from core.models import Event
 from learning import health
 from learning.models import LearningHealth, SynthesizedSkill
+from learning.prefetch import PrefetchRequest, prefetch
 from tests.factories import SeatFactory
 from tests.review_fixtures import make_skill
 
@@ -78,17 +80,22 @@ def test_exactly_at_the_threshold_is_not_flagged(seat):
     assert health.verdict(LearningHealth.objects.get(seat=seat)) == health.HEALTHY
 
 
-def summary(seat, **payload):
-    return events.publish("prefetch_summary", seat=seat, **payload)
+def old_summary(seat, **payload):
+    """A ``prefetch_summary`` row as written before the event catalogue (blocks as a list, flat keys)."""
+    return Event.objects.create(name="prefetch_summary", seat=seat, payload=payload)
 
 
-def test_prefetch_hit_rates_count_only_turns_that_recorded_the_block(seat):
-    summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=True, personal_memory_bytes=300,
-            relevant_knowledge_hit=False, relevant_knowledge_bytes=0)
-    summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=False, relevant_knowledge_hit=True,
-            relevant_knowledge_bytes=1000)
-    summary(seat, blocks=["personal_memory", "similar_prior_work"])  # no hit keys at all
-    summary(seat, episode_recall_hit=True)  # no blocks list
+def summary(seat, **blocks):
+    return events.publish(PrefetchSummary(blocks={name: BlockOutcome(hit=hit) for name, hit in blocks.items()}), seat=seat)
+
+
+def test_old_prefetch_summaries_keep_loading_whatever_their_shape(seat):
+    old_summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=True,
+                personal_memory_bytes=300, relevant_knowledge_hit=False, relevant_knowledge_bytes=0)
+    old_summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=False,
+                relevant_knowledge_hit=True, relevant_knowledge_bytes=1000)
+    old_summary(seat, blocks=["personal_memory", "similar_prior_work"])  # no hit keys at all
+    old_summary(seat, episode_recall_hit=True)  # no blocks list
 
     turns, rates = health.prefetch_hit_rates(since=timezone.now() - timedelta(days=1))
 
@@ -102,14 +109,26 @@ def test_prefetch_hit_rates_count_only_turns_that_recorded_the_block(seat):
     assert by_block["episode_recall"].rate == 1.0 and by_block["episode_recall"].avg_bytes is None
 
 
+def test_the_rates_are_read_from_a_real_prefetch(seat):
+    """The summary the prefetch writes (a dict of blocks) is the one the health page reads."""
+    result = prefetch(seat=seat, request=PrefetchRequest(run_id="run-h1", ask="fix the deploy script"))
+
+    turns, rates = health.prefetch_hit_rates(since=timezone.now() - timedelta(days=1), seat=seat)
+
+    shown = {b["name"]: b["hit"] for b in result["blocks"]}
+    assert turns == 1 and len(shown) >= 5
+    assert {r.block: r.rate for r in rates} == {name: float(hit) for name, hit in shown.items()}
+    assert all(r.unrecorded == 0 for r in rates)
+
+
 def test_the_window_and_the_seat_narrow_the_event_charts(seat, other_seat):
-    old = summary(seat, blocks=["m"], m_hit=True)
+    old = summary(seat, m=True)
     Event.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=10))
-    summary(seat, blocks=["m"], m_hit=False)
-    summary(other_seat, blocks=["m"], m_hit=True)
-    for tier in ("LONG", "long", "NOOP", None):
-        events.publish("persist_decider_completed", seat=seat, classification=tier)
-    events.publish("persist_decider_completed", seat=other_seat, classification="DOC")
+    summary(seat, m=False)
+    summary(other_seat, m=True)
+    for tier in ("LONG", "long", "NOOP", ""):
+        events.publish(PersistDeciderCompleted(classification=tier), seat=seat)
+    events.publish(PersistDeciderCompleted(classification="DOC"), seat=other_seat)
 
     since = timezone.now() - timedelta(days=7)
     turns, rates = health.prefetch_hit_rates(since=since, seat=seat)
@@ -124,8 +143,8 @@ def test_the_dashboard_flags_the_seat_and_draws_the_charts(client, lead, seat, o
     for i in range(20):
         skill_with(seat, f"s{i}", uses=0, age_days=60)
     skill_with(other_seat, "fresh", uses=0, age_days=2)
-    summary(seat, blocks=["personal_memory"], personal_memory_hit=True, personal_memory_bytes=120)
-    events.publish("persist_decider_completed", seat=seat, classification="SHORT")
+    result = prefetch(seat=seat, request=PrefetchRequest(run_id="run-h2", ask="fix the deploy script"))
+    events.publish(PersistDeciderCompleted(classification="SHORT"), seat=seat)
     client.force_login(lead)
 
     html = client.get(reverse("learning_pages:health")).content.decode()
@@ -133,7 +152,9 @@ def test_the_dashboard_flags_the_seat_and_draws_the_charts(client, lead, seat, o
     assert "1 seat below the threshold" in html and "<strong>ana</strong>" in html
     assert "young (skills &lt; 14 days old on average): not judged yet" in html
     assert html.count("<svg") == 3
-    assert "100% of 1 turns, ~120 B" in html and "1 (100%)" in html
+    for block in result["blocks"]:
+        assert f"{100 if block['hit'] else 0}% of 1 turns" in html
+    assert "1 (100%)" in html
     assert "threshold 0.1" in html
 
 

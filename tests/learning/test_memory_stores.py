@@ -3,8 +3,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from core import events
+from core.event_types import AdminAction
 from core.providers.embeddings import embed_one
-from learning import diary, limits, skills
+from crewlet.errors import Forbidden
+from learning import diary, limits, skill_actions, skills
 from learning.models import DiaryEntry, Episode, SkillVersion, SynthesizedSkill
 
 
@@ -77,13 +80,29 @@ def test_skill_revision_archives_prior_version_and_bounds_history(seat, serve_co
     assert list(SkillVersion.objects.filter(skill=skill).values_list("version", flat=True)) == [4, 3]
 
 
-def test_rollback_is_a_forward_step(seat):
+def test_rollback_is_a_forward_step_audited_naming_the_seat(seat):
     skill = skills.create(seat=seat, name="deploy", description="d", body="one", trigger="inline")
     skill = skills.revise(skill=skill, body="two")
-    skill = skills.rollback(skill=skill, to_version=1)
+    skill = skill_actions.rollback(skill=skill, to_version=1, actor=seat)
     assert (skill.version, skill.body) == (3, "one")
-    skill = skills.rollback(skill=skill, to_version=2)
+    skill = skill_actions.rollback(skill=skill, to_version=2, actor=seat)
     assert (skill.version, skill.body) == (4, "two")
+    audits = [r.event for r in events.recorded(AdminAction, seat=seat)]
+    assert [(a.user, a.action, a.detail["to_version"]) for a in audits] == [("agent:ana", "rollback", 2), ("agent:ana", "rollback", 1)]
+    assert skill.versions.get(version=3).actor == "agent:ana"
+
+
+def test_a_seat_cannot_act_on_another_seats_skill_nor_a_person_without_the_permission(seat, other_seat, django_user_model):
+    skill = skills.create(seat=seat, name="deploy", description="d", body="one", trigger="inline")
+    visitor = django_user_model.objects.create_user("visitor", password="x", is_staff=True)
+    for action in (skill_actions.pin, skill_actions.archive):
+        with pytest.raises(Forbidden, match="another seat"):
+            action(skill=skill, actor=other_seat)
+        with pytest.raises(Forbidden, match="change_synthesizedskill"):
+            action(skill=skill, actor=visitor)
+    skill.refresh_from_db()
+    assert not skill.pinned and skill.state == SynthesizedSkill.ACTIVE
+    assert not events.rows(AdminAction).exists()
 
 
 def test_skill_body_over_cap_is_refused_naming_the_field(seat):

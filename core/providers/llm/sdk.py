@@ -111,13 +111,13 @@ def unsupported_parameter(detail: str, optional: tuple[str, ...]) -> str:
     """The optional parameter a refusal's message names ("Unsupported parameter: 'max_tokens'",
     "response_format is not supported", "Unrecognized request argument supplied: reasoning_effort")."""
     lowered = detail.lower()
-    named = {}
+    named: dict[str, int] = {}
     for name in optional:
         match = re.search(rf"(?<![a-z_]){re.escape(name)}(?![a-z_])", lowered)
         if match:
             named[name] = match.start()
     # "max_tokens is not supported ... use max_completion_tokens instead" names both: the first is refused
-    return min(named, key=named.get) if named else ""
+    return min(named, key=lambda name: named[name]) if named else ""
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import events
+from core.event_types import RecommendationInstalled, RecommendationReviewed
 from crewlet.errors import BadInput, Conflict
 from learning.transcripts.models import Recommendation
 
@@ -45,8 +46,11 @@ def review_recommendation(*, recommendation: Recommendation, approve: bool, user
         recommendation.reviewed_at = timezone.now()
         recommendation.save(update_fields=["status", "reviewed_by", "reviewed_at", "updated_at"])
         events.publish(
-            "recommendation_reviewed", seat=recommendation.seat, best_effort=True, recommendation_id=recommendation.pk,
-            approve=approve, actor=actor or getattr(user, "username", ""), wrote_bytes=0,
+            RecommendationReviewed(
+                recommendation_id=recommendation.pk, approve=approve, actor=actor or getattr(user, "username", ""),
+                wrote_bytes=0,
+            ),
+            seat=recommendation.seat,
         )
     return _answer(recommendation, wrote_bytes=0)
 
@@ -83,7 +87,10 @@ def install(*, recommendation: Recommendation, user=None, actor: str = "") -> di
         rec.landed_at = rec.landed_at or rec.installed_at
         rec.save(update_fields=["status", "installed_at", "landed_at", "updated_at"])
         events.publish(
-            "recommendation_installed", seat=rec.seat, best_effort=True, recommendation_id=rec.pk,
-            path=rec.target_path, wrote_bytes=len(data), actor=actor or getattr(user, "username", ""),
+            RecommendationInstalled(
+                recommendation_id=rec.pk, path=rec.target_path, wrote_bytes=len(data),
+                actor=actor or getattr(user, "username", ""),
+            ),
+            seat=rec.seat,
         )
     return _answer(rec, wrote_bytes=len(data))

@@ -2,7 +2,8 @@
 
 import pytest
 
-from core.models import Event
+from core import events
+from core.event_types import ReflectionCompleted
 from learning.models import CounterpartyProfile, DiaryEntry
 from tests.factories import operator_token, token_for
 from tests.learning.memory_rows import episode, note, skill
@@ -117,7 +118,7 @@ def test_memory_read_pages_each_section_with_its_counted_total(api_client, seat,
     episode(seat, ask="a", did="b", run_id="t-1")
     skill(seat, "deploy")
     CounterpartyProfile.objects.create(observer=seat, subject_handle="carol", communication_style="terse")
-    Event.objects.create(name="reflection_completed", seat=seat, turn_id="t-1", payload={"gates_closed": []})
+    events.publish(ReflectionCompleted(run_id="t-1", gate="no_engagement"), seat=seat, turn_id="t-1")
     response = api_client.get("/api/v1/agents/ana/memory", token=seat_token, limit=2, offset=1)
     body = response.json()
     assert body["diary"]["total"] == 5 and [n["content"] for n in body["diary"]["items"]] == ["fact 1", "fact 2"]

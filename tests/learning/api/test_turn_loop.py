@@ -8,6 +8,7 @@ run by the queue, counts the offered skills and refines the one the turn used.
 import pytest
 
 from core import events
+from core.event_types import ReflectionCompleted
 from learning import skills
 from learning.models import SynthesizedSkill
 from learning.reflect import skill_body
@@ -82,7 +83,7 @@ def test_prefetch_tools_and_turn_close_the_loop_skill_use_counts_and_the_refiner
         })
     assert accepted["status"] == "accepted"
 
-    reflection = events.latest("reflection_completed", seat=seat).payload
+    reflection = events.rows(ReflectionCompleted, seat=seat).first().payload
     assert reflection["gate"] is None
     assert reflection["workers"]["skill_use"] == {"status": "ran", "result": {"marked": 2}}
     notes.refresh_from_db()

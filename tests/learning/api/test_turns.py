@@ -54,12 +54,13 @@ def test_with_a_synchronous_queue_the_turn_is_reflected_by_the_time_it_is_answer
     seat, seat_token, api_client, sync_queue, django_capture_on_commit_callbacks
 ):
     from core import events
+    from core.event_types import ReflectionCompleted
 
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, record(seat), token=seat_token)
     assert response.status_code == 202
     assert Turn.objects.get().reflected_at is not None
-    assert events.latest("reflection_completed", seat=seat).payload["turn"] == response.json()["turn_id"]
+    assert events.latest(ReflectionCompleted, seat=seat).event.turn == response.json()["turn_id"]
 
 
 def test_schema_errors_are_422_naming_each_bad_field_and_nothing_is_stored(seat, seat_token, api_client):

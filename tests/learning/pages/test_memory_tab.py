@@ -1,14 +1,19 @@
 """A seat's Memory tab: four sections paged with their totals, htmx fragments, the latest reflection."""
 
+import re
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from core import events
+from core.models import Event
 from learning.models import CounterpartyProfile, DiaryEntry, Episode
 from learning.pages import selectors
+from learning.reflect import reflect_turn
+from learning.reflect.ring import RING
+from tests.learning.reflect.conftest import store
 from tests.review_fixtures import make_skill
 
 pytestmark = pytest.mark.django_db
@@ -107,28 +112,46 @@ def test_an_unknown_filter_value_is_refused_and_an_unknown_seat_is_404(client, l
     assert client.get(reverse("learning_pages:memory", args=["nobody"])).status_code == 404
 
 
-def test_the_latest_reflection_and_its_closed_gates_are_shown(client, lead, seat):
-    events.publish("reflection_completed", seat=seat, turn_id="run-1", workers={"persist_decider": "ran"})
-    events.publish(
-        "reflection_completed", seat=seat, turn_id="run-2",
-        workers={"persist_decider": {"ran": True}, "synthesizer": {"closed_gate": "min_tool_calls"}},
-        closed_gates={"refiner": "no_skills_used"},
-    )
+def test_a_real_reflection_shows_ran_gated_and_failed_workers_apart(client, lead, seat):
+    """Built by the production writers: a stored turn, a real pass, a worker that fails."""
+    from learning.reflect import profiler
+
+    RING.clear()  # the duplicate gate's memory of run ids is per process
+
+    first = store(seat, run_id="run-1")
+    reflect_turn(first.pk)
+    second = store(seat, run_id="run-2")
+    with mock.patch.object(profiler, "run", side_effect=RuntimeError("profile store down")):
+        reflect_turn(second.pk)
     client.force_login(lead)
 
     html = client.get(reverse("learning_pages:memory", args=[seat.handle])).content.decode()
 
-    assert "run-2" in html and "run-1" not in html
-    assert "gate closed: min_tool_calls" in html and "gate closed: no_skills_used" in html
-    assert "2 of 3 workers stopped at a gate." in html
+    reflection = html[html.index('id="latest-reflection"'):html.index('class="sections"')]
+    assert "run-2" in reflection and "run-1" not in reflection
+    assert re.search(r'worker-failed"><strong>profiler</strong>\s*<span class="tag bad">failed</span>', html)
+    assert "RuntimeError: profile store down" in html
+    assert re.search(r'<strong>persist_decider</strong>\s*<span class="tag good">ran</span>', html)
+    assert re.search(r'<strong>synthesizer</strong>\s*<span class="tag muted">gate closed: too_few_tools</span>', html)
+    assert "1 failed" in html
 
 
-def test_closed_gates_are_read_from_either_payload_shape():
-    gates = selectors.closed_gates(
-        {"closed_gates": [{"worker": "profiler", "gate": "no_counterparty"}], "workers": {"episodist": True, "refiner": "cooldown"}}
-    )
+def test_old_reflection_rows_keep_loading(client, lead, seat):
+    """Rows written before the catalogue (gates as strings, dicts or a closed_gates list) still render."""
+    Event.objects.create(name="reflection_completed", seat=seat, turn_id="run-old", payload={
+        "workers": {"persist_decider": "ran", "synthesizer": {"closed_gate": "min_tool_calls"}, "episodist": True},
+        "closed_gates": [{"worker": "profiler", "gate": "no_counterparty"}],
+    })
+    client.force_login(lead)
 
-    assert {(g.worker, g.closed_gate) for g in gates} == {("profiler", "no_counterparty"), ("episodist", ""), ("refiner", "cooldown")}
+    reflection = selectors.latest_reflection(seat)
+    html = client.get(reverse("learning_pages:memory", args=[seat.handle])).content.decode()
+
+    assert {(w.worker, w.status, w.gate) for w in reflection.workers} == {
+        ("persist_decider", "ran", ""), ("episodist", "ran", ""), ("synthesizer", "skipped", "min_tool_calls"),
+        ("profiler", "skipped", "no_counterparty"),
+    }
+    assert "run-old" in html and "gate closed: no_counterparty" in html and "2 of 4 workers stopped at a gate." in html
 
 
 def test_a_seat_with_no_reflection_says_so(client, lead, seat):

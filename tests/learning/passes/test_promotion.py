@@ -264,3 +264,20 @@ def test_the_confluence_writer_is_driven_the_same_way(org, converging, serve_con
     assert draft.space == "PLAT" and fake_confluence.pages[draft.ancestors[-1]].title == AUTO_DRAFTED_PARENT
     assert "ana: ship-a-pr" in draft.body
     assert len([r for r in fake_confluence.posts() if r.body["title"] == draft.title]) == 1
+
+
+def test_the_tools_line_names_every_tool_the_steps_call(company, org, converging):
+    """A draft must not contradict itself: steps calling five tools never sit over a Tools line of four."""
+    scripted = RoleFactory(company=company, name="scripted-swe", llm=["scripted"], llm_auxiliary=["scripted"])
+    for handle in ("ana", "bo", "cy"):
+        org[handle].role = scripted
+        org[handle].save()
+    ScriptedProvider.queue(PURPOSE, json.dumps({
+        "name": "PR hygiene", "summary": "Test before you open a PR.", "when_to_use": "Every change.",
+        "steps": ["Call git_diff.", "Call run_tests.", "Call open_pr.", "Call post_review.", "Call notify_channel."],
+    }))
+    run_promotion()
+    page = drafts()[0]
+    tools_line = page.body.split("## Tools\n\n")[1].split("\n")[0]
+    assert tools_line.split(", ") == ["git_diff", "run_tests", "open_pr", "post_review", "notify_channel"]
+    assert [s["turn"] for s in page.source["skills"]] == ["", "", ""]  # provenance names each source turn

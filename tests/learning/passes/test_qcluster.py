@@ -37,7 +37,8 @@ test_database_url.__test__ = False
 def _env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     env.update(DATABASE_URL=test_database_url(), CREWLET_Q_WORKERS="2", CREWLET_LOG_LEVEL="WARNING",
-               DJANGO_SETTINGS_MODULE="tests.learning.passes.qsettings", PYTHONPATH=str(ROOT), **extra)
+               DJANGO_SETTINGS_MODULE="tests.learning.passes.qsettings", PYTHONPATH=str(ROOT))
+    env.update(extra)
     return env
 
 

@@ -20,7 +20,7 @@ def test_install_declares_every_loop_once_and_none_is_due_at_install():
     before = timezone.now()
     assert set(schedules.install(cfg=config.current()).values()) == {"created"}
     rows = {s.name: s for s in Schedule.objects.all()}
-    assert set(rows) == {f"learning.{n}" for n in ("lifecycle", "curator", "clustering", "embed_fill", "retention", "promotion")}
+    assert set(rows) == {f"learning.{n}" for n in ("lifecycle", "curator", "clustering", "embed_fill", "retention", "promotion", "reflect_sweep")}
     assert all(s.next_run > before for s in rows.values())  # nothing fires because something started
     assert rows["learning.lifecycle"].minutes == 60 and rows["learning.curator"].minutes == 24 * 60
     assert rows["learning.embed_fill"].minutes == 1 and rows["learning.embed_fill"].func == "learning.passes.tasks.embed_fill"
@@ -30,7 +30,7 @@ def test_install_is_idempotent():
     schedules.install(cfg=config.current())
     clock = dict(Schedule.objects.values_list("name", "next_run"))
     assert set(schedules.install(cfg=config.current()).values()) == {"unchanged"}
-    assert dict(Schedule.objects.values_list("name", "next_run")) == clock and Schedule.objects.count() == 6
+    assert dict(Schedule.objects.values_list("name", "next_run")) == clock and Schedule.objects.count() == len(schedules.LOOPS)
 
 
 def test_an_apply_restarts_only_the_clock_whose_cadence_changed():
@@ -79,7 +79,7 @@ def test_install_schedules_command_ends_with_what_it_changed():
 
     out = StringIO()
     call_command("install_schedules", stdout=out)
-    assert "changed: 6 created, 0 updated" in out.getvalue()
+    assert f"changed: {len(schedules.LOOPS)} created, 0 updated" in out.getvalue()
     out = StringIO()
     call_command("install_schedules", stdout=out)
     assert "changed: 0 created, 0 updated" in out.getvalue() and "off (its ticks claim nothing)" in out.getvalue()

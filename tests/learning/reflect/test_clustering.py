@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core import events
+from core.event_types import SkillSynthesized
 from core.models import Event
 from crewlet.config import schema
 from learning import skills
@@ -34,7 +35,7 @@ def test_the_largest_cluster_is_drafted_with_a_real_run_as_its_tool_sequence(sea
     assert skill.trigger == "clustered" and skill.tool_sequence == members[0].tool_sequence
     consolidated = set(Episode.objects.filter(consolidated_into_skill=skill).values_list("id", flat=True))
     assert consolidated == {m.id for m in members} | {permuted.id}
-    event = events.latest("skill_synthesized", seat=seat)
+    event = events.rows(SkillSynthesized, seat=seat).first()
     assert event.payload["trigger"] == "clustered" and event.payload["cluster_size"] == 5 and event.turn_id == ""
 
 

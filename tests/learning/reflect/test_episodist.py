@@ -5,6 +5,7 @@ from unittest import mock
 from django.utils import timezone
 
 from core import events
+from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_one
 from core.vectors import cosine
 from learning import episodes
@@ -22,7 +23,7 @@ def test_one_episode_per_turn_with_the_specs_fields(seat, make_turn):
     assert ep.ask == "Maya: Thanks! I prefer short bullet-point status updates."  # the sender named
     assert ep.plan_summary.startswith("Replied") and ep.tool_sequence == ["a", "b"]
     assert ep.review_outcome == "done" and ep.duration_ms == 120000 and ep.conversation_kind == "chat"
-    assert events.latest("episode_written", seat=seat).payload["episode_id"] == ep.pk
+    assert events.rows(EpisodeWritten, seat=seat).first().payload["episode_id"] == ep.pk
 
 
 def test_the_vector_is_of_one_text_label_ask_and_what_it_did(seat, make_turn):
@@ -86,7 +87,7 @@ def test_a_redelivered_trigger_collapses_onto_its_work_keys_episode(seat, make_t
     reflect_turn(make_turn(work_key="chat:msg-77", plan_summary="second run").pk)
     ep = Episode.objects.get()
     assert ep.plan_summary == "second run"
-    assert events.latest("episode_written", seat=seat).payload["replaced"] is True
+    assert events.rows(EpisodeWritten, seat=seat).first().payload["replaced"] is True
 
 
 def test_compacted_rows_are_never_touched_or_embedded(seat, make_turn):

@@ -3,6 +3,7 @@
 from unittest import mock
 
 from core import events
+from core.event_types import ReflectionCompleted
 from crewlet.config import schema
 from learning.models import DiaryEntry, Episode, Turn
 from learning.reflect import dispatcher, reflect_turn, registry
@@ -12,7 +13,7 @@ WORKERS = ["persist_decider", "episodist", "profiler", "skill_use", "synthesizer
 
 
 def latest(seat):
-    return events.latest("reflection_completed", seat=seat).payload
+    return events.rows(ReflectionCompleted, seat=seat).first().payload
 
 
 def test_every_wired_worker_reports_and_the_record_is_the_seats_latest_reflection(seat, make_turn):
@@ -169,7 +170,7 @@ def test_the_task_returns_quietly_for_a_gone_or_already_reflected_turn(seat, mak
     assert task(turn.pk)["status"] == "reflected"
     assert task(turn.pk)["status"] == "already_reflected"
     assert task(999999)["status"] == "gone"
-    assert events.latest("reflection_completed", seat=seat) is not None
+    assert events.rows(ReflectionCompleted, seat=seat).first() is not None
     assert Turn.objects.get(pk=turn.pk).reflected_at is not None
 
 

@@ -93,3 +93,25 @@ def test_postgresql_uses_a_session_advisory_lock(seat, require_postgres):
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
         assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_running_pass_renews_its_lease_so_it_never_expires_under_it(seat):
+    SeatReflectionLock.objects.create(seat=seat, holder="me", lease_until=timezone.now() + timedelta(seconds=1))
+    first = SeatReflectionLock.objects.get(seat=seat).lease_until
+    stop = threading.Event()
+    beat = _in_thread(lambda: lock._renew(seat.pk, "me", stop, every=0.05))
+    deadline = time.monotonic() + 10
+    while SeatReflectionLock.objects.get(seat=seat).lease_until <= first and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stop.set()
+    beat.join(5)
+    renewed = SeatReflectionLock.objects.get(seat=seat).lease_until
+    assert renewed - first >= timedelta(seconds=lock.LEASE_SECONDS - 5)
+
+
+def test_the_lease_and_the_wait_are_shorter_than_the_queues_task_timeout(settings):
+    timeout = settings.Q_CLUSTER["timeout"]
+    assert lock.LEASE_SECONDS < timeout and lock.WAIT_SECONDS < timeout
+    assert lock.RENEW_SECONDS * 3 <= lock.LEASE_SECONDS
+    assert settings.Q_CLUSTER["retry"] > timeout  # a task is not redelivered while it may still run

@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core import events
+from core.event_types import PersistDeciderCompleted
 from learning import diary
 from learning.models import DiaryEntry
 from learning.purposes import persist_decision
@@ -39,7 +40,7 @@ def test_a_stated_preference_becomes_a_long_declarative_fact(seat, make_turn):
     entry = DiaryEntry.objects.get()
     assert entry.kind == DiaryEntry.LONG and entry.ttl_until is None and entry.source == "persist_decider"
     assert entry.content == "Maya prefers short bullet-point status updates."
-    event = events.latest("persist_decider_completed", seat=seat)
+    event = events.rows(PersistDeciderCompleted, seat=seat).first()
     assert event.payload["classification"] == "LONG" and event.payload["ttl_until"] is None
 
 
@@ -51,7 +52,7 @@ def test_a_dated_situation_becomes_a_short_note_expiring_on_that_date(seat, make
     assert entry.kind == DiaryEntry.SHORT
     assert entry.content == f"The sprint freeze runs through {end.isoformat()}."
     assert entry.ttl_until.date() == end + timedelta(days=1)
-    event = events.latest("persist_decider_completed", seat=seat)
+    event = events.rows(PersistDeciderCompleted, seat=seat).first()
     assert event.payload["classification"] == "SHORT" and event.payload["ttl_until"].startswith(str(end + timedelta(days=1)))
 
 
@@ -69,14 +70,14 @@ def test_doc_is_logged_as_a_recommendation_and_writes_nothing(seat, make_turn):
     turn = make_turn(interactions=[human("Team convention: everyone should tag releases from main.")])
     reflect_turn(turn.pk)
     assert not DiaryEntry.objects.exists()
-    event = events.latest("persist_decider_completed", seat=seat)
+    event = events.rows(PersistDeciderCompleted, seat=seat).first()
     assert event.payload["classification"] == "DOC" and "tag releases" in event.payload["recommendation"]
 
 
 def test_noop_is_the_default(seat, make_turn):
     reflect_turn(make_turn(interactions=[human("Can you check the build?")]).pk)
     assert not DiaryEntry.objects.exists()
-    assert events.latest("persist_decider_completed", seat=seat).payload["classification"] == "NOOP"
+    assert events.rows(PersistDeciderCompleted, seat=seat).first().payload["classification"] == "NOOP"
 
 
 def test_recent_notes_are_shown_and_a_repeat_is_not_written_again(seat, make_turn, scripted):
@@ -99,7 +100,7 @@ def test_a_note_over_two_thousand_characters_is_skipped_and_logged_never_trimmed
     scripted.queue("persist_decision", _answer(classification="LONG", content="Maya prefers " + "x" * 2000))
     reflect_turn(make_turn().pk)
     assert not DiaryEntry.objects.exists()
-    payload = events.latest("persist_decider_completed", seat=seat).payload
+    payload = events.rows(PersistDeciderCompleted, seat=seat).first().payload
     assert payload["classification"] == "LONG" and payload["skipped"] == "learning.MaxContentChars"
     assert payload["size"] == 2013 and "2000" in caplog.text
 

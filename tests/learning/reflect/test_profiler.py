@@ -1,6 +1,7 @@
 """Profiler: one pass per distinct human sender, never the seat, nothing from internal triggers."""
 
 from core import events
+from core.event_types import CounterpartyProfileUpdated
 from core.models import Event
 from learning.models import CounterpartyProfile
 from learning.reflect import profiler, reflect_turn
@@ -57,7 +58,7 @@ def test_a_profile_keeps_style_decisions_sensitivities_and_topics(seat, make_tur
     assert profile.past_decisions == ["Let's go with the blue-green rollout."]
     assert any("avoid Friday deploys" in s for s in profile.sensitivities)
     assert "rollout" in profile.topics or "deploys" in profile.topics
-    payload = events.latest("counterparty_profile_updated", seat=seat).payload
+    payload = events.rows(CounterpartyProfileUpdated, seat=seat).first().payload
     assert payload["subject_handle"] == "maya" and payload["subject_platform"] == "mattermost"
 
 

@@ -3,6 +3,7 @@
 import json
 
 from core import events
+from core.event_types import ReflectionCompleted, SkillRefined
 from crewlet.config import schema
 from learning import skills
 from learning.models import SkillVersion, SynthesizedSkill
@@ -24,7 +25,7 @@ def refine_calls(scripted):
 
 
 def worker(seat):
-    return events.latest("reflection_completed", seat=seat).payload["workers"]["refiner"]
+    return events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["refiner"]
 
 
 def test_a_successful_turn_appends_observed_in_practice_under_one_heading(seat, make_turn):
@@ -36,7 +37,7 @@ def test_a_successful_turn_appends_observed_in_practice_under_one_heading(seat, 
         "## What practice added\n- Observed in practice: the run also needed `post_release_notes` after `jira_transition`."
     )
     assert SkillVersion.objects.get(skill=skill).version == 1
-    event = events.latest("skill_refined", seat=seat)
+    event = events.rows(SkillRefined, seat=seat).first()
     assert event.payload["version"] == 2 and event.payload["bullet"].startswith("Observed in practice:")
 
 

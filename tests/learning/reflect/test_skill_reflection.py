@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from core import events
+from core.event_types import ReflectionCompleted
 from crewlet.config import schema
-from learning import skills
+from learning import skill_actions, skills
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.purposes import persist_decision
 from learning.reflect import reflect_turn, skill_body, skill_reflection
@@ -48,7 +49,7 @@ def reflecting_turn(make_turn, **kw):
 
 
 def sr_report(seat):
-    return events.latest("reflection_completed", seat=seat).payload["workers"]["skill_reflection"]
+    return events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["skill_reflection"]
 
 
 # --- the signal -------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ def skill_reflection_section():
 def test_the_signal_can_start_the_pass_with_no_memory_trigger(seat, make_turn, scripted):
     release_skill(seat)
     reflect_turn(reflecting_turn(make_turn, self_persisted=True).pk)
-    payload = events.latest("reflection_completed", seat=seat).payload
+    payload = events.rows(ReflectionCompleted, seat=seat).first().payload
     assert payload["workers"]["persist_decider"]["status"] == "ran"
     assert payload["workers"]["persist_decider"]["result"]["classification"] == "NOOP"
     assert payload["workers"]["skill_reflection"]["status"] == "ran"
@@ -219,7 +220,7 @@ def test_only_the_seats_own_skills(ctx, other_seat):
 
 def test_never_a_pinned_skill(ctx, seat):
     skill = release_skill(seat, now=None)
-    skills.set_pinned(skill=skill, pinned=True)
+    skill_actions.pin(skill=skill, actor=seat)
     result = skill_reflection.apply_action(ctx, {"action": "archive", "name": skill.name}, read={skill.name: skill.body})
     assert result["why"] == "pinned"
 

@@ -1,6 +1,7 @@
 """SkillUse: every offered skill is marked used; a stale one is revived in the same transaction."""
 
 from core import events
+from core.event_types import SkillRevived
 from learning import skills
 from learning.models import SynthesizedSkill
 from learning.reflect import reflect_turn, skill_use
@@ -15,7 +16,7 @@ def test_every_offered_skill_is_marked_used_and_a_stale_one_revived(seat, make_t
     b.refresh_from_db()
     assert (a.use_count, b.use_count) == (1, 1) and a.last_used_at is not None
     assert b.state == SynthesizedSkill.ACTIVE
-    assert events.latest("skill_revived", seat=seat).payload["skill_id"] == b.pk
+    assert events.rows(SkillRevived, seat=seat).first().payload["skill_id"] == b.pk
 
 
 def test_no_offered_skills_closes_the_gate(make_turn, ctx_of):

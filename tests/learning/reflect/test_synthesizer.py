@@ -3,6 +3,7 @@
 import json
 
 from core import events
+from core.event_types import ReflectionCompleted, SkillSynthesized
 from crewlet.config import schema
 from learning import skills
 from learning.models import SynthesizedSkill
@@ -60,7 +61,7 @@ def test_the_per_seat_cap_closes_before_any_model_call(seat, make_turn, scripted
     serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(max_skills_per_agent=1)))
     skills.create(seat=seat, name="other", description="d", body="b", trigger="inline", tool_sequence=["x"])
     reflect_turn(release_turn(make_turn).pk)
-    assert events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["gate"] == "max_skills_per_agent"
+    assert events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["synthesizer"]["gate"] == "max_skills_per_agent"
     assert draft_calls(scripted) == []
 
 
@@ -68,7 +69,7 @@ def test_duplicate_by_tool_set_jaccard_is_order_insensitive(seat, make_turn, ctx
     skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline",
                   tool_sequence=list(reversed(RELEASE)))
     reflect_turn(release_turn(make_turn).pk)
-    assert events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["gate"] == "duplicate_skill"
+    assert events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["synthesizer"]["gate"] == "duplicate_skill"
     assert draft_calls(scripted) == []
 
 
@@ -89,7 +90,7 @@ def test_the_first_run_of_a_shape_is_declined_and_a_repeat_is_drafted(seat, make
     assert skill.body.startswith("---\nname: cut-release-branch\ndescription: ")
     assert "## Steps" in skill.body and "1. Call `jira_get_issue`." in skill.body
     assert skill.tool_sequence == turn.payload["tool_sequence"]
-    event = events.latest("skill_synthesized", seat=seat)
+    event = events.rows(SkillSynthesized, seat=seat).first()
     assert event.payload["trigger"] == "inline" and event.turn_id == turn.run_id and event.payload["skill_id"] == skill.pk
 
 
@@ -99,7 +100,7 @@ def test_a_draft_missing_a_name_summary_or_body_is_dropped(seat, make_turn, scri
         draft[missing] = ""
         scripted.queue("skill_draft", json.dumps(draft))
         reflect_turn(release_turn(make_turn).pk)
-        result = events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["result"]
+        result = events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["synthesizer"]["result"]
         assert result == {"drafted": False, "why": "incomplete_draft", "reason": ""}, missing
     assert not SynthesizedSkill.objects.exists()
 
@@ -110,7 +111,7 @@ def test_a_name_the_seat_already_has_is_rejected(seat, make_turn, scripted):
     reflect_turn(release_turn(make_turn).pk)
     existing.refresh_from_db()
     assert existing.body == "old" and SynthesizedSkill.objects.count() == 1
-    result = events.latest("reflection_completed", seat=seat).payload["workers"]["synthesizer"]["result"]
+    result = events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["synthesizer"]["result"]
     assert result["why"] == "name_collision"
 
 

@@ -53,7 +53,7 @@ def _run(statements_by_vendor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('learning', '0004_event_moves_to_core'),
+        ('learning', '0005_redelivery'),
     ]
 
     operations = [
