@@ -206,7 +206,7 @@ class EmbeddedMixin(models.Model):
         abstract = True
 
     def set_vector(self, vector: Vector | None, model: str) -> None:
-        if usable(vector):
+        if vector is not None and usable(vector):
             self.embedding, self.embedding_model, self.embedding_dim = list(vector), model, len(vector)
         else:
             self.embedding, self.embedding_model, self.embedding_dim = None, "", None

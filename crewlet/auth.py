@@ -32,10 +32,11 @@ class OperatorAuth(HttpBearer):
 def require_seat(request, handle: str | None = None) -> Seat:
     """The seat this request acts as; a seat token may act only as itself (403 otherwise)."""
     token: ApiToken = request.auth
-    if token.kind == ApiToken.SEAT:
-        if handle is not None and token.seat.handle != handle:
-            raise Forbidden(f"this token belongs to seat {token.seat.handle!r} and cannot act as {handle!r}")
-        return token.seat
+    own = token.own_seat
+    if own is not None:
+        if handle is not None and own.handle != handle:
+            raise Forbidden(f"this token belongs to seat {own.handle!r} and cannot act as {handle!r}")
+        return own
     if handle is None:
         raise Forbidden("an operator token must name the seat it reads")
     seat = Seat.objects.select_related("role", "unit", "company").filter(handle=handle, company=token.company).first()

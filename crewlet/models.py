@@ -37,7 +37,9 @@ class Unit(models.Model):
 
     def chain(self) -> list["Unit"]:
         """This unit and its ancestors, nearest first."""
-        seen, out, unit = set(), [], self
+        seen: set[int] = set()
+        out: list[Unit] = []
+        unit: Unit | None = self
         while unit is not None and unit.pk not in seen:
             seen.add(unit.pk)
             out.append(unit)
@@ -105,6 +107,11 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"{self.kind}:{self.prefix}…"
+
+    @property
+    def own_seat(self) -> Seat | None:
+        """The seat a seat token acts as (None for an operator token)."""
+        return self.seat if self.kind == self.SEAT else None
 
     @classmethod
     def issue(cls, *, company: Company, kind: str = SEAT, seat: Seat | None = None, label: str = "") -> tuple["ApiToken", str]:

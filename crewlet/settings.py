@@ -2,6 +2,7 @@
 
 import os
 from pathlib import Path
+from typing import Any
 
 from crewlet import sqlite_driver
 
@@ -73,9 +74,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 else:
     DATABASES["default"].setdefault("TEST", {})
+# Persistent connections, checked before reuse: a request (or an enqueue) no longer opens a backend
+# or reloads sqlite-vec each time. CREWLET_DB_CONN_MAX_AGE=0 goes back to one connection a request.
+DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-AUTH_PASSWORD_VALIDATORS = []
+AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = []
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -97,7 +102,7 @@ CREWLET_PURPOSES = "learning.purposes.PURPOSES"
 CREWLET_CONFIG_PATH = os.environ.get("CREWLET_CONFIG", str(BASE_DIR / "crewlet.toml"))
 
 # django-q2: ORM broker on the same database by default; CREWLET_Q_REDIS switches to Redis.
-Q_CLUSTER = {
+Q_CLUSTER: dict[str, Any] = {
     "name": "crewlet",
     "workers": int(os.environ.get("CREWLET_Q_WORKERS", "2")),
     "timeout": 300,

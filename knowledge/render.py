@@ -105,7 +105,9 @@ def markdown_to_html(text: str) -> str:
                 flush()
                 out.append(f"<{kind}>")
                 open_list = kind
-            out.append(f"<li>{_inline((bullet or numbered).group(1))}</li>")
+            item = bullet or numbered
+            assert item is not None
+            out.append(f"<li>{_inline(item.group(1))}</li>")
         elif not line.strip():
             flush()
         else:

@@ -20,12 +20,34 @@ log = logging.getLogger("learning.turns")
 REFLECT_TASK = "learning.tasks.reflect_turn"
 
 
+def enqueues_in_transaction() -> bool:
+    """True when the queue is the database's own table (django-q2's ORM broker on the default
+    database, not synchronous): the task row is then written in the turn's transaction -- a
+    transactional outbox -- so a turn rolled back enqueues nothing and a committed one is never
+    without its task. Other brokers (Redis) are enqueued after the commit."""
+    from django_q.conf import Conf
+
+    return not Conf.SYNC and Conf.ORM == "default"
+
+
 def enqueue_reflection(turn_id: int, seat_id: int) -> None:
     """One django-q2 task per new turn; a broker that cannot take it leaves the turn for the backlog."""
     from django_q.tasks import async_task
 
     try:
         async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
+    except Exception:
+        log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
+
+
+def _enqueue_here(turn_id: int, seat_id: int) -> None:
+    """The task row in the turn's own transaction (rolled back with it, committed with it), under a
+    savepoint: an enqueue that fails leaves the turn stored for the backlog sweep to re-drive."""
+    from django_q.tasks import async_task
+
+    try:
+        with transaction.atomic():
+            async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
     except Exception:
         log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
 
@@ -56,7 +78,10 @@ def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
                 review_outcome=record.review_outcome,
                 payload=record.model_dump(mode="json"),
             )
-            transaction.on_commit(lambda: enqueue_reflection(turn.pk, seat.pk))
+            if enqueues_in_transaction():
+                _enqueue_here(turn.pk, seat.pk)
+            else:
+                transaction.on_commit(lambda: enqueue_reflection(turn.pk, seat.pk))
     except IntegrityError:
         existing = Turn.objects.filter(run_id=record.run_id).first()
         if existing is None:

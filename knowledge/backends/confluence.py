@@ -182,7 +182,10 @@ class ConfluenceSearcher:
         reason = self.unavailable(seat)
         if reason is not None:
             return SearchResult.not_run(reason)
-        client = make_client(seat_credential(seat) or org_credential())
+        credential = seat_credential(seat) or org_credential()
+        if credential is None:  # unavailable() said there is one; config may have changed since
+            return SearchResult.not_run(SearchUnavailable.UNCONFIGURED)
+        client = make_client(credential)
         spaces = accessible_containers(seat)
         try:
             excluded = [pid for pid in (self.drafts_parent_id(client, s) for s in spaces) if pid]

@@ -12,7 +12,7 @@ import logging
 import re
 
 from django.db import DatabaseError, IntegrityError
-from django.db.models import Case, IntegerField, Q, Value, When
+from django.db.models import Case, Expression, IntegerField, Q, Value, When
 
 from core.providers.embeddings import embed_one
 from core.vectors import ranked_ids
@@ -73,7 +73,7 @@ def text_ranked(qs, query: str, limit: int) -> list[int]:
     if not words:
         return []
     match = Q()
-    score = Value(0)
+    score: Expression = Value(0)
     for word in words:
         match |= Q(title__icontains=word) | Q(body__icontains=word)
         score = score + Case(When(title__icontains=word, then=Value(2)), default=Value(0), output_field=IntegerField())

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.core.management.base import OutputWrapper
+from django.core.management.color import Style
+
 
 @dataclass
 class DemoContext:
-    out: object  # a management command's stdout wrapper
-    style: object
+    out: OutputWrapper  # a management command's stdout
+    style: Style
     tokens: dict[str, str] = field(default_factory=dict)  # handle -> raw seat token
     operator_token: str = ""
     clock: datetime | None = None  # None = real time; steps that age data set it

@@ -40,6 +40,7 @@ def _apply_config(ctx) -> None:
     text = path.read_text(encoding="utf-8")
     config.apply_text(text, path=str(path))
     revision = ConfigRevision.objects.first()
+    assert revision is not None  # apply_text just stored it
     summary = revision.summary
     ctx.line(f"applied revision {revision.sha256[:12]}: company {summary['company']!r}, "
              f"{len(summary['units'])} units, {len(summary['roles'])} roles, {len(summary['seats'])} seats")

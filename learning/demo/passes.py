@@ -76,7 +76,7 @@ def seed(seat, clock) -> str:
     if raw > 500:
         return ""
     rng = random.Random(7)
-    rows = []
+    rows: list = []
 
     def add(age_days, tools, task, outcome="done", plan="", **fields):
         ended = clock - timedelta(days=age_days, minutes=rng.randint(0, 600))

@@ -16,6 +16,7 @@ import mcp_types as types
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from mcp.server import Server
+from pydantic import ValidationError
 
 from crewlet.errors import CrewletError
 from learning import tools
@@ -52,7 +53,7 @@ def call(seat, name: str, arguments: dict, *, default_run_id: str) -> types.Call
         if name == PREFETCH_TOOL:
             try:
                 body = PrefetchIn.model_validate(arguments)
-            except Exception as exc:  # pydantic's ValidationError: name each bad field
+            except ValidationError as exc:  # name each bad field
                 raise bad_arguments(exc) from None
             out = PrefetchOut.model_validate(prefetch(seat=seat, request=to_request(body))).model_dump(mode="json")
             return _result(True, out["prompt"], out)

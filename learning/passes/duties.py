@@ -34,7 +34,7 @@ log = logging.getLogger("learning.passes.duties")
 INCARNATION = uuid.uuid4().hex[:12]
 HEARTBEAT_PREFIX = "node:"
 HEARTBEAT_TTL = timedelta(minutes=5)  # a node that ran no pass for five minutes no longer shares the budget
-DEFAULT_LEASE = timedelta(seconds=int(settings.Q_CLUSTER.get("timeout", 300)) + 60)  # past the queue's own kill
+DEFAULT_LEASE = timedelta(seconds=int(settings.Q_CLUSTER["timeout"]) + 60)  # past the queue's own kill
 
 
 def holder_id() -> str:

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from core import events
 from core.event_types import MemoryFillInputContinued, MemoryFillVectorUnusable
+from core.providers.embeddings.base import Embedder
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
 from knowledge.models import Page
@@ -70,7 +71,7 @@ def _bytes(text: str) -> int:
 
 @dataclass
 class Minute:
-    embedder: object
+    embedder: Embedder
     now: datetime
     requests_left: int
     bytes_left: int
@@ -186,7 +187,8 @@ def _pieces_state(row: Row, minute: Minute, vectors: list) -> dict | None:
 
 
 def _chunk(pieces: list[str], budget: int) -> list[str]:
-    out, size = [], 0
+    out: list[str] = []
+    size = 0
     for piece in pieces[:MAX_INPUTS_PER_REQUEST]:
         if out and size + _bytes(piece) > budget:
             break

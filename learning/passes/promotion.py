@@ -16,6 +16,7 @@ import hashlib
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import DatabaseError
 from django.utils import timezone
@@ -100,7 +101,7 @@ def cluster_title(unit, tools: frozenset[str]) -> str:
 
 # ---- the pass ---------------------------------------------------------------------------------------
 def prompt_skills(cluster: Cluster) -> list:
-    firsts = {}
+    firsts: dict = {}
     for skill in cluster.members:
         firsts.setdefault(skill.seat_id, skill)
     rest = [s for s in cluster.members if firsts.get(s.seat_id) is not s]
@@ -220,7 +221,7 @@ def run_promotion(*, now=None) -> dict:
 
     now = now or timezone.now()
     knobs = config.knobs().learning
-    report = {"units": 0, "converged": 0, "promoted": [], "already_drafted": 0, "skipped_units": [], "failed": []}
+    report: dict[str, Any] = {"units": 0, "converged": 0, "promoted": [], "already_drafted": 0, "skipped_units": [], "failed": []}
     if not (knobs.enabled and knobs.promotion.enabled):
         report["disabled"] = True
         return report

@@ -29,7 +29,7 @@ def profile_for(seat, sender: Sender) -> CounterpartyProfile | None:
         return None
     rows = list(qs[:10])
     exact = [p for p in rows if p.subject_platform == sender.platform]
-    return (exact or rows or [None])[0]
+    return (exact or rows)[0] if rows else None
 
 
 def _items(values) -> str:

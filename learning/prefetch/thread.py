@@ -48,7 +48,7 @@ def _counts(ctx: PrefetchContext, posts: int | None, read: int | None) -> dict:
     return {
         "thread_context_posts": posts,
         "thread_context_read": read,
-        "thread_context_stopped_short": thread.status == THREAD_TRUNCATED,
+        "thread_context_stopped_short": thread is not None and thread.status == THREAD_TRUNCATED,
     }
 
 
@@ -83,6 +83,7 @@ def split(lines: list[str], bound: int = bounds.THREAD_BYTES) -> tuple[list[str]
 
 def _finish(ctx: PrefetchContext) -> BlockResult:
     thread = ctx.request.thread
+    assert thread is not None  # start() finished the block already when there is no thread
     lines = [message_line(m, root=(i == 0)) for i, m in enumerate(thread.messages)]
     head, middle, tail = split(lines)
     shown = head + tail

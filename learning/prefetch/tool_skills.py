@@ -81,6 +81,7 @@ def parse(text: str, *, default_key: str, page_id: str = "", container_key: str 
     for line in front.strip().splitlines():
         name, _, value = line.partition(":")
         meta[name.strip()] = value.strip()
+    triggers: tuple[str, ...]
     if "tool" in meta:
         triggers = (meta["tool"].strip("\"'"),)
     elif "any_of" in meta:

@@ -23,7 +23,9 @@ def skill_md(*, name: str, description: str, body: str) -> str:
 
 
 def _split(body: str) -> tuple[list[str], list[str], list[str]]:
-    procedure, references, practice = [], [], []
+    procedure: list[str] = []
+    references: list[str] = []
+    practice: list[str] = []
     current = procedure
     for line in body.splitlines():
         stripped = line.strip()

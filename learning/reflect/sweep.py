@@ -27,7 +27,7 @@ SWEEP_LIMIT = 200  # turns re-enqueued per tick (ticks are a minute apart)
 
 def grace_seconds() -> int:
     """How long a turn's own task may still be running: the queue's task timeout plus a lease."""
-    return int(settings.Q_CLUSTER.get("timeout", 300)) + lease_seconds()
+    return int(settings.Q_CLUSTER["timeout"]) + lease_seconds()
 
 
 def due(*, now=None, grace: float | None = None):

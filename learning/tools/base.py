@@ -9,15 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from crewlet.errors import BadInput
 from learning.turn_record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 
 class Arguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+A = TypeVar("A", bound=Arguments)
 
 
 @dataclass(frozen=True)
@@ -28,10 +35,10 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
-class ToolCall:
-    seat: object
+class ToolCall(Generic[A]):
+    seat: Seat
     run_id: str
-    args: Arguments
+    args: A
 
 
 @dataclass(frozen=True)
@@ -39,7 +46,7 @@ class Tool:
     name: str
     description: str  # one line: when to use it
     arguments: type[Arguments]
-    handler: Callable[[ToolCall], ToolResult]
+    handler: Callable[[ToolCall[Any]], ToolResult]
     needs_run_id: bool = False
     withdrawn: Callable[[object], str] = lambda seat: ""  # the reason it is withdrawn for this seat, or ""
 

@@ -10,7 +10,7 @@ class MarkOnboardedArgs(Arguments):
     pass
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[MarkOnboardedArgs]) -> ToolResult:
     marker = onboarding.mark_onboarded(seat=call.seat)
     return ToolResult(ok=True, data={"onboarded_at": marker.onboarded_at.isoformat()}, text=(
         "Marked onboarded for your team as it is now structured; the onboarding block stops until your "

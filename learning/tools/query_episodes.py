@@ -64,13 +64,13 @@ def _embed_cause(status: str, error: str) -> str:
     return {"configuration": "configuration", "refused": "refused"}.get(kind, "transient")
 
 
-def _hits(call: ToolCall, rows) -> list[dict]:
+def _hits(call: ToolCall[QueryEpisodesArgs], rows) -> list[dict]:
     rendered = past_turns.render(seat=call.seat, episodes=rows, turn_id=call.run_id)
     return [{"turn_id": t.turn_id, "kind": t.kind, "text": t.text, "exemplar_turn_ids": list(t.exemplar_turn_ids)}
             for t in rendered]
 
 
-def similarity(call: ToolCall, query: str) -> ToolResult:
+def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     args = call.args
     try:
         embedder = get_embedder()
@@ -103,7 +103,7 @@ def similarity(call: ToolCall, query: str) -> ToolResult:
     return ToolResult(ok=True, text=text, data={"mode": "similarity", "hits": hits, "unreachable": unreachable})
 
 
-def listing(call: ToolCall) -> ToolResult:
+def listing(call: ToolCall[QueryEpisodesArgs]) -> ToolResult:
     args = call.args
     try:
         if args.conversation:
@@ -125,7 +125,7 @@ def listing(call: ToolCall) -> ToolResult:
     return ToolResult(ok=True, text=text, data={"mode": mode, "hits": hits})
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[QueryEpisodesArgs]) -> ToolResult:
     query = (call.args.query or "").strip()
     return similarity(call, query) if query else listing(call)
 

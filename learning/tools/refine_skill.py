@@ -43,7 +43,7 @@ def own_skill(seat, name: str) -> SynthesizedSkill:
     return skill
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[RefineSkillArgs]) -> ToolResult:
     args = call.args
     skill = own_skill(call.seat, args.skill_name)
     try:

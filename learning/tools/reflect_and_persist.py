@@ -40,7 +40,7 @@ def self_persisted(run_id: str) -> bool:
     return bool(run_id) and events.rows(ReflectAndPersistCalled, turn_id=run_id).exists()
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:
     args = call.args
     if not args.content.strip():
         raise BadInput("arguments.content: a note needs some text", field="arguments.content")

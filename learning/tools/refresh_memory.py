@@ -85,7 +85,7 @@ def triggered_by(run_id: str) -> list[str]:
     return list((snapshot.rendered or {}).get("triggered_by") or []) if snapshot else []
 
 
-def run_filter(call: ToolCall, hint: str) -> list[int]:
+def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str) -> list[int]:
     embedded = embed_one(hint, budget=PREFETCH_EMBED_BUDGET)
     pool = diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model)
     if not pool:
@@ -110,7 +110,7 @@ def answer(*, ledger: RefreshLedger, key: str, cached: dict, limit: int, repeat:
     return ToolResult(ok=True, text=text, data={"entry_ids": [e.id for e in rows], "repeat": repeat})
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[RefreshMemoryArgs]) -> ToolResult:
     hint, limit = call.args.context_hint, call.args.limit
     key = normalise(hint)
     if not key:

@@ -18,7 +18,7 @@ class SearchKnowledgeArgs(Arguments):
     query: Text = Field(..., min_length=1, max_length=500, description="A few keywords a relevant page would contain.")
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[SearchKnowledgeArgs]) -> ToolResult:
     query = " ".join(call.args.query.split())
     if not query:
         raise BadInput("arguments.query: the query has no words in it", field="arguments.query")

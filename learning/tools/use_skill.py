@@ -20,7 +20,7 @@ class UseSkillArgs(Arguments):
     name: Text = Field(..., min_length=1, max_length=120, description="The skill's name as the skills block lists it.")
 
 
-def handle(call: ToolCall) -> ToolResult:
+def handle(call: ToolCall[UseSkillArgs]) -> ToolResult:
     try:
         skill = skills.find(call.seat, call.args.name)
     except NotFound as exc:

@@ -49,9 +49,10 @@ class RecommendationOut(Schema):
 def _shard_for(request, shard_id: int) -> tuple[Shard, str, str]:
     token: ApiToken = request.auth
     qs = Shard.objects.select_related("seat", "seat__role", "seat__company", "episode")
-    if token.kind == ApiToken.SEAT:
-        shard = qs.filter(pk=shard_id, seat=token.seat).first()
-        by, actor = Shard.BY_SEAT, token.seat.handle
+    own = token.own_seat
+    if own is not None:
+        shard = qs.filter(pk=shard_id, seat=own).first()
+        by, actor = Shard.BY_SEAT, own.handle
     else:
         shard = qs.filter(pk=shard_id, seat__company=token.company).first()
         by, actor = Shard.BY_PERSON, f"operator:{token.prefix}"

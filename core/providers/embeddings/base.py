@@ -98,7 +98,8 @@ def pieces_of(text: str, max_chars: int) -> list[str]:
 
 def _embed_whole(embedder: Embedder, texts: list[str], cancel: threading.Event | None = None) -> list[list[float] | None]:
     """Embed each text whole: long ones are split (up to MAX_PIECES_PER_TEXT pieces) and pooled."""
-    plan, flat = [], []
+    plan: list[tuple[int, int, list[float]]] = []
+    flat: list[str] = []
     for text in texts:
         pieces = pieces_of(text, embedder.max_input_chars)
         if len(pieces) > MAX_PIECES_PER_TEXT:
@@ -111,7 +112,7 @@ def _embed_whole(embedder: Embedder, texts: list[str], cancel: threading.Event |
         if cancel is not None and cancel.is_set():
             raise _Cancelled()
         vectors.extend(embedder.embed_batch(flat[start : start + BATCH_PIECES]))
-    out = []
+    out: list[list[float] | None] = []
     for start, n, weights in plan:
         if n == 0:
             out.append(None)

@@ -130,7 +130,8 @@ class LocalEmbedder:
         self._check()
         model = load_model()
         with _encode_lock:
-            plan, flat = [], []
+            plan: list = []
+            flat: list[str] = []
             for text in texts:
                 pieces = _pieces_within_model_input(model.word_pieces, text)
                 plan.append((len(flat), pieces))
@@ -157,7 +158,9 @@ def _pieces_within_model_input(word_pieces, text: str) -> list[str]:
     """
     if word_pieces(text) <= CONTENT_WORD_PIECES:
         return [text]
-    pieces, current, count = [], [], 0
+    pieces: list[str] = []
+    current: list[str] = []
+    count = 0
     for word in text.split():
         for part in _word_parts(word_pieces, word):
             n = word_pieces(part)

@@ -67,7 +67,7 @@ class ClientCache:
         self._factory = factory
         self._lock = threading.Lock()
         self._key: str | None = None
-        self._client = None
+        self._client: object | None = None
 
     def get(self, key: str):
         with self._lock:

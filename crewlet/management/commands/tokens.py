@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from django.core.management import BaseCommand, CommandError
 from django.utils import timezone
@@ -25,7 +25,7 @@ def parse_moment(text: str) -> datetime:
         raise CommandError(f"--at: {text!r} is not a date (YYYY-MM-DD), an ISO moment or 'now'") from None
     if len(text) == 10:
         moment = datetime.combine(moment.date(), time.min)
-    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, timezone.utc)
+    return moment if timezone.is_aware(moment) else timezone.make_aware(moment, UTC)
 
 
 class Command(BaseCommand):

@@ -37,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError(result["why"])
 
     def _kwargs(self, fn, name: str, handle: str | None, dry_run: bool) -> dict:
-        kwargs = {}
+        kwargs: dict[str, object] = {}
         if handle:
             if not schedules.accepts(fn, "seat"):
                 raise CommandError(f"pass {name} does not take --seat")

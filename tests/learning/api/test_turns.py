@@ -191,3 +191,32 @@ def test_the_route_and_its_schema_are_in_the_openapi_document(client):
     schema = document["components"]["schemas"]["TurnRecord"]
     assert {"run_id", "conversation_kind", "review_outcome"} <= set(schema["required"])
     assert schema["additionalProperties"] is False
+
+
+def test_the_reflection_task_is_written_in_the_turns_own_transaction(seat, seat_token, api_client,
+                                                                      django_capture_on_commit_callbacks):
+    from django.utils.module_loading import import_string
+
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:  # nothing runs after the commit
+        response = api_client.post(URL, record(seat), token=seat_token)
+
+    assert response.status_code == 202 and callbacks == []
+    task = OrmQ.objects.get().task  # already queued: no gap between the commit and the enqueue
+    import_string(task["func"])(*task["args"])  # what a qcluster worker does with it
+    assert Turn.objects.get().reflected_at is not None
+
+
+def test_a_turn_whose_transaction_rolls_back_after_the_enqueue_leaves_no_task(seat):
+    from django.db import transaction
+
+    from learning.turn_record import TurnRecord
+    from learning.turns import store_turn
+
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort), transaction.atomic():
+        store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
+        assert OrmQ.objects.count() == 1  # queued inside the transaction...
+        raise Abort  # ...which then fails
+    assert not Turn.objects.exists() and not OrmQ.objects.exists()

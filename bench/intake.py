@@ -1,0 +1,144 @@
+"""Intake throughput: ``POST /api/v1/turns`` accepted per second by the real server, on both engines.
+
+Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, production settings) on a
+loopback port against a fresh SQLite file and then a throwaway PostgreSQL, with the ORM broker
+(each accepted turn writes its reflection task in its own transaction; no qcluster runs, so the
+figure is intake alone). ``--clients`` threads post distinct turns for ``--seconds``. Printed
+beside it, measured the same way against the same server: the floor, a POST answered 401 before
+any database work (no token).
+
+Usage: python bench/intake.py [--engine sqlite|postgres|both] [--clients 8] [--seconds 10] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+import warnings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+URL_PATH = "/api/v1/turns"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def body(seat: str) -> dict:
+    n = uuid.uuid4().hex
+    return {
+        "run_id": f"bench-{n}", "work_key": f"chat:msg-{n}", "seat": seat, "conversation_id": "chat:C1:thread-1",
+        "conversation_kind": "chat", "label": "Message from Maya: Slack message", "subject_is_label": True,
+        "plan_summary": "Replied in the thread with a short status summary.",
+        "tool_sequence": ["mattermost_post_message"], "tools_called": ["mattermost_post_message"],
+        "review_outcome": "done", "interactions": [{"sender": {"handle": "maya", "platform": "mattermost",
+                                                              "display_name": "Maya", "kind": "human"},
+                                                   "body": "Thanks! I prefer short bullet-point status updates."}],
+    }
+
+
+def drive(port: int, clients: int, seconds: float, token: str | None, seat: str) -> tuple[int, int, float]:
+    """(answered as expected, other answers, seconds) with ``clients`` keep-alive connections."""
+    import httpx2
+
+    ok, other, lock, stop = [0], [0], threading.Lock(), time.monotonic() + seconds
+    expected = 202 if token else 401
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    def client():
+        with httpx2.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+            while time.monotonic() < stop:
+                status = http.post(URL_PATH, json=body(seat)).status_code
+                with lock:
+                    if status == expected:
+                        ok[0] += 1
+                    else:
+                        other[0] += 1
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return ok[0], other[0], time.monotonic() - started
+
+
+def manage(env: dict, *args: str) -> str:
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def run_engine(label: str, url: str, args) -> int:
+    env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", CREWLET_LOG_LEVEL="WARNING",
+               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings")
+    env.pop("CREWLET_Q_SYNC", None)
+    manage(env, "migrate", "--verbosity", "0")
+    manage(env, "apply_config", env["CREWLET_CONFIG"])
+    seat = "ana"
+    token = manage(env, "create_seat_token", seat).strip().split()[-1]
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "crewlet.wsgi", "--bind", f"127.0.0.1:{port}", "--workers",
+         str(args.workers), "--threads", "4", "--log-level", "warning"], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        drive(port, args.clients, 2.0, token, seat)  # warm every worker and connection, not counted
+        rows = []
+        for name, tok in (("POST /turns accepted (202)", token), ("floor: POST answered 401, no token", None)):
+            ok, other, took = drive(port, args.clients, args.seconds, tok, seat)
+            rows.append((name, ok / took, other))
+        print(f"\n== intake, {label}: gunicorn {args.workers} worker(s) x 4 threads, {args.clients} clients, "
+              f"{args.seconds:.0f}s each")
+        for name, rate, other in rows:
+            print(f"   {name:<38} {rate:8.1f} /s" + (f"   ({other} other answers)" if other else ""))
+        print(f"   accepted at {rows[0][1] / rows[1][1]:.0%} of the floor's rate")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    codes = []
+    if args.engine in ("sqlite", "both"):
+        tmp = tempfile.mkdtemp(prefix="crewlet-intake-")
+        codes.append(run_engine("SQLite (WAL) + sqlite-vec", f"sqlite:///{tmp}/intake.sqlite3", args))
+    if args.engine in ("postgres", "both"):
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        sys.path.insert(0, os.path.join(ROOT, "bin"))
+        from test_engines import start_pgserver
+
+        server, url = start_pgserver()
+        try:
+            codes.append(run_engine("PostgreSQL + pgvector", url, args))
+        finally:
+            server.cleanup()
+    return max(codes)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
