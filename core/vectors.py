@@ -42,6 +42,11 @@ def _to_pg_text(vector: Vector) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
+def to_pg_text(vector: Vector) -> str:
+    """A query vector as pgvector's text input, for raw SQL (``%s::vector``)."""
+    return _to_pg_text(vector)
+
+
 def register_pgvector(connection) -> bool:
     """Register pgvector's psycopg dumpers and loaders on a Django PostgreSQL connection, once.
 

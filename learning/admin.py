@@ -29,6 +29,7 @@ from learning.models import (
     DiaryEntry,
     Duty,
     Episode,
+    EpisodePiece,
     LearningHealth,
     OnboardingMarker,
     PrefetchSnapshot,
@@ -218,6 +219,13 @@ class EpisodeAdmin(ReadOnlyAdmin):
     list_filter = ("seat", "kind", "review_outcome", "conversation_kind")
     search_fields = ("task_summary", "ask", "plan_summary", "run_id", "work_key")
     date_hierarchy = "started_at"
+
+
+@admin.register(EpisodePiece)
+class EpisodePieceAdmin(ReadOnlyAdmin):
+    list_display = ("episode", "ordinal", "embedding_model", "embedding_dim")
+    list_filter = ("embedding_model",)
+    raw_id_fields = ("episode",)
 
 
 @admin.register(CounterpartyProfile)

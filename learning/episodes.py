@@ -4,15 +4,38 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
-from core.vectors import nearest_rows
-from learning.models import Episode
-
-RECALL_MAX_DISTANCE = 0.9
+from core.providers.embeddings.base import pieces_of
+from core.vectors import usable
+from learning import episode_search
+from learning.models import Episode, EpisodePiece
 
 
 def embed_text(*, label: str, ask: str, what_it_did: str) -> str:
-    """ONE text per turn: what woke it, what it was asked, what it did (whole; split and pooled later)."""
-    return "\n".join(part for part in (label.strip(), ask.strip(), what_it_did.strip()) if part)
+    """ONE text per turn: what woke it, what it was asked, what it did (whole; split and pooled later).
+
+    The label is counted once: a label the ask already carries (a subject sent as part of the
+    message) is not repeated. The full-text index applies the same rule in SQL (migration 0005).
+    """
+    label, ask = label.strip(), ask.strip()
+    if label and label in ask:
+        label = ""
+    return "\n".join(part for part in (label, ask, what_it_did.strip()) if part)
+
+
+def search_pieces(text: str, max_chars: int) -> list[str]:
+    """The lines of a turn's text, each searched by its own vector (a line past the embedder's input
+    is split between words); a function of the row alone, so the fill recomputes the same pieces."""
+    lines = dict.fromkeys(line.strip() for line in text.splitlines())
+    return [piece for line in lines if line for piece in pieces_of(line, max_chars)]
+
+
+def write_pieces(episode: Episode, pieces: list[str], vectors: list, model: str) -> int:
+    """Replace the episode's line vectors (a piece with no usable vector is left out)."""
+    EpisodePiece.objects.filter(episode=episode).delete()
+    rows = [EpisodePiece(episode=episode, ordinal=i, embedding=list(v), embedding_model=model, embedding_dim=len(v))
+            for i, (_piece, v) in enumerate(zip(pieces, vectors, strict=True)) if usable(v)]
+    EpisodePiece.objects.bulk_create(rows)
+    return len(rows)
 
 
 def text_of(episode: Episode) -> str:
@@ -23,14 +46,14 @@ def raw(seat) -> QuerySet[Episode]:
     return Episode.objects.filter(seat=seat, kind=Episode.RAW)
 
 
-def recall(*, seat, vector, model: str, limit: int = 3, outcome: str | None = None) -> list[Episode]:
-    """Raw turns most similar to ``vector`` (a compacted row reads like one turn that did all of them)."""
+def recall(*, seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> list[Episode]:
+    """Raw turns most like the query: its vector's ranking fused with its words' (episode_search)."""
     if not vector:
         return []
-    qs = raw(seat)
-    if outcome:
-        qs = qs.filter(review_outcome=outcome)
-    return nearest_rows(qs, vector, model, limit=limit, max_distance=RECALL_MAX_DISTANCE)
+    ids = [i for i, _score in episode_search.ranked(seat=seat, vector=vector, model=model, query=query, limit=limit,
+                                                     outcome=outcome)]
+    rows = Episode.objects.defer("embedding").in_bulk(ids)
+    return [rows[i] for i in ids if i in rows]
 
 
 def recent(*, seat, limit: int = 10, outcome: str | None = None) -> list[Episode]:

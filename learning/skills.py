@@ -38,6 +38,12 @@ def catalogue(seat) -> QuerySet[SynthesizedSkill]:
     return SynthesizedSkill.objects.filter(seat=seat).exclude(state=SynthesizedSkill.ARCHIVED)
 
 
+def held(seat) -> QuerySet[SynthesizedSkill]:
+    """Every skill the seat holds, archived included: what the induction gates count, so an archived
+    procedure is neither drafted again nor left out of the cap."""
+    return SynthesizedSkill.objects.filter(seat=seat)
+
+
 def find(seat, name: str) -> SynthesizedSkill:
     skill = SynthesizedSkill.objects.filter(seat=seat, name=name).first()
     if skill is None:

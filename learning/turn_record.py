@@ -168,6 +168,9 @@ class TurnRecord(BaseModel):
     plan_summary: Text = Field("", max_length=MAX_TEXT_CHARS, description="What it did: the last review's account, or the final answer.")
     tool_sequence: list[ToolName] = Field(default_factory=list, max_length=MAX_TOOL_CALLS, description="The final round's tools, in order.")
     tools_called: list[ToolName] = Field(default_factory=list, max_length=MAX_TOOL_CALLS, description="Every tool call of the turn, in order.")
+    tool_iterations: int | None = Field(
+        None, ge=0, le=MAX_TOOL_CALLS, description="Iterations of the agentic loop that called tools (one tool-call "
+        "assistant message each, however many calls it carried); unknown when omitted.")
     replied: bool = Field(False, description="The turn delivered a reply to its trigger (the model's final message "
                           "was sent), which counts as engagement even with no tool call.")
     review_outcome: ReviewOutcome

@@ -1,7 +1,7 @@
 """The learning tables, one module per family, re-exported here."""
 
 from learning.models.diary import DiaryEntry
-from learning.models.episodes import Episode
+from learning.models.episodes import Episode, EpisodePiece
 from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
 from learning.models.reflection import SeatReflectionLock
@@ -15,6 +15,7 @@ __all__ = [
     "DiaryEntry",
     "Duty",
     "Episode",
+    "EpisodePiece",
     "LearningHealth",
     "OnboardingMarker",
     "PrefetchSnapshot",

@@ -1,6 +1,6 @@
 from django.db import models
 
-from core.vectors import EmbeddedMixin
+from core.vectors import EmbeddedMixin, VectorField
 
 
 class Episode(EmbeddedMixin):
@@ -58,3 +58,18 @@ class Episode(EmbeddedMixin):
 
     def __str__(self):
         return f"{self.kind} {self.task_summary[:60]}"
+
+
+class EpisodePiece(models.Model):
+    """One line of a raw episode's searchable text with its own vector: a turn is as near to a query
+    as its nearest line (a long conversation's opening is not diluted by the rest of it)."""
+
+    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="pieces")
+    ordinal = models.PositiveIntegerField()
+    embedding = VectorField()
+    embedding_model = models.CharField(max_length=200)
+    embedding_dim = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "episode_pieces"
+        indexes = [models.Index(fields=["episode", "embedding_model"])]

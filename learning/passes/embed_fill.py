@@ -53,6 +53,7 @@ from knowledge.pages import embed_text as page_text
 from learning import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import duties
+from learning.passes.fill_pieces import fill_pieces
 from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
 from learning.transcripts.models import Shard
 
@@ -217,6 +218,7 @@ def _fill_seats(seats, minute: Minute, state: dict, *, cursor_moves: bool, only_
     for s in seats:
         try:
             fill_rows(rows_of(s, minute.embedder, minute.now, only_model=only_model), minute)
+            fill_pieces(s, minute)
         except RanOut:
             return _stop(state, s, "the minute's budget ran out", cursor_moves)
         except EndMinute as exc:

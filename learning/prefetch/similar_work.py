@@ -32,7 +32,8 @@ def start(ctx: PrefetchContext):
     if embedded.vector is None:
         return done(BlockResult(NAME, selection_count=0))
     try:
-        hits = episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, limit=bounds.SIMILAR_WORK_HITS)
+        hits = episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask,
+                              limit=bounds.SIMILAR_WORK_HITS)
     except DatabaseError:
         log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
         return done(BlockResult(NAME, selection_count=0))

@@ -17,15 +17,62 @@ WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december"]
 
-PREFERENCE = [
-    re.compile(r"\b(?P<who>i|we)\s+(?:really\s+|strongly\s+|much\s+)?(?:prefer|like|want)\s+(?P<x>[^.!?]+)", re.I),
-    re.compile(r"\b(?P<who>my|our)\s+preference\s+is\s+(?:to\s+|for\s+|that\s+)?(?P<x>[^.!?]+)", re.I),
-    re.compile(r"(?:^|\bplease\s+|\bfrom now on,?\s+)(?P<when>always|never)\s+(?P<x>[^.!?]+)", re.I),
-]
+# Only declarative statements are ever kept: a request, an instruction, a question or a reaction is
+# NOOP however it is worded ("Never mind.", "Please deploy the hotfix today.", "I like this.").
+LEAD_WORDS = re.compile(
+    r"^(?:\d+[.)]\s*)?(?:(?:yes|yeah|yep|sure|ok|okay|well|actually|also|oh|so|and|but|great|alright|btw|fyi|plus|"
+    r"heads up|just so you know|quick note|by the way|one last thing|wow|hey|hi|thanks|thank you)\b[\s,!:-]*)+",
+    re.I,
+)
+TIME_LEAD = re.compile(r"^(?:next|this|last)\s+(?:week|month|weekend|sprint|year)\s*,?\s*|^(?:today|tomorrow)\s*,?\s+", re.I)
+DECLARATIVE_SUBJECT = re.compile(
+    r"^(?:i|i'm|i am|i've|i'll|we|we're|we are|we've|we'll|my|our|the team|the [a-z0-9-]+ "
+    r"(?:service|server|servers|database|db|cluster|pipeline|api|repo|repository|build|deploy|deploys|release|"
+    r"office|team|freeze))\b",
+    re.I,
+)
+REQUEST = re.compile(
+    r"\b(?:please|pls|kindly|can you|could you|would you|will you|can we|could we|let's|let us|i'd like|"
+    r"i would like|i'd prefer|i would prefer|i'd love|i want|i need|we need|we want|i wanna|go ahead|"
+    r"instead|help me|make sure|don't forget|remember to|never mind|nevermind)\b",
+    re.I,
+)
+PREFERENCE = re.compile(
+    r"^(?P<who>i|we)\s+(?P<adv>really\s+|strongly\s+|much\s+|usually\s+|always\s+|generally\s+)?"
+    r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>[^.!?]+)",
+    re.I,
+)
+FAN_OF = re.compile(r"^(?P<who>i'm|i am|we're|we are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fans?\s+of\s+(?P<x>[^.!?]+)", re.I)
+MY_PREFERENCE = re.compile(
+    r"^(?P<who>my|our)\s+(?:preference|favou?rite(?:\s+[a-z ]+?)?|fave(?:\s+[a-z ]+?)?)\s+is\s+(?P<x>[^.!?]+)",
+    re.I,
+)
+MY_FACT = re.compile(
+    r"^(?P<who>my|our)\s+(?P<what>user ?id|username|user name|email|time ?zone|pronouns|role|title|team|"
+    r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+(?P<x>[^.!?,]+)",
+    re.I,
+)
+WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+[^.!?]+)", re.I)
+TEAM_USES = re.compile(r"^(?P<who>we|our team|the team)\s+(?P<verb>use|uses|deploy|deploys|run|runs|own|owns)\s+(?P<x>[^.!?]+)", re.I)
+SYSTEM_FACT = re.compile(
+    r"^(?P<x>the [a-z0-9-]+ (?:service|server|servers|database|db|cluster|pipeline|api|repo|repository)\s+"
+    r"(?:is|runs|uses|lives|deploys|needs|requires|has)\s+[^.!?]+)",
+    re.I,
+)
+# An object that points at something only the conversation shows is a reaction, not a preference.
+DEICTIC = re.compile(r"^(?:it|this|that|these|those|them|you|your|yours|how|what|when|where|seeing|hearing|"
+                     r"the idea|the way|so much|a lot|to (?:hear|see|know))\b", re.I)
+# "that time frame", "the same flight": a choice among what the conversation showed, not a standing preference
+CONTEXTUAL = re.compile(r"\b(?:that|this|those|these|the same|the other|the first|the second|the cheaper|the earlier)\s+"
+                        r"(?:one|ones|option|options|time|timeframe|time frame|flight|flights|range|price|way|thing|idea|"
+                        r"day|date|seat|seats)\b", re.I)
+VERB_3RD = {"prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys", "hate": "hates",
+            "dislike": "dislikes", "avoid": "avoids", "work": "works", "live": "lives", "use": "uses",
+            "deploy": "deploys", "run": "runs", "own": "owns"}
 SITUATION = re.compile(
     r"\b(vacation|holiday|out of (?:the )?office|ooo|on leave|parental leave|away|freeze|frozen|"
     r"on call|on-call|blocked|embargo|offsite|migration window|code freeze|this week|next week|"
-    r"this sprint|today|tomorrow)\b",
+    r"this sprint|today|tomorrow|this weekend|next weekend|this month|next month)\b",
     re.I,
 )
 UNTIL = re.compile(r"\b(?:until|through|thru|till|til|ends?|runs through|by)\b", re.I)
@@ -89,26 +136,69 @@ def finish(text: str) -> str:
     return text[0].upper() + text[1:]
 
 
-def preference_fact(sentence: str, who: str) -> str | None:
-    """A stated preference as a declarative fact ("Ana prefers ..."), or None."""
-    if sentence.rstrip().endswith("?"):
+def declarative(sentence: str) -> str | None:
+    """The sentence without its lead-in words when it is a statement with a subject; None for a
+    question, a request, an instruction or a bare reaction."""
+    text = TRAILING_PLEASE.sub("", LEAD_WORDS.sub("", sentence.strip()).strip())  # a courtesy "..., please."
+    if not text or text.rstrip().endswith("?") or REQUEST.search(text):
         return None
-    for pattern in PREFERENCE:
-        m = pattern.search(sentence)
-        if not m:
-            continue
-        x = third_person(m.group("x").strip(), who)
-        if "when" in m.groupdict() and m.group("when"):
-            return finish(f"{who} prefers that the agent {m.group('when').lower()} {x}")
-        subject = f"{who}'s team" if m.group("who").lower() in ("we", "our") else who
-        return finish(f"{subject} prefers {x}")
+    body = TIME_LEAD.sub("", text)
+    return text if DECLARATIVE_SUBJECT.match(body) else None
+
+
+def _subject(who_word: str, who: str) -> str:
+    return f"{who}'s team" if who_word.lower() in ("we", "our", "we're", "we are", "our team", "the team") else who
+
+
+def _possessive(who_word: str, who: str) -> str:
+    return "the team's" if who_word.lower() == "our" else f"{who}'s"
+
+
+def _has_content(x: str) -> bool:
+    return bool(vocabulary.content_words(x, identifiers=False)) and not DEICTIC.match(x.strip()) and not CONTEXTUAL.search(x)
+
+
+def preference_fact(sentence: str, who: str) -> str | None:
+    """A stated preference or standing fact about a person, a team or a system, as a declarative
+    note ("Ana prefers ..."), or None: only what the sentence itself states."""
+    text = declarative(sentence)
+    if text is None or NEGATIVE.search(text):
+        return None
+    text = TIME_LEAD.sub("", text)
+    m = PREFERENCE.match(text)
+    if m and _has_content(m.group("x")):
+        adverb = (m.group("adv") or "").strip().lower()
+        verb = VERB_3RD[m.group("verb").lower()]
+        lead = f"{adverb} {verb}" if adverb else verb
+        return finish(f"{_subject(m.group('who'), who)} {lead} {third_person(m.group('x').strip(), who)}")
+    m = FAN_OF.match(text)
+    if m and _has_content(m.group("x")):
+        return finish(f"{_subject(m.group('who'), who)} likes {third_person(m.group('x').strip(), who)}")
+    m = MY_FACT.match(text)
+    if m:
+        value = re.split(r"\s+(?:and|but)\s+", m.group("x").strip())[0]
+        return finish(f"{_possessive(m.group('who'), who)} {m.group('what')} is {value}")
+    m = MY_PREFERENCE.match(text)
+    if m and _has_content(m.group("x")):
+        return finish(third_person(m.group(0), who))
+    for pattern in (WORK_FACT, TEAM_USES):
+        m = pattern.match(text)
+        if m and _has_content(m.group("x")):
+            verb = m.group("verb").lower()
+            verb = {"am based": "is based", "are based": "is based"}.get(verb, VERB_3RD.get(verb, verb))
+            return finish(f"{_subject(m.group('who'), who)} {verb} {third_person(m.group('x').strip(), who)}")
+    m = SYSTEM_FACT.match(text)
+    if m:
+        return finish(text)
     return None
 
 
 def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | None:
     """A dated situation as (declarative note, ttl_days), or None."""
-    if sentence.rstrip().endswith("?") or not (SITUATION.search(sentence) or _named_date(sentence, today)):
+    text = declarative(sentence)
+    if text is None or not (SITUATION.search(text) or _named_date(text, today)) or NEGATIVE.search(text):
         return None
+    sentence = text
     end = _named_date(sentence, today)
     ttl = _ttl_days(sentence, today, end)
     note = third_person(sentence, who).rstrip(".!")
@@ -147,14 +237,15 @@ def _ttl_days(sentence: str, today: date, end: date | None) -> int:
     if end is not None:
         return max(1, min(90, (end - today).days + 1))
     lowered = sentence.lower()
-    for word, days in (("today", 1), ("tomorrow", 2), ("this week", 7), ("next week", 14), ("sprint", 14)):
+    for word, days in (("today", 1), ("tomorrow", 2), ("this weekend", 3), ("next weekend", 10), ("this week", 7),
+                       ("next week", 14), ("sprint", 14), ("this month", 31), ("next month", 62)):
         if word in lowered:
             return days
     return 7
 
 
 def team_note(sentence: str, who: str) -> str | None:
-    if sentence.rstrip().endswith("?") or not TEAM_WIDE.search(sentence):
+    if sentence.rstrip().endswith("?") or not TEAM_WIDE.search(sentence) or REQUEST.search(sentence):
         return None
     return finish(f"{who} described a team-wide practice: {third_person(sentence, who)}")
 

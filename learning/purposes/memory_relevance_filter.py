@@ -8,6 +8,7 @@ Its offline answer compares content words (``learning.words``, the one definitio
 from __future__ import annotations
 
 import json
+import re
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,7 +16,12 @@ from core.answers import Batch
 from core.purposes import Purpose, read_json, says_nothing, system_user
 from learning import words as vocabulary
 
-RULE_WORDS = frozenset({"always", "every", "never", "all", "each", "whenever", "must", "prefers", "prefer"})
+# A standing rule applies to work of its kind whatever the topic; a stated preference is about its person.
+RULE_WORDS = frozenset({"always", "every", "never", "whenever", "must"})
+# "Ana prefers ...", "Ana's team uses ...", "Ana is on vacation ...": a note about a person (or their team)
+PERSON_NOTE = re.compile(r"^(?P<name>[A-Z][\w.-]*)(?:'s team)?(?:'s)?\s+(?:\w+\s+)?"
+                         r"(?:prefers|likes|loves|enjoys|hates|dislikes|avoids|is|was|works|lives|uses|owns|"
+                         r"has|wants|needs|asked|said|user|username|timezone|email)\b")
 
 
 def content_words(text: str) -> set[str]:
@@ -39,14 +45,24 @@ def _render_filter(inputs: dict) -> list[dict]:
     )
 
 
+def _about_someone_else(content: str, people: set[str]) -> bool:
+    """A note about a person who is not party to the task (the spec: such a note does not apply)."""
+    m = PERSON_NOTE.match(content or "")
+    return bool(m) and m.group("name").lower() not in {"the", "this", "that", "our", "we"} and not (
+        content_words(m.group("name")) & people)
+
+
 def _offline_filter(inputs: dict) -> str:
-    """Notes sharing a content word with the task or naming who triggered it, then standing rules."""
+    """Notes about the task's subject or naming who triggered it, most overlap first, then standing rules
+    (always / never / every / whenever / must); a note about someone not party to the task never."""
     query = content_words(inputs["query"])
     people = set()
     for who in inputs.get("triggered_by") or []:
         people |= content_words(who)
     scored = []
     for position, candidate in enumerate(inputs["candidates"]):
+        if _about_someone_else(candidate["content"], people):
+            continue
         words = content_words(candidate["content"])
         overlap = len(words & query)
         about_party = bool(words & people)

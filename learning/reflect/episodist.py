@@ -1,4 +1,5 @@
-"""Episodist: one raw episode per turn, embedded as ONE text (label, ask, what it did), whole.
+"""Episodist: one raw episode per turn, embedded as ONE text (label once, ask under its senders'
+names, what it did), whole, and line by line (``episode_pieces``) for the hybrid search.
 
 A scheduled turn's label names its schedule and never the fire's run id, which differs on every
 fire. A redelivered trigger (same work key, new run) is collapsed onto the episode already filed
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from core import events
 from core.event_types import EpisodeWritten
-from core.providers.embeddings import embed_one
+from core.providers.embeddings import embed_many, get_embedder
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
 from learning import episodes
 from learning.models import Episode
@@ -49,6 +51,19 @@ def label_of(ctx) -> str:
     return label
 
 
+def searchable_ask(ctx) -> str:
+    """The ask with every message under its sender's name: a turn is found by who asked as well as what
+    (a single-sender ask otherwise carries the name only if the runtime's label happens to)."""
+    record = ctx.record
+    spoken = [i for i in record.interactions if i.body.strip()]
+    if record.ask.strip() or not spoken:
+        return ctx.ask
+    text = "\n".join(f"{i.sender.name}: {i.body.strip()}" if i.sender.name else i.body.strip() for i in spoken)
+    if not record.subject_is_label and record.label.strip():
+        text = f"{record.label.strip()}\n{text}"
+    return text
+
+
 def _fields(ctx) -> dict:
     record = ctx.record
     started, ended = record.started_at or ctx.now, record.ended_at or ctx.now
@@ -63,7 +78,7 @@ def _fields(ctx) -> dict:
         "conversation_id": ctx.conversation_id,
         "conversation_kind": ctx.conversation_kind,
         "task_summary": label_of(ctx),
-        "ask": ctx.ask,
+        "ask": searchable_ask(ctx),
         "plan_summary": ctx.what_it_did,
         "tool_sequence": ctx.tool_sequence,
         "skills_used": ctx.skills_offered,
@@ -74,10 +89,21 @@ def _fields(ctx) -> dict:
     }
 
 
+def _embed(text: str):
+    """The whole text's vector and its lines', in one request (the fill recomputes both alike)."""
+    try:
+        embedder = get_embedder()
+    except (ImproperlyConfigured, ImportError):
+        embedder = None
+    pieces = episodes.search_pieces(text, embedder.max_input_chars) if embedder is not None else []
+    results = embed_many([text, *pieces], budget=EPISODE_EMBED_BUDGET)
+    return results[0], pieces, [r.vector for r in results[1:]]
+
+
 def run(ctx) -> dict:
     fields = _fields(ctx)
     text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
-    vector = embed_one(text, budget=EPISODE_EMBED_BUDGET)
+    vector, pieces, piece_vectors = _embed(text)
     with transaction.atomic():
         # this run's own episode first (a redelivered pass), else the work item's latest (a re-run)
         mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
@@ -89,6 +115,10 @@ def run(ctx) -> dict:
             setattr(episode, key, value)
         episode.set_vector(vector.vector, vector.model)
         episode.save()
+        if episode.embedding is not None:
+            episodes.write_pieces(episode, pieces, piece_vectors, vector.model)
+        else:
+            episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
     events.publish(
         EpisodeWritten(
             episode_id=episode.pk, replaced=existing is not None, embedded=episode.embedding is not None,

@@ -38,7 +38,10 @@ def accumulate(ctx) -> list[str]:
     if not knobs.enabled or ctx.scheduled or not ctx.conversation_id:
         return []
     reasons = []
-    if len(ctx.tools_called) >= knobs.min_tool_iterations:
+    # the spec counts the loop's iterations (one tool-call message each), not the calls they carried; a
+    # runtime that does not report them is counted by its calls, which is never fewer
+    iterations = ctx.record.tool_iterations
+    if (len(ctx.tools_called) if iterations is None else iterations) >= knobs.min_tool_iterations:
         reasons.append("tool_iterations")
     if ctx.record.worker_completed:
         reasons.append("worker_completed")

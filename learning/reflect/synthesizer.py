@@ -29,8 +29,8 @@ def wired(learning) -> bool:
 
 
 def duplicate_of(seat, tools, threshold: float):
-    """The seat's listed skill whose tool set is at least ``threshold`` alike, or None."""
-    for skill in skills.catalogue(seat).only("id", "name", "tool_sequence"):
+    """The seat's skill (archived included) whose tool set is at least ``threshold`` alike, or None."""
+    for skill in skills.held(seat).only("id", "name", "tool_sequence"):
         if skill.tool_sequence and skills.jaccard(tools, skill.tool_sequence) >= threshold:
             return skill
     return None
@@ -42,9 +42,9 @@ def applies(ctx) -> str | None:
         return "synthesis_disabled"
     if not ctx.settled:
         return "unsettled"
-    if len(ctx.tool_sequence) < knobs.min_tool_calls:
+    if len(set(ctx.tools_called)) < knobs.min_tool_calls:  # distinct tools the turn called: one tool five times is one
         return "too_few_tools"
-    if skills.catalogue(ctx.seat).count() >= knobs.max_skills_per_agent:
+    if skills.held(ctx.seat).count() >= knobs.max_skills_per_agent:
         return "max_skills_per_agent"
     if duplicate_of(ctx.seat, ctx.tool_sequence, knobs.duplicate_jaccard_threshold):
         return "duplicate_skill"

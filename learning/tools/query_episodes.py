@@ -82,7 +82,7 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     if embedded.vector is None:
         return failure(_embed_cause(embedded.status, embedded.error), embedded.error)
     try:
-        rows = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model, limit=args.limit,
+        rows = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model, query=query, limit=args.limit,
                                outcome=args.outcome_filter)
         unreachable = episodes.unreachable_count(seat=call.seat, model=embedded.model, dim=len(embedded.vector))
     except NotImplementedError:

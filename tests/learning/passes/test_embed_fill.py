@@ -28,7 +28,9 @@ def test_fills_vectorless_live_notes_and_raw_turns_in_one_batch(seat, fake_embed
     a, b = note(seat, "Deploys freeze on Fridays"), note(seat, "Ana prefers digests")
     turn = episode(seat, age_days=1)
     result = fill(fake_embedder, now)
-    assert result["filled"] == 3 and len(fake_embedder.calls) == 1
+    assert result["filled"] == 3 and len(fake_embedder.calls) == 2  # the rows' batch, then the turn's lines
+    assert fake_embedder.calls[1] == ["Message from Ana: fix build 1", "Fixed the failing build and opened a PR."]
+    assert result["pieces_filled"] == 1 and turn.pieces.filter(embedding_model="fake-8").count() == 2
     for row in (a, b, turn):
         row.refresh_from_db()
         assert row.embedding_model == "fake-8" and row.embedding_dim == 8 and row.embedding is not None

@@ -20,7 +20,7 @@ def test_one_episode_per_turn_with_the_specs_fields(seat, make_turn):
     ep = Episode.objects.get()
     assert (ep.kind, ep.run_id, ep.work_key, ep.work_item) == ("raw", turn.run_id, turn.work_key, "jira:PLAT-9")
     assert ep.task_summary == "Message from Maya: Slack message"
-    assert ep.ask == "Thanks! I prefer short bullet-point status updates."
+    assert ep.ask == "Maya: Thanks! I prefer short bullet-point status updates."  # the sender named
     assert ep.plan_summary.startswith("Replied") and ep.tool_sequence == ["a", "b"]
     assert ep.review_outcome == "done" and ep.duration_ms == 120000 and ep.conversation_kind == "chat"
     assert events.rows(EpisodeWritten, seat=seat).first().payload["episode_id"] == ep.pk
@@ -38,16 +38,20 @@ def test_a_long_text_is_embedded_whole_split_and_pooled(seat, make_turn):
     long_ask = " ".join(f"word{i}" for i in range(1500))  # ~13,000 characters: many pieces, inside the cap
     reflect_turn(make_turn(interactions=[human(long_ask)]).pk)
     ep = Episode.objects.get()
-    assert ep.ask == long_ask and ep.embedding is not None and ep.embedding_dim == 256
+    assert ep.ask == f"Maya: {long_ask}" and ep.embedding is not None and ep.embedding_dim == 256
+    assert ep.pieces.count() > 1  # the one long line is searched piece by piece too
 
 
 def test_an_unembeddable_turn_is_stored_without_a_vector(seat, make_turn):
     from core.providers.embeddings.base import EmbedResult
 
-    with mock.patch.object(episodist, "embed_one", return_value=EmbedResult(None, "hashing-256", "timeout")):
+    def timed_out(texts, **kwargs):
+        return [EmbedResult(None, "hashing-256", "timeout") for _ in texts]
+
+    with mock.patch.object(episodist, "embed_many", timed_out):
         reflect_turn(make_turn().pk)
     ep = Episode.objects.get()
-    assert ep.embedding is None and ep.embedding_model == ""
+    assert ep.embedding is None and ep.embedding_model == "" and not ep.pieces.exists()
 
 
 def test_a_wake_with_no_interactions_stores_the_ask_the_record_carries(seat, make_turn):
@@ -58,7 +62,7 @@ def test_a_wake_with_no_interactions_stores_the_ask_the_record_carries(seat, mak
 def test_a_tracker_subject_that_is_part_of_what_was_sent_leads_the_ask(seat, make_turn):
     turn = make_turn(label="PLAT-88: Webhook retries", subject_is_label=False, interactions=[human("Can you reproduce it?")])
     reflect_turn(turn.pk)
-    assert Episode.objects.get().ask == "PLAT-88: Webhook retries\nCan you reproduce it?"
+    assert Episode.objects.get().ask == "PLAT-88: Webhook retries\nMaya: Can you reproduce it?"
 
 
 def test_a_scheduled_turns_label_names_its_schedule_never_the_fires_run_id(seat, make_turn):

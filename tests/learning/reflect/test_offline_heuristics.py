@@ -20,10 +20,9 @@ def test_a_stated_preference_is_a_long_declarative_fact():
     assert answer["content"] == "Maya prefers short bullet-point status updates."
 
 
-def test_a_standing_instruction_is_restated_as_a_fact_about_the_person():
+def test_an_instruction_is_never_turned_into_a_note():
     answer = persist("Please always open a ticket before each deploy.")
-    assert answer["content"] == "Maya prefers that the agent always open a ticket before each deploy."
-    assert not answer["content"].lower().startswith("always")
+    assert (answer["classification"], answer["content"]) == ("NOOP", "")
 
 
 def test_a_dated_situation_is_short_with_a_ttl_to_that_date():

@@ -67,6 +67,13 @@ def test_a_worker_completing_sets_the_signal(seat, make_turn):
     assert skill_reflection.accumulate(ctx) == ["worker_completed"]
 
 
+def test_the_signal_counts_iterations_when_the_runtime_reports_them(seat, make_turn):
+    ten_calls_in_two_rounds = make_turn(tools_called=TEN, tool_sequence=TEN[5:], tool_iterations=2)
+    assert skill_reflection.accumulate(TurnContext.of(ten_calls_in_two_rounds)) == []
+    ten_rounds = make_turn(tools_called=TEN, tool_sequence=TEN[9:], tool_iterations=10, conversation_id="c-10")
+    assert skill_reflection.accumulate(TurnContext.of(ten_rounds)) == ["tool_iterations"]
+
+
 def test_min_tool_iterations_has_a_per_role_override_and_follows_reloads(seat, make_turn, serve_config):
     serve_config(roles={"swe": schema.RoleSpec(skills={"reflection": {"min_tool_iterations": 3}})})
     assert skill_reflection.accumulate(TurnContext.of(make_turn(tools_called=TEN[:3]))) == ["tool_iterations"]

@@ -1,0 +1,396 @@
+"""Retrieval quality of ``query_episodes`` on real conversations, through the HTTP API, on both engines.
+
+DATA is a folder holding ``locomo/locomo-dev.json`` (LoCoMo format) and ``tau-bench/airline-dev.json``
+(tau-bench historical trajectories), e.g. ``../shared/bench-data``; nothing is copied into the repo.
+
+- LoCoMo: one seat per conversation; every dialog turn is POSTed to ``/api/v1/turns`` as a chat turn
+  (the speaker as the interaction's sender, one ``reply`` tool call, a label that does not name the
+  sender). ``--context 1`` (default) delivers the message the new one answers as a first interaction,
+  as a chat runtime waking on a reply does; ``--context 0`` sends the message alone. Each question is
+  asked through ``POST /api/v1/agents/{seat}/tools/query_episodes`` (limit 10); a question is a hit at
+  k when one of its evidence turns is among the first k turns returned (a turn counts by its own
+  message only, never by the context it carried), and a session hit when a returned turn lies in an
+  evidence session.
+- tau-bench: trials 0-2 of each task are POSTed as finished turns of one seat (the customer's
+  messages as interactions, every tool call, the final answer as the account); the opening message
+  of trial 3 is the query, a hit when a returned turn is a prior trial of the same task.
+
+Baselines computed in the same run with the same embedder, per conversation: numpy cosine over
+``speaker: text`` (tau: over the opening messages), BM25 (``rank_bm25``) over the same texts, and
+their reciprocal-rank fusion (k=60). Latency: the fused SQL against the vector-only SQL
+(``core.vectors.ranked_ids`` over the same rows' pooled vectors), same query vectors; and the whole tool call.
+
+Usage: python bench/recall.py DATA [--engine sqlite|postgres|both] [--context 0|1] [--only locomo|tau]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+BASELINE_RRF_K = 60
+LABEL = "Chat message"  # a runtime's label that does not name the sender
+
+
+# ---- parent: one child process per engine -------------------------------------------------------
+
+
+def run_child(url: str, label: str, args) -> int:
+    env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="crewlet.settings", PYTHONPATH=ROOT,
+               CREWLET_Q_SYNC="1", HF_HUB_OFFLINE="1")
+    cmd = [sys.executable, os.path.abspath(__file__), args.data, "--child", label, "--context", str(args.context),
+           "--only", args.only]
+    return subprocess.call(cmd, cwd=ROOT, env=env)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data")
+    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
+    parser.add_argument("--context", type=int, default=1, choices=[0, 1])
+    parser.add_argument("--only", default="", choices=["", "locomo", "tau"])
+    parser.add_argument("--child", default="")
+    args = parser.parse_args(argv)
+    args.data = os.path.abspath(args.data)
+    if args.child:
+        return child(args)
+    codes = []
+    if args.engine in ("sqlite", "both"):
+        bench_dir = os.path.join(ROOT, "var", "bench")
+        os.makedirs(bench_dir, exist_ok=True)
+        path = os.path.join(bench_dir, "recall.sqlite3")
+        _remove(path)
+        try:
+            codes.append(run_child(f"sqlite:///{path}", "SQLite + sqlite-vec + FTS5", args))
+        finally:
+            _remove(path)
+    if args.engine in ("postgres", "both"):
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        sys.path.insert(0, os.path.join(ROOT, "bin"))
+        from test_engines import start_pgserver
+
+        server, url = start_pgserver()
+        try:
+            codes.append(run_child(url, "PostgreSQL + pgvector + tsvector", args))
+        finally:
+            server.cleanup()
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+def _remove(path: str) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+
+def dia_ids(evidence) -> list[str]:
+    """Evidence ids normalised: ``'D8:6; D9:17'`` split, ``D30:05`` unpadded, anything else dropped."""
+    out = []
+    for item in evidence if isinstance(evidence, list) else [evidence]:
+        for part in re.split(r"[;,\s]+", str(item)):
+            m = re.fullmatch(r"D(\d+):(\d+)", part.strip())
+            if m:
+                out.append(f"D{int(m.group(1))}:{int(m.group(2))}")
+    return out
+
+
+def session_of(dia_id: str) -> int:
+    return int(dia_id[1:].split(":")[0])
+
+
+def locomo_turns(conversation: dict) -> list[dict]:
+    keys = sorted((k for k in conversation if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1]))
+    turns = []
+    for key in keys:
+        for t in conversation[key]:
+            ids = dia_ids([t.get("dia_id", "")])
+            if ids and t.get("text"):
+                turns.append({"id": ids[0], "speaker": t["speaker"], "text": t["text"],
+                              "date": conversation.get(f"{key}_date_time", "")})
+    return turns
+
+
+def tau_users(run: dict) -> list[str]:
+    return [m["content"] for m in run["traj"] if m.get("role") == "user" and m.get("content")]
+
+
+def tau_tools(run: dict) -> list[str]:
+    return [c["function"]["name"] for m in run["traj"] if m.get("role") == "assistant"
+            for c in (m.get("tool_calls") or [])]
+
+
+def tau_final(run: dict) -> str:
+    said = [m["content"] for m in run["traj"] if m.get("role") == "assistant" and m.get("content")]
+    return said[-1] if said else ""
+
+
+# ---- child --------------------------------------------------------------------------------------
+
+
+class Api:
+    def __init__(self, token: str):
+        from django.test import Client
+
+        self.client, self.auth = Client(), {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+    def post_turn(self, record: dict) -> None:
+        response = self.client.post("/api/v1/turns", json.dumps(record), content_type="application/json", **self.auth)
+        if response.status_code not in (200, 202):
+            raise SystemExit(f"POST /turns answered {response.status_code}: {response.content[:300]!r}")
+
+    def query(self, handle: str, query: str, limit: int = 10) -> tuple[list[str], float]:
+        started = time.perf_counter()
+        response = self.client.post(f"/api/v1/agents/{handle}/tools/query_episodes",
+                                    json.dumps({"run_id": "bench", "arguments": {"query": query, "limit": limit}}),
+                                    content_type="application/json", **self.auth)
+        ms = (time.perf_counter() - started) * 1000
+        body = response.json()
+        return [h["turn_id"] for h in (body.get("data") or {}).get("hits", [])], ms
+
+
+def make_seat(company, handle: str):
+    from crewlet.models import ApiToken, Role, Seat, Unit
+
+    role, _ = Role.objects.get_or_create(company=company, name="assistant")
+    unit, _ = Unit.objects.get_or_create(company=company, key="bench", defaults={"name": "Bench"})
+    seat = Seat.objects.create(company=company, role=role, unit=unit, handle=handle)
+    _token, raw = ApiToken.issue(company=company, seat=seat)
+    return seat, Api(raw)
+
+
+def fill_all(seat) -> None:
+    """Vectors the turn's own embed budget missed on a busy machine (the embedding fill, as scheduled)."""
+    from learning.passes.embed_fill import run_fill
+
+    for _ in range(200):
+        report = run_fill(seat=seat)
+        if not report.get("ran") or (report.get("filled", 0) + report.get("pieces_filled", 0)) == 0:
+            return
+
+
+def turn_record(seat, run_id, conversation_id, interactions, plan, tools, outcome="done", started=None) -> dict:
+    return {"run_id": run_id, "seat": seat.handle, "conversation_id": conversation_id, "conversation_kind": "chat",
+            "label": LABEL, "plan_summary": plan, "tool_sequence": tools[-1:] if tools else [],
+            "tools_called": tools, "review_outcome": outcome, "interactions": interactions,
+            **({"started_at": started, "ended_at": started} if started else {})}
+
+
+def sender(name: str) -> dict:
+    return {"handle": re.sub(r"\W+", "_", name.lower())[:60] or "someone", "display_name": name, "platform": "bench"}
+
+
+def child(args) -> int:
+    import django
+
+    sys.path.insert(0, ROOT)
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from learning.reflect import episodist
+
+    # The bench waits for each turn's embed rather than leaving a late one to the fill (same vectors
+    # either way): on a busy machine a two-second budget would only move the work into fill_all.
+    episodist.EPISODE_EMBED_BUDGET = None
+    from core.providers.embeddings import get_embedder
+    from crewlet.models import Company
+    from learning.demo.foundation import engine_description
+
+    embedder = get_embedder()
+    embedder.load() if hasattr(embedder, "load") else None
+    print(f"\n== {args.child}: {engine_description()}; embedder {embedder.model}")
+    company = Company.objects.create(name="Recall bench")
+    if args.only in ("", "tau"):
+        tau(args, company, embedder)
+    if args.only in ("", "locomo"):
+        locomo(args, company, embedder)
+    return 0
+
+
+# ---- rankings -----------------------------------------------------------------------------------
+
+
+def tokens(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
+
+
+def rrf(*rankings, k=BASELINE_RRF_K) -> list[int]:
+    scores: dict[int, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, i in enumerate(ranking[:100]):
+            scores[i] += 1.0 / (k + rank + 1)
+    return sorted(scores, key=lambda i: -scores[i])
+
+
+class Baselines:
+    """numpy cosine, BM25 and their fusion over ``texts``, same embedder as the project."""
+
+    def __init__(self, texts: list[str], embedder):
+        import numpy as np
+        from rank_bm25 import BM25Okapi
+
+        self.np = np
+        self.vectors = np.asarray(embedder.embed_batch(texts))
+        self.bm25 = BM25Okapi([tokens(t) or ["_"] for t in texts])
+
+    def rank(self, query: str, qvec) -> dict[str, list[int]]:
+        np = self.np
+        by_cos = list(np.argsort(-(self.vectors @ np.asarray(qvec)), kind="stable"))
+        by_bm25 = list(np.argsort(-self.bm25.get_scores(tokens(query)), kind="stable"))
+        return {"numpy cosine": by_cos, "BM25": by_bm25, "cosine+BM25 RRF": rrf(by_cos, by_bm25)}
+
+
+def p95(values):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
+    from core.vectors import ranked_ids
+    from learning import episode_search, episodes
+
+    fused, vector_only = [], []
+    for q, v in zip(queries, qvecs, strict=True):
+        started = time.perf_counter()
+        episode_search.ranked(seat=seat, vector=v, model=model, query=q, limit=10)
+        fused.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        ranked_ids(episodes.raw(seat), v, model, limit=10)
+        vector_only.append((time.perf_counter() - started) * 1000)
+    return fused, vector_only
+
+
+# ---- LoCoMo ---------------------------------------------------------------------------------------
+
+
+def locomo(args, company, embedder) -> None:
+    path = os.path.join(args.data, "locomo", "locomo-dev.json")
+    conversations = json.load(open(path))
+    methods = ["project (query_episodes)", "numpy cosine", "BM25", "cosine+BM25 RRF"]
+    hits = {m: defaultdict(lambda: [0, 0, 0, 0, 0]) for m in methods}  # cat -> [n, @1, @5, @10, unused]
+    sessions = {m: [0, 0, 0] for m in methods}  # n, hit@1, hit@10
+    tool_ms, fused_ms, vector_ms = [], [], []
+    started = time.monotonic()
+    for n, conv in enumerate(conversations):
+        turns = locomo_turns(conv["conversation"])
+        seat, api = make_seat(company, f"locomo{n}")
+        for i, t in enumerate(turns):
+            interactions = []
+            if args.context and i and session_of(turns[i - 1]["id"]) == session_of(t["id"]):
+                prev = turns[i - 1]
+                interactions.append({"sender": sender(prev["speaker"]), "body": prev["text"]})
+            interactions.append({"sender": sender(t["speaker"]), "body": t["text"]})
+            api.post_turn(turn_record(seat, f"{conv['sample_id']}:{t['id']}", f"locomo:{conv['sample_id']}",
+                                      interactions, "Replied in the chat.", ["reply"]))
+        fill_all(seat)
+        texts = [f"{t['speaker']}: {t['text']}" for t in turns]
+        ids = [t["id"] for t in turns]
+        base = Baselines(texts, embedder)
+        questions = [(q, set(dia_ids(q.get("evidence", []))) & set(ids)) for q in conv["qa"]]
+        questions = [(q, ev) for q, ev in questions if ev]
+        qvecs = embedder.embed_batch([q["question"] for q, _ in questions])
+        for (q, evidence), qvec in zip(questions, qvecs, strict=True):
+            returned, ms = api.query(seat.handle, q["question"])
+            tool_ms.append(ms)
+            ranked = {"project (query_episodes)": [r.split(":", 1)[1] for r in returned]}
+            ranked.update({m: [ids[i] for i in order[:10]] for m, order in base.rank(q["question"], qvec).items()})
+            ev_sessions = {session_of(e) for e in evidence}
+            for m, top in ranked.items():
+                row = hits[m][q.get("category", 0)]
+                row[0] += 1
+                for j, k in enumerate((1, 5, 10)):
+                    row[1 + j] += bool(set(top[:k]) & evidence)
+                got = [session_of(d) for d in top]
+                sessions[m][0] += 1
+                sessions[m][1] += bool(got[:1] and got[0] in ev_sessions)
+                sessions[m][2] += bool(set(got) & ev_sessions)
+        f, v = sql_latency(seat, [q["question"] for q, _ in questions], qvecs, embedder.model)
+        fused_ms += f
+        vector_ms += v
+    print(f"\n-- LoCoMo ({len(conversations)} conversations, context {args.context}, {time.monotonic() - started:.0f}s)")
+    print_locomo(hits, sessions)
+    print_latency(tool_ms, fused_ms, vector_ms)
+
+
+def print_locomo(hits, sessions) -> None:
+    header = f"{'method':<26} {'category':<12} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6}"
+    print(header)
+    print("-" * len(header))
+    for m, cats in hits.items():
+        total = [0, 0, 0, 0]
+        for cat in sorted(cats):
+            row = cats[cat]
+            total = [a + b for a, b in zip(total, row[:4], strict=True)]
+            print(f"{m:<26} {CATEGORIES.get(cat, str(cat)):<12} {row[0]:>4} "
+                  + " ".join(f"{row[j] / row[0]:>6.3f}" for j in (1, 2, 3)))
+        print(f"{m:<26} {'overall':<12} {total[0]:>4} " + " ".join(f"{total[j] / total[0]:>6.3f}" for j in (1, 2, 3)))
+    print(f"\n{'method':<26} {'session Hit@1':>14} {'Hit@10':>8}")
+    for m, (n, h1, h10) in sessions.items():
+        print(f"{m:<26} {h1 / n:>14.3f} {h10 / n:>8.3f}")
+    print("targets: turn R@10 >= 0.80, session Hit@1 >= 0.70, project above every baseline in every category")
+
+
+def print_latency(tool_ms, fused_ms, vector_ms) -> None:
+    print("\nlatency (ms)                        p50      p95")
+    print(f"query_episodes tool call (HTTP) {statistics.median(tool_ms):>7.1f} {p95(tool_ms):>8.1f}")
+    print(f"fused SQL (episode_search)      {statistics.median(fused_ms):>7.1f} {p95(fused_ms):>8.1f}")
+    print(f"vector-only SQL (baseline)      {statistics.median(vector_ms):>7.1f} {p95(vector_ms):>8.1f}"
+          f"   fused/vector p50 = {statistics.median(fused_ms) / statistics.median(vector_ms):.2f}x (target <= 1.5x)")
+
+
+# ---- tau-bench ------------------------------------------------------------------------------------
+
+
+def tau(args, company, embedder) -> None:
+    path = os.path.join(args.data, "tau-bench", "airline-dev.json")
+    runs = json.load(open(path))
+    stored = [r for r in runs if r["trial"] < 3 and tau_users(r)]
+    queries = [r for r in runs if r["trial"] == 3 and tau_users(r)]
+    seat, api = make_seat(company, "airline")
+    started = time.monotonic()
+    for r in stored:
+        user = (r.get("info") or {}).get("task", {}).get("user_id") or "customer"
+        interactions = [{"sender": sender(user), "body": body} for body in tau_users(r)]
+        api.post_turn(turn_record(seat, f"tau:{r['task_id']}:{r['trial']}", f"tau:{r['task_id']}:{r['trial']}",
+                                  interactions, tau_final(r), tau_tools(r) or ["reply"],
+                                  outcome="done" if r.get("reward") == 1 else "failed"))
+    fill_all(seat)
+    base = Baselines([tau_users(r)[0] for r in stored], embedder)
+    methods = ["project (query_episodes)", "numpy cosine", "BM25", "cosine+BM25 RRF"]
+    at = {m: [0, 0, 0] for m in methods}
+    tool_ms = []
+    opening = [tau_users(r)[0] for r in queries]
+    qvecs = embedder.embed_batch(opening)
+    for r, q, qvec in zip(queries, opening, qvecs, strict=True):
+        returned, ms = api.query(seat.handle, q)
+        tool_ms.append(ms)
+        ranked = {"project (query_episodes)": [int(x.split(":")[1]) for x in returned]}
+        ranked.update({m: [stored[i]["task_id"] for i in order[:10]] for m, order in base.rank(q, qvec).items()})
+        for m, top in ranked.items():
+            for j, k in enumerate((1, 3, 10)):
+                at[m][j] += r["task_id"] in top[:k]
+    fused, vector_only = sql_latency(seat, opening, qvecs, embedder.model)
+    print(f"\n-- tau-bench airline ({len(stored)} stored runs, {len(queries)} queries, {time.monotonic() - started:.0f}s)")
+    print(f"{'method':<26} {'same-task @1':>13} {'@3':>6} {'@10':>6}")
+    for m, (a1, a3, a10) in at.items():
+        n = len(queries)
+        print(f"{m:<26} {a1 / n:>13.2f} {a3 / n:>6.2f} {a10 / n:>6.2f}")
+    print("targets: same-task @1 >= 0.85, @3 >= 0.95")
+    print_latency(tool_ms, fused, vector_only)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

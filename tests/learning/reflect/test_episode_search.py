@@ -1,0 +1,110 @@
+"""Hybrid episode search (vector ranking fused with full-text ranking, in SQL): turns written by a real
+reflection, searched through ``query_episodes`` on both engines, with the packaged sentence model."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.providers.embeddings import embed_one, get_embedder, reset_embedder
+from crewlet.config import schema
+from learning import episode_search, episodes, tools
+from learning.models import Episode, EpisodePiece
+from learning.passes.embed_fill import run_fill
+from learning.tasks import reflect_turn
+from tests.factories import SeatFactory
+from tests.learning.reflect.conftest import human
+
+pytestmark = pytest.mark.real_model
+
+OTHER_TURNS = [
+    "Can you summarise yesterday's incident review for the leadership channel?",
+    "Please rotate the staging database credentials before Friday.",
+    "The checkout page is slow on mobile, any idea why?",
+    "Who owns the billing export job these days?",
+    "Draft a reply to the customer asking about the refund for order 5521.",
+    "What's our policy on deleting user data after account closure?",
+    "The customer wants a refund for the duplicate charge.",
+    "Is the refund for the cancelled subscription processed yet?",
+]
+
+
+@pytest.fixture
+def local_embedder(serve_config):
+    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
+                                            embeddings=schema.EmbeddingSpec(kind="local")))
+    reset_embedder()
+    get_embedder().load()
+    yield
+    reset_embedder()
+
+
+@pytest.fixture
+def call(seat):
+    def _call(tool_name, /, **arguments):
+        return tools.run(seat=seat, name=tool_name, run_id="run-search", arguments=arguments)
+
+    return _call
+
+
+def reflect(make_turn, seat, body, sender="maya", name="Maya", did="Replied in the thread."):
+    turn = make_turn(seat, interactions=[human(body, handle=sender, name=name)], plan_summary=did)
+    reflect_turn(turn.pk)
+    run_fill(seat=seat)  # a turn whose embed ran past its budget on a busy machine is filled, lines too
+    return Episode.objects.get(run_id=turn.run_id)
+
+
+def found(call, query, limit=3):
+    return [h["turn_id"] for h in call("query_episodes", query=query, limit=limit).data["hits"]]
+
+
+def words(text):
+    return set(episode_search.query_words(text))
+
+
+def test_a_turn_sharing_only_a_rare_word_with_the_query_is_found(local_embedder, seat, make_turn, call):
+    for body in OTHER_TURNS:
+        reflect(make_turn, seat, body)
+    target = reflect(make_turn, seat, "Mirela from Vantoro called about invoice 99812.")
+    query = "Vantoro refund"  # by meaning the refund turns are nearer; only the name ties it to the target
+    vector = embed_one(query, budget=None).vector
+    by_vector_only = [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model="all-MiniLM-L6-v2",
+                                                           query="", limit=3)]
+    assert target.pk not in by_vector_only  # the proof that the words, not the vector, found it
+    assert target.run_id in found(call, query, limit=3)
+
+
+def test_a_turn_sharing_no_word_with_the_query_is_found_by_meaning(local_embedder, seat, make_turn, call):
+    for body in OTHER_TURNS:
+        reflect(make_turn, seat, body)
+    target = reflect(make_turn, seat, "The automobile engine is dead this morning, it makes a clicking noise.",
+                     did="Suggested checking the battery terminals.")
+    query = "my car won't start"
+    assert not words(query) & words(episodes.text_of(target))  # nothing for the full-text half to match
+    assert found(call, query, limit=1) == [target.run_id]
+
+
+def test_the_sender_named_in_the_turn_is_searchable(local_embedder, seat, make_turn, call):
+    reflect(make_turn, seat, "I moved to the Berlin office last month.", sender="oskar", name="Oskar")
+    target = reflect(make_turn, seat, "I moved to the Lisbon office last month.", sender="ines", name="Ines")
+    assert found(call, "Where does Ines work now?", limit=1) == [target.run_id]
+
+
+def test_search_reads_only_the_seats_own_turns_of_the_querys_model(local_embedder, seat, make_turn, call):
+    other_seat = SeatFactory(company=seat.company, role=seat.role, unit=seat.unit)
+    theirs = reflect(make_turn, other_seat, "Ticket QZX-4471 is about the payroll export.")
+    stale = reflect(make_turn, seat, "Ticket QZX-4471 is about the payroll export, again.")
+    mine = reflect(make_turn, seat, "Lunch order for the offsite: pizza for twelve.")
+    Episode.objects.filter(pk=stale.pk).update(embedding_model="an-older-model")  # as if the company moved models
+    EpisodePiece.objects.filter(episode=stale).update(embedding_model="an-older-model")
+    hits = found(call, "QZX-4471 payroll export", limit=5)
+    assert theirs.run_id not in hits and stale.run_id not in hits
+    assert hits == [mine.run_id]  # only the seat's own row of the query's model is within reach
+    assert call("query_episodes", query="QZX-4471 payroll export").data["unreachable"] == 1
+
+
+def test_an_edited_turn_is_searched_by_its_new_words(local_embedder, seat, make_turn, call):
+    target = reflect(make_turn, seat, "Please check ticket QZX-4471.")
+    Episode.objects.filter(pk=target.pk).update(plan_summary="Closed as duplicate of QZX-9000.")
+    assert found(call, "QZX-9000", limit=1) == [target.run_id]
+    Episode.objects.filter(pk=target.pk).delete()
+    assert found(call, "QZX-9000", limit=1) == []

@@ -1,0 +1,101 @@
+"""The offline PersistDecider against real messages from the dev data, labelled by hand
+(``data/persist_labels.tsv``: references only; the text is read from ``../shared/bench-data``).
+
+No request or instruction is ever stored; what is stored as LONG or SHORT is what the label says
+at least 90% of the time; and enough is stored that the precision is not of an empty set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from learning.purposes.persist_decision import decide
+
+ROOT = Path(__file__).resolve().parents[3]
+LABELS = Path(__file__).with_name("data") / "persist_labels.tsv"
+MIN_PRECISION = 0.9
+MIN_STORED = {"LONG": 10, "SHORT": 4}  # so that a precision is measured over something
+
+
+def bench_data() -> Path:
+    return Path(os.environ.get("CREWLET_BENCH_DATA") or ROOT.parent / "shared" / "bench-data")
+
+
+def messages() -> dict[str, tuple[str, str]]:
+    """reference -> (sender, text), for every LoCoMo dialog turn and every tau-bench user message."""
+    base = bench_data()
+    if not base.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the dev data is missing at {base} (set CREWLET_BENCH_DATA)")
+        pytest.skip(f"the dev data is not at {base} (set CREWLET_BENCH_DATA)")
+    out = {}
+    for conv in json.loads((base / "locomo" / "locomo-dev.json").read_text()):
+        for key, turns in conv["conversation"].items():
+            if re.fullmatch(r"session_\d+", key):
+                for t in turns:
+                    out[f"locomo:{conv['sample_id']}:{t['dia_id']}"] = (t["speaker"], t["text"])
+    for run in json.loads((base / "tau-bench" / "airline-dev.json").read_text()):
+        said = [m["content"] for m in run["traj"] if m.get("role") == "user" and m.get("content")]
+        for i, text in enumerate(said):
+            out[f"tau:{run['task_id']}:{run['trial']}:{i}"] = (run["info"]["task"]["user_id"], text)
+    return out
+
+
+def labelled() -> list[tuple[str, str]]:
+    rows = [line.split("\t") for line in LABELS.read_text().splitlines() if line and not line.startswith("#")]
+    return [(ref, label) for ref, label in rows]
+
+
+def decision(sender: str, text: str) -> dict:
+    return decide({"interactions": [{"sender": sender, "body": text, "sender_kind": "human"}], "today": "2026-12-03"})
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    texts = messages()
+    return [(ref, label, decision(*texts[ref])) for ref, label in labelled()]
+
+
+def test_the_labelled_set_holds_at_least_150_real_messages(outcomes):
+    assert len(outcomes) >= 150 and len({ref for ref, _, _ in outcomes}) == len(outcomes)
+
+
+def test_no_request_or_instruction_is_ever_stored(outcomes):
+    stored = [(ref, d["content"]) for ref, label, d in outcomes
+              if label in ("NOOP:request", "NOOP:instruction") and d["classification"] != "NOOP"]
+    assert stored == []
+
+
+def test_long_and_short_precision(outcomes):
+    predicted = Counter(d["classification"] for _, _, d in outcomes)
+    right = Counter(d["classification"] for _, label, d in outcomes if d["classification"] == label)
+    report = {k: f"{right[k]}/{predicted[k]}" for k in ("LONG", "SHORT", "DOC")}
+    print("offline PersistDecider precision per class:", report)
+    for kind, least in MIN_STORED.items():
+        assert predicted[kind] >= least, report
+        assert right[kind] / predicted[kind] >= MIN_PRECISION, (report, [
+            (ref, label, d["content"]) for ref, label, d in outcomes if d["classification"] == kind and label != kind])
+    assert predicted["DOC"] == 0  # nothing in this set describes a team-wide practice
+
+
+@pytest.mark.parametrize("text", ["Never mind.", "Please deploy the hotfix today.", "I like this.",
+                                  "Always use the staging cluster.", "Can you check the logs today?"])
+def test_requests_reactions_and_instructions_are_not_notes(text):
+    assert decision("Ana", text)["classification"] == "NOOP"
+
+
+@pytest.mark.parametrize(("text", "kind", "content"), [
+    ("I prefer short bullet-point status updates.", "LONG", "Ana prefers short bullet-point status updates."),
+    ("My timezone is CET.", "LONG", "Ana's timezone is CET."),
+    ("We use Terraform for all infrastructure.", "LONG", "Ana's team uses Terraform for all infrastructure."),
+    ("I'm on vacation until 2026-12-10.", "SHORT", "Ana is on vacation until 2026-12-10."),
+])
+def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
+    d = decision("Ana", text)
+    assert (d["classification"], d["content"]) == (kind, content)
