@@ -35,36 +35,36 @@ def apply_to_org(config: schema.Config) -> dict:
                 "tracker_key": spec.tracker_key,
             },
         )
-    for key, spec in config.units.items():
-        parent = units.get(spec.parent)
+    for key, unit_spec in config.units.items():
+        parent = units.get(unit_spec.parent)
         if units[key].parent_id != (parent.pk if parent else None):
             units[key].parent = parent
             units[key].save(update_fields=["parent"])
     roles = {}
-    for name, spec in config.roles.items():
+    for name, role_spec in config.roles.items():
         roles[name], _ = Role.objects.update_or_create(
             company=company,
             name=name,
             defaults={
-                "learning_enabled": _tristate(spec.learning_enabled),
-                "llm": spec.llm,
-                "llm_auxiliary": spec.llm_auxiliary,
-                "token_budget": spec.token_budget or None,
-                "tools": spec.tools,
+                "learning_enabled": _tristate(role_spec.learning_enabled),
+                "llm": role_spec.llm,
+                "llm_auxiliary": role_spec.llm_auxiliary,
+                "token_budget": role_spec.token_budget or None,
+                "tools": role_spec.tools,
             },
         )
     created = []
-    for handle, spec in config.seats.items():
+    for handle, seat_spec in config.seats.items():
         _seat, was_created = Seat.objects.update_or_create(
             handle=handle,
             defaults={
                 "company": company,
-                "role": roles.get(spec.role),
-                "unit": units.get(spec.unit),
-                "display_name": spec.display_name or handle,
-                "token_budget": spec.token_budget or None,
-                "active": spec.active,
-                "mcp_env": spec.mcp_env,
+                "role": roles.get(seat_spec.role),
+                "unit": units.get(seat_spec.unit),
+                "display_name": seat_spec.display_name or handle,
+                "token_budget": seat_spec.token_budget or None,
+                "active": seat_spec.active,
+                "mcp_env": seat_spec.mcp_env,
             },
         )
         if was_created:

@@ -7,6 +7,7 @@ provider's request and byte limits hold; a refused or unusable line costs only t
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.db.models import Exists, OuterRef, Q
 
@@ -31,7 +32,8 @@ def lacking_pieces(seat, *, model: str, dim: int, now):
 def fill_pieces(seat, minute: Minute) -> int:
     """Embed the lines of up to a page of the seat's turns, many turns a request within the per-request
     share; RanOut/EndMinute end the minute as they do for rows."""
-    embedder, filled, batch = minute.embedder, 0, []
+    embedder, filled = minute.embedder, 0
+    batch: list[tuple[Any, list[str]]] = []
 
     def flush() -> int:
         if not batch:

@@ -48,7 +48,9 @@ def _render_filter(inputs: dict) -> list[dict]:
 def _about_someone_else(content: str, people: set[str]) -> bool:
     """A note about a person who is not party to the task (the spec: such a note does not apply)."""
     m = PERSON_NOTE.match(content or "")
-    return bool(m) and m.group("name").lower() not in {"the", "this", "that", "our", "we"} and not (
+    if m is None:
+        return False
+    return m.group("name").lower() not in {"the", "this", "that", "our", "we"} and not (
         content_words(m.group("name")) & people)
 
 

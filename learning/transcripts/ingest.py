@@ -83,7 +83,8 @@ READ_BATCH_BYTES = 16_000_000  # files are stored a batch of about this many byt
 
 
 def _batches(files: list[str]) -> list[list[str]]:
-    out, size = [[]], 0
+    out: list[list[str]] = [[]]
+    size = 0
     for path in files:
         if out[-1] and size >= READ_BATCH_BYTES:
             out.append([])
@@ -144,10 +145,10 @@ def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
     pools: dict[tuple, ladder.Pool] = {}
     for shard in shards_in:
         key = (shard.embedding_model, shard.embedding_dim)
-        if shard.embedding is not None and key not in pools:
-            pools[key] = ladder.Pool(shard.seat.company_id, *key)
-    for pool in pools.values():
-        pool.adopt(shards_in)
+        if shard.embedding is not None and shard.embedding_dim is not None and key not in pools:
+            pools[key] = ladder.Pool(shard.seat.company_id, shard.embedding_model, shard.embedding_dim)
+    for each in pools.values():
+        each.adopt(shards_in)
     decided: list = []
     with transaction.atomic():
         for shard in sorted(shards_in, key=lambda s: s.pk):

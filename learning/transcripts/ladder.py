@@ -76,7 +76,7 @@ class Pool:
         fresh = [s for s in shards if s.pk not in self.rows]
         if not fresh:
             return
-        vectors = np.asarray([list(s.embedding) for s in fresh], dtype=np.float32)
+        vectors = np.asarray([list(s.embedding or ()) for s in fresh], dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         self.matrix = np.vstack([self.matrix, vectors / np.where(norms == 0, 1, norms)])
         for s in fresh:
@@ -103,7 +103,7 @@ class Pool:
     def similar(self, shard: Shard, statuses, threshold: float, *, rejected_by_ladder: bool = True) -> list[tuple[Shard, float]]:
         if not self.comparable(shard) or not self.ids:
             return []
-        vector = np.asarray(list(shard.embedding), dtype=np.float32)
+        vector = np.asarray(list(shard.embedding or ()), dtype=np.float32)
         norm = np.linalg.norm(vector)
         sims = self.matrix @ (vector / (norm or 1.0))
         order = np.argsort(-sims, kind="stable")

@@ -53,7 +53,7 @@ def per_file_lines(summary) -> list[str]:
                      f"a person wrote {read.human_messages}; pseudo-user records excluded {excluded}"
                      + (f" ({_counts(read.pseudo_user)})" if excluded else "") + (f"; {read.warnings} warning(s)" if read.warnings else ""))
         episodes = TranscriptEpisode.objects.filter(pk__in=read.episode_ids).order_by("pk")
-        shards_of = {}
+        shards_of: dict[int | None, list[Shard]] = {}
         for shard in Shard.objects.filter(episode_id__in=read.episode_ids).prefetch_related("recommendations").order_by("pk"):
             shards_of.setdefault(shard.episode_id, []).append(shard)
         for episode in episodes:

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import aux, budgets
+from core.aux import AuxResult
 from core.providers.embeddings import EmbedResult, embed_many
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
@@ -137,7 +138,7 @@ def extract(*, seat, episodes: list[TranscriptEpisode], warnings: list[str], sta
             warnings.append(f"seat {seat.handle} is over its token budget; {len(todo) - start} episode(s) left for the next run")
             break
         pending: list[tuple[TranscriptEpisode, list[str]]] = []
-        answers = []
+        answers: list[AuxResult | ProviderError | AnswerUnparseable] = []
         for episode in todo[start:start + EXTRACT_BATCH]:
             try:
                 answer = aux.call(seat=seat, stage=stage, purpose=transcript_shards.NAME,

@@ -31,7 +31,7 @@ def render_uses(uses: int | None) -> str:
 
 
 def _name(rec: Recommendation) -> str:
-    if rec.draft_id:
+    if rec.draft is not None:
         return rec.draft.name
     parts = rec.target_path.rstrip("/").split("/")
     return slug(parts[-2] if parts[-1] == "SKILL.md" else parts[-1].rsplit(".", 1)[0])

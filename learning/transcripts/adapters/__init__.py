@@ -45,6 +45,12 @@ class SessionSeen:
 class ReadResult(tuple):
     """``(episodes, new_watermark, warnings)``, with ``sessions``, ``bytes_read`` and ``scrubbed`` alongside."""
 
+    restarted: bool
+    records: dict[str, int]
+    sessions: list
+    bytes_read: int
+    scrubbed: dict[str, int]
+
     def __new__(cls, episodes, watermark, warnings, *, sessions=(), bytes_read=0, scrubbed=None, restarted=False, records=None):
         self = super().__new__(cls, (list(episodes), watermark, list(warnings)))
         self.restarted = restarted  # read from the start again (rewritten file): counts replace, not add

@@ -23,6 +23,8 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
 
 from learning.transcripts.adapters import Episode, ReadResult, SessionSeen
 from learning.transcripts.adapters import claude_code_records as rec
@@ -88,8 +90,8 @@ class _Call:
 class _Turn:
     ask: str = ""
     ask_id: str = ""
-    started_at: object = None
-    ended_at: object = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
     calls: dict = field(default_factory=dict)  # tool_use_id -> _Call
     steps: list = field(default_factory=list)  # the latest summaries, in order (bounded)
     failures: list = field(default_factory=list)  # (tool_use_id, _Call, error) not recovered yet (bounded)
@@ -181,7 +183,7 @@ class _Walker:
         seen = self.session(record)
         if seen is None:
             return
-        kind = record.get("type")
+        kind = str(record.get("type") or "")
         self._stamp(seen, record)
         if kind == "user":
             self._user(record, seen, offset, lineno)
@@ -351,7 +353,7 @@ class ClaudeCodeAdapter:
 
     def sources(self, path: str) -> list[str]:
         if os.path.isdir(path):
-            found = []
+            found: list[str] = []
             for root, _dirs, files in os.walk(path):
                 found.extend(os.path.join(root, f) for f in files if f.endswith(self.suffix))
             return sorted(found)
@@ -414,7 +416,7 @@ class ClaudeCodeAdapter:
         walker = _Walker(fh.name, display, wm)
         fh.seek(wm.offset)
         offset, lineno = wm.offset, wm.line
-        last = {"head": "", "tails": {}}
+        last: dict[str, Any] = {"head": "", "tails": {}}
         previous = b""  # the line before the current one
         turn_tail = None  # the line ending where the open turn starts (the next identity check reads it)
         for raw in fh:
@@ -439,7 +441,7 @@ class ClaudeCodeAdapter:
             return
         try:
             record = json.loads(raw)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             if offset >= walker.wm.observed_to:
                 warnings.append(f"{display}:{lineno}: malformed line skipped (invalid JSON at column {exc.colno}: {exc.msg.removesuffix(' at')})")
             return

@@ -152,7 +152,8 @@ def slash_request(text: str) -> str:
 def summarize_call(block: dict, stats: ScrubStats) -> str:
     """One line naming a tool call and what it was given (scrubbed)."""
     name = str(block.get("name") or "tool")
-    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+    given = block.get("input")
+    args: dict = given if isinstance(given, dict) else {}
     for key in ("command", "file_path", "path", "pattern", "skill", "subagent_type", "url", "query", "description"):
         if args.get(key):
             return f"{name}: {scrub(str(args[key]), stats)}"
@@ -169,7 +170,8 @@ def first_line(text: str) -> str:
 def observe_call(block: dict, observations: dict, stats: ScrubStats) -> None:
     """Count what a tool call shows: the tool, a skill loaded, a subagent used, a shell command run."""
     name = str(block.get("name") or "")
-    args = block.get("input") if isinstance(block.get("input"), dict) else {}
+    given = block.get("input")
+    args: dict = given if isinstance(given, dict) else {}
     bump(observations, "tools", name)
     if name == "Skill" and args.get("skill"):
         bump(observations, "skills", str(args["skill"]))

@@ -80,6 +80,7 @@ def target_for(tier: str, scope_key: str, resolution: Resolution) -> str:
 
 def render(tier: str, draft, existing: str | None, lessons: list[str], resolution: Resolution):
     if resolution.kind == "update":
+        assert resolution.artifact is not None  # an update names the artifact it changes
         if tier == "delete":
             return drafting.render_delete(existing, resolution.artifact.line)
         return drafting.render_update(draft, existing, resolution.artifact.line)
@@ -111,6 +112,7 @@ def recommend(*, seat, repo_root: str, warnings: list[str], stage: str = "backgr
         lessons = [s.text for s in members]
         resolution = resolve(tier, scope_key, lessons, report.inventory)
         if resolution.kind == "covered":
+            assert resolution.artifact is not None  # covered by a named artifact
             report.covered.append((members[0].scope, resolution.artifact.path))
             mark_landed(root, tier, scope_key)
             continue
