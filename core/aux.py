@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
@@ -22,6 +22,9 @@ from core import budgets, events, purposes
 from core.event_types import AuxiliarySpend
 from core.providers.errors import ConfigurationError, ProviderError, RefusedError
 from core.purposes import AnswerUnparseable
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("core.aux")
 
@@ -53,14 +56,14 @@ class AuxResult:
     attempts: tuple = ()  # every attempt of the call, failed ones first: one spend record each
 
 
-def chain_for(seat) -> list[str]:
+def chain_for(seat: Seat) -> list[str]:
     role = getattr(seat, "role", None)
     if role is None:
         return []
     return list(role.llm_auxiliary or role.llm or [])
 
 
-def available(seat) -> bool:
+def available(seat: Seat) -> bool:
     """Whether any auxiliary model is configured for this seat (no I/O)."""
     from crewlet import config
 
@@ -70,7 +73,7 @@ def available(seat) -> bool:
 
 def call(
     *,
-    seat,
+    seat: Seat,
     stage: str,
     purpose: str,
     turn_id: str = "",
@@ -180,13 +183,13 @@ def _attempt(stage, purpose, turn_id, alias, completion, outcome) -> Attempt:
                    completion.output_tokens, outcome, completion.finish)
 
 
-def record_batch(seat, results: list) -> None:
+def record_batch(seat: Seat, results: list) -> None:
     """Record many deferred calls of one seat at once (answers, or the errors a deferred call raised):
     ONE charge of their summed tokens and their spend events, in one transaction."""
     record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())))
 
 
-def record_attempts(seat, attempts: tuple) -> None:
+def record_attempts(seat: Seat, attempts: tuple) -> None:
     """Charge both counters and append one spend event an attempt, in ONE transaction (one commit)."""
     if not attempts:
         return

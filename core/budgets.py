@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
 from django.db.models import F
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("core.budgets")
 
@@ -21,7 +25,7 @@ def window_start(window: str, now: datetime | None = None) -> datetime:
     return start.replace(day=1) if window == "month" else start
 
 
-def _ceilings(seat):
+def _ceilings(seat: Seat):
     seat_ceiling = seat.token_budget or (seat.role.token_budget if seat.role_id and seat.role else None)
     return seat_ceiling, seat.company.token_budget
 
@@ -33,7 +37,7 @@ def spent(scope: str, scope_id: int, window: str) -> int:
     return row.tokens if row else 0
 
 
-def has_room(seat) -> bool | None:
+def has_room(seat: Seat) -> bool | None:
     """Whether the seat and its company are both under their ceilings in this window."""
     seat_ceiling, company_ceiling = _ceilings(seat)
     window = seat.company.budget_window
@@ -48,7 +52,7 @@ def has_room(seat) -> bool | None:
     return True
 
 
-def charge(seat, tokens: int) -> None:
+def charge(seat: Seat, tokens: int) -> None:
     """Add ``tokens`` to the seat's and the company's counters in the current window."""
     from crewlet.models import BudgetCounter
 

@@ -9,16 +9,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from django.db import DatabaseError, transaction
 
 from core.event_types import E, EventPayload, load
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("core.events")
 
 
-def publish(event: EventPayload, /, *, seat=None, turn_id: str = "", trace_id: str = ""):
+def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = "", trace_id: str = ""):
     """Append one event. Telemetry (the class's ``BEST_EFFORT``) logs a failed write once and returns None."""
     from core.models import Event
 
@@ -74,7 +77,7 @@ def _read(cls: type[E], row) -> Recorded[E] | None:
     return Recorded(id=row.pk, at=row.created_at, seat_id=row.seat_id, turn_id=row.turn_id, event=event)
 
 
-def rows(cls: type[EventPayload], *, seat=None, since: datetime | None = None, turn_id: str | None = None):
+def rows(cls: type[EventPayload], *, seat: Seat | None = None, since: datetime | None = None, turn_id: str | None = None):
     """The ``Event`` rows of one catalogued class, newest first (a queryset, for counting and SQL)."""
     from core.models import Event
 
@@ -88,7 +91,7 @@ def rows(cls: type[EventPayload], *, seat=None, since: datetime | None = None, t
     return qs.order_by("-created_at", "-id")
 
 
-def latest(cls: type[E], *, seat=None) -> Recorded[E] | None:
+def latest(cls: type[E], *, seat: Seat | None = None) -> Recorded[E] | None:
     """The newest readable event of ``cls`` (for ``seat``, when given)."""
     for row in rows(cls, seat=seat)[:20]:
         found = _read(cls, row)
@@ -97,7 +100,7 @@ def latest(cls: type[E], *, seat=None) -> Recorded[E] | None:
     return None
 
 
-def recorded(cls: type[E], *, seat=None, since: datetime | None = None, turn_id: str | None = None, chunk_size: int = 1000):
+def recorded(cls: type[E], *, seat: Seat | None = None, since: datetime | None = None, turn_id: str | None = None, chunk_size: int = 1000):
     """Every readable event of ``cls``, newest first; a row no shape can read is logged and skipped."""
     for row in rows(cls, seat=seat, since=since, turn_id=turn_id).iterator(chunk_size=chunk_size):
         found = _read(cls, row)

@@ -15,7 +15,7 @@ import enum
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
@@ -24,6 +24,9 @@ from core import events
 from core.event_types import KnowledgePageRef, KnowledgeRead
 from crewlet import config
 from crewlet.config.schema import KnowledgeBackend
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("knowledge.searcher")
 
@@ -87,28 +90,28 @@ class SearchResult:
 
 
 class Searcher(Protocol):
-    def unavailable(self, seat) -> SearchUnavailable | None:
+    def unavailable(self, seat: Seat) -> SearchUnavailable | None:
         """Why this seat cannot search, or None; reads config and the environment only (no I/O)."""
 
-    def can_search(self, seat) -> bool: ...
+    def can_search(self, seat: Seat) -> bool: ...
 
-    def search(self, seat, query: str, limit: int) -> SearchResult: ...
+    def search(self, seat: Seat, query: str, limit: int) -> SearchResult: ...
 
 
 class NoSearcher:
     """``knowledge.backend = "none"``: nothing is wired, every search says it is unconfigured."""
 
-    def unavailable(self, seat) -> SearchUnavailable | None:
+    def unavailable(self, seat: Seat) -> SearchUnavailable | None:
         return SearchUnavailable.UNCONFIGURED
 
-    def can_search(self, seat) -> bool:
+    def can_search(self, seat: Seat) -> bool:
         return False
 
-    def search(self, seat, query: str, limit: int) -> SearchResult:
+    def search(self, seat: Seat, query: str, limit: int) -> SearchResult:
         return SearchResult.not_run(SearchUnavailable.UNCONFIGURED, "knowledge.backend is \"none\"")
 
 
-def accessible_containers(seat=None) -> list[str]:
+def accessible_containers(seat: Seat | None = None) -> list[str]:
     """The containers any seat may read: the org-wide ``knowledge.scope``, in order, deduplicated."""
     return list(dict.fromkeys(key for key in config.current().knowledge.scope if key))
 
@@ -138,12 +141,12 @@ def reset_searcher() -> None:
         _cached = None
 
 
-def can_search(seat) -> bool:
+def can_search(seat: Seat) -> bool:
     """Whether a search could return anything for this seat (no I/O)."""
     return get_searcher().can_search(seat)
 
 
-def search(seat, query: str, limit: int, *, via: str = "search", turn_id: str = "", record: bool = True) -> SearchResult:
+def search(seat: Seat, query: str, limit: int, *, via: str = "search", turn_id: str = "", record: bool = True) -> SearchResult:
     """Run one search for ``seat``; never raises (best-effort by contract) and records ``knowledge_read``.
 
     ``record=False`` is for a caller that publishes its own ``knowledge_read`` (the prefetch block).
@@ -175,7 +178,7 @@ def read_event(*, via: str, query: str, result: SearchResult, pages=None) -> Kno
     )
 
 
-def record_read(*, seat, via: str, query: str, result: SearchResult, turn_id: str = "") -> None:
+def record_read(*, seat: Seat, via: str, query: str, result: SearchResult, turn_id: str = "") -> None:
     """Publish ``knowledge_read`` naming the pages reached (telemetry: a failed write is swallowed)."""
     try:
         events.publish(read_event(via=via, query=query, result=result), seat=seat, turn_id=turn_id)
@@ -202,7 +205,7 @@ class KnowledgeAnswer:
 
 
 def search_knowledge_answer(
-    seat, query: str, *, limit: int = SEARCH_KNOWLEDGE_LIMIT, turn_id: str = ""
+    seat: Seat, query: str, *, limit: int = SEARCH_KNOWLEDGE_LIMIT, turn_id: str = ""
 ) -> KnowledgeAnswer:
     """The pages, "nothing matched", or why the search could not run (not ok: nothing is known either way)."""
     query = (query or "").strip()

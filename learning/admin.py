@@ -10,6 +10,7 @@ place, and the same buttons post normally without JavaScript.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -40,6 +41,9 @@ from learning.models import (
     Turn,
 )
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 SKILL_PANEL_TEMPLATE = "learning/admin/_skill_panel.html"
 
 
@@ -62,7 +66,7 @@ def _pretty_json(value) -> str:
     return format_html("<pre class='json'>{}</pre>", json.dumps(value, indent=2, sort_keys=True, default=str))
 
 
-def _memory_link(seat) -> str:
+def _memory_link(seat: Seat) -> str:
     if seat is None:
         return "—"
     return format_html('<a href="{}">{}</a>', reverse("learning_pages:memory", args=[seat.handle]), seat.handle)

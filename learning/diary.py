@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
 from django.db.models import F, Q, QuerySet
@@ -20,6 +21,9 @@ from core.vectors import nearest_rows
 from learning import limits
 from learning.models import DiaryEntry
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.diary")
 
 MEMORY_VECTOR_LIMIT = 50  # memoryVectorLimit
@@ -27,14 +31,14 @@ MEMORY_RECENCY_LIMIT = 50  # memoryRecencyLimit
 RECALL_MAX_DISTANCE = 0.9  # the relevance floor: rows farther than this never leave the database
 
 
-def live(seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
+def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
     """The seat's unexpired notes (an expired short note never takes a slot)."""
     now = now or timezone.now()
     return DiaryEntry.objects.filter(seat=seat).filter(Q(ttl_until__isnull=True) | Q(ttl_until__gt=now))
 
 
 def write(
-    *, seat, content: str, kind: str, ttl_days: int | None = None, source: str = "", turn_id: str = "", now=None
+    *, seat: Seat, content: str, kind: str, ttl_days: int | None = None, source: str = "", turn_id: str = "", now=None
 ) -> DiaryEntry:
     """Store one note verbatim; refuse past the limit; embed within budget or store vectorless."""
     limits.check_note(content)
@@ -58,7 +62,7 @@ def write(
     return entry
 
 
-def enforce_long_cap(seat, cap: int = limits.MAX_LONG_NOTES_PER_SEAT) -> int:
+def enforce_long_cap(seat: Seat, cap: int = limits.MAX_LONG_NOTES_PER_SEAT) -> int:
     """Evict past the cap by use: least retrieved, then least recently retrieved, then oldest."""
     qs = DiaryEntry.objects.filter(seat=seat, kind=DiaryEntry.LONG)
     excess = qs.count() - cap
@@ -73,18 +77,18 @@ def enforce_long_cap(seat, cap: int = limits.MAX_LONG_NOTES_PER_SEAT) -> int:
     return len(victims)
 
 
-def recall(*, seat, vector, model: str, limit: int = MEMORY_VECTOR_LIMIT, now=None) -> list[DiaryEntry]:
+def recall(*, seat: Seat, vector, model: str, limit: int = MEMORY_VECTOR_LIMIT, now=None) -> list[DiaryEntry]:
     """Vector top-K of the seat's live notes of the query's model, above the relevance floor."""
     if not vector:
         return []
     return nearest_rows(live(seat, now), vector, model, limit=limit, max_distance=RECALL_MAX_DISTANCE)
 
 
-def recent(*, seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
+def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
     return list(live(seat, now).order_by("-created_at", "-id")[:limit])
 
 
-def candidates(*, seat, vector, model: str, now=None) -> list[DiaryEntry]:
+def candidates(*, seat: Seat, vector, model: str, now=None) -> list[DiaryEntry]:
     """The hybrid pool: recall (50) ∪ recent (50), deduped by id; the two halves are the bound."""
     pool: dict[int, DiaryEntry] = {}
     for entry in recall(seat=seat, vector=vector, model=model, now=now) + recent(seat=seat, now=now):
@@ -105,7 +109,7 @@ def mark_used(entry_ids: list[int], *, now=None) -> None:
         log.warning("diary use stamp failed for %d note(s)", len(entry_ids), exc_info=True)
 
 
-def sweep_expired(*, now=None, seat=None) -> int:
+def sweep_expired(*, now=None, seat: Seat | None = None) -> int:
     """The retention sweep: physically delete expired diary_short notes."""
     qs = DiaryEntry.objects.filter(kind=DiaryEntry.SHORT, ttl_until__lte=now or timezone.now())
     if seat is not None:

@@ -15,10 +15,14 @@ answer ids with scores -- never vectors.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from django.db import connection
 
 from core.vectors import distance_sql, to_blob, to_pg_text
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 EPISODE_RRF_K = 10  # measured on the LoCoMo and tau-bench dev sets (bench/recall.py): 10 beat 60 by 8 points R@10
 CANDIDATES = 100  # depth of each ranking before fusion
@@ -74,7 +78,7 @@ def _text_query(vendor: str, words: list[str]) -> str:
     return " OR ".join(f'"{w}"' for w in words)
 
 
-def ranked(*, seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> list[tuple[int, float]]:
+def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> list[tuple[int, float]]:
     """``(episode id, fused score)``, best first: the fused ranking of the seat's raw turns."""
     vendor = connection.vendor
     if vendor not in ("sqlite", "postgresql"):

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db.models import Q, QuerySet
 
 from core.providers.embeddings.base import pieces_of
 from core.vectors import usable
 from learning import episode_search
 from learning.models import Episode, EpisodePiece
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 
 def embed_text(*, label: str, ask: str, what_it_did: str) -> str:
@@ -42,11 +47,11 @@ def text_of(episode: Episode) -> str:
     return embed_text(label=episode.task_summary, ask=episode.ask, what_it_did=episode.plan_summary)
 
 
-def raw(seat) -> QuerySet[Episode]:
+def raw(seat: Seat) -> QuerySet[Episode]:
     return Episode.objects.filter(seat=seat, kind=Episode.RAW)
 
 
-def recall(*, seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> list[Episode]:
+def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> list[Episode]:
     """Raw turns most like the query: its vector's ranking fused with its words' (episode_search)."""
     if not vector:
         return []
@@ -56,20 +61,20 @@ def recall(*, seat, vector, model: str, query: str = "", limit: int = 3, outcome
     return [rows[i] for i in ids if i in rows]
 
 
-def recent(*, seat, limit: int = 10, outcome: str | None = None) -> list[Episode]:
+def recent(*, seat: Seat, limit: int = 10, outcome: str | None = None) -> list[Episode]:
     qs = Episode.objects.filter(seat=seat)
     if outcome:
         qs = qs.filter(review_outcome=outcome)
     return list(qs.order_by("-ended_at", "-id")[:limit])
 
 
-def in_conversation(*, seat, conversation_id: str, limit: int = 10, outcome: str | None = None) -> list[Episode]:
+def in_conversation(*, seat: Seat, conversation_id: str, limit: int = 10, outcome: str | None = None) -> list[Episode]:
     qs = Episode.objects.filter(seat=seat, conversation_id=conversation_id)
     if outcome:
         qs = qs.filter(review_outcome=outcome)
     return list(qs.order_by("-ended_at", "-id")[:limit])
 
 
-def unreachable_count(*, seat, model: str, dim: int) -> int:
+def unreachable_count(*, seat: Seat, model: str, dim: int) -> int:
     """Raw rows a similarity search cannot reach yet: no vector of the current model and width."""
     return raw(seat).exclude(Q(embedding__isnull=False) & Q(embedding_model=model) & Q(embedding_dim=dim)).count()

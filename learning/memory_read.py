@@ -5,6 +5,8 @@ Every answer names who gave it (``held_by``): here one shared database holds eve
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -14,6 +16,9 @@ from core.event_types import ReflectionCompleted
 from learning import diary
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import onboarding
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 
 def held_by() -> str:
@@ -50,14 +55,14 @@ def profile_out(p: CounterpartyProfile) -> dict:
             "updated_at": p.updated_at}
 
 
-def latest_reflection(seat) -> dict | None:
+def latest_reflection(seat: Seat) -> dict | None:
     found = events.latest(ReflectionCompleted, seat=seat)
     if found is None:
         return None
     return {"turn_id": found.turn_id, "at": found.at, "payload": found.event.model_dump(mode="json")}
 
 
-def agent_memory(*, seat, limit: int, offset: int) -> dict:
+def agent_memory(*, seat: Seat, limit: int, offset: int) -> dict:
     return {
         "handle": seat.handle,
         "held_by": held_by(),

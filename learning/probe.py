@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core import aux, purposes
 from core.providers.errors import ProviderError
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 TURN = {
     "seat": "probe",
@@ -104,7 +108,7 @@ class ProbeResult:
     detail: str = ""
 
 
-def probe(*, seat, aliases: list[str] | None = None, names: list[str] | None = None) -> list[ProbeResult]:
+def probe(*, seat: Seat, aliases: list[str] | None = None, names: list[str] | None = None) -> list[ProbeResult]:
     """One charged ``operator`` request per purpose (all listed ones unless ``names``)."""
     results = []
     for name in names or list(purposes.all_purposes()):

@@ -15,12 +15,16 @@ import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
 
 from core import aux
 from core.purposes import AnswerUnparseable
 from learning import limits
 from learning.purposes.condense import NAME as CONDENSE
 from learning.purposes.condense import nbytes
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.rewrites")
 
@@ -43,7 +47,7 @@ class Rewritten:
 
 def rewrite_all(
     *,
-    seat,
+    seat: Seat,
     texts: list[str],
     max_bytes: int,
     stage: str,
@@ -80,7 +84,7 @@ def rewrite_all(
     return [r for r in out if r is not None]
 
 
-def _one(seat, stage, turn_id, inputs):
+def _one(seat: Seat, stage, turn_id, inputs):
     """One condensation held to its byte bound: asked again once, told its size, when over it."""
     first = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=inputs, defer_record=True)
     if nbytes(first.value) <= inputs["max_bytes"]:
@@ -89,14 +93,14 @@ def _one(seat, stage, turn_id, inputs):
     try:
         second = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=retry, defer_record=True)
     except Exception as exc:
-        exc.record = _both(first.record, getattr(exc, "record", lambda: None))
+        cast(Any, exc).record = _both(first.record, getattr(exc, "record", lambda: None))  # carries both spends
         raise
     if nbytes(second.value) <= inputs["max_bytes"]:
         return replace(second, record=_both(first.record, second.record))
     over = AnswerUnparseable(
         CONDENSE, f"{nbytes(second.value)} bytes, over the {inputs['max_bytes']}-byte bound after one retry", second.text
     )
-    over.record = _both(first.record, second.record)
+    cast(Any, over).record = _both(first.record, second.record)  # a deferred record, as the seam attaches one
     raise over
 
 

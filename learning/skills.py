@@ -8,6 +8,7 @@ version; history is bounded by ``max_versions_kept``. The body cap is ``max_body
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
 from django.db.models import F, QuerySet
@@ -19,6 +20,9 @@ from crewlet import config
 from crewlet.errors import Conflict, NotFound
 from learning import limits
 from learning.models import SkillVersion, SynthesizedSkill
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.skills")
 
@@ -33,18 +37,18 @@ def jaccard(a, b) -> float:
     return len(sa & sb) / len(union) if union else 0.0
 
 
-def catalogue(seat) -> QuerySet[SynthesizedSkill]:
+def catalogue(seat: Seat) -> QuerySet[SynthesizedSkill]:
     """The seat's listed skills: active and stale (archived ones are hidden)."""
     return SynthesizedSkill.objects.filter(seat=seat).exclude(state=SynthesizedSkill.ARCHIVED)
 
 
-def held(seat) -> QuerySet[SynthesizedSkill]:
+def held(seat: Seat) -> QuerySet[SynthesizedSkill]:
     """Every skill the seat holds, archived included: what the induction gates count, so an archived
     procedure is neither drafted again nor left out of the cap."""
     return SynthesizedSkill.objects.filter(seat=seat)
 
 
-def find(seat, name: str) -> SynthesizedSkill:
+def find(seat: Seat, name: str) -> SynthesizedSkill:
     skill = SynthesizedSkill.objects.filter(seat=seat, name=name).first()
     if skill is None:
         raise NotFound(f"seat {seat.handle} has no skill named {name!r}")
@@ -52,7 +56,7 @@ def find(seat, name: str) -> SynthesizedSkill:
 
 
 def create(
-    *, seat, name: str, description: str, body: str, tool_sequence=(), trigger: str, origin_turn_id: str = "", now=None
+    *, seat: Seat, name: str, description: str, body: str, tool_sequence=(), trigger: str, origin_turn_id: str = "", now=None
 ) -> SynthesizedSkill:
     """Write a new skill; a name the seat already has is rejected (the collision guard)."""
     knobs = config.knobs_for_seat(seat).learning.skill_refinement
@@ -99,7 +103,7 @@ def revise(
     return locked
 
 
-def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None, count: bool = True) -> int:
+def mark_used(skill_ids, *, seat: Seat | None = None, turn_id: str = "", now=None, count: bool = True) -> int:
     """Bump use count and last-used; a stale skill is revived to active in the same transaction.
 
     ``count=False`` moves only the staleness clock (the turn-start offer); the count is bumped by
@@ -123,7 +127,7 @@ def mark_used(skill_ids, *, seat=None, turn_id: str = "", now=None, count: bool 
     return updated
 
 
-def stamp_offered(skill_ids, *, seat, turn_id: str = "") -> bool:
+def stamp_offered(skill_ids, *, seat: Seat, turn_id: str = "") -> bool:
     """Being offered is being used. A stamp that cannot be written is announced, not swallowed."""
     try:
         mark_used(skill_ids, seat=seat, turn_id=turn_id, count=False)

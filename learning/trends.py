@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, IntegerField, Sum
 from django.db.models.fields.json import KeyTextTransform
@@ -20,6 +21,9 @@ from django.utils import timezone
 from core import events
 from core.event_types import PrefetchSummary, SkillUsed
 from learning.models import DiaryEntry
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 WINDOW_DAYS_CHOICES = (7, 30, 90)
 DEFAULT_WINDOW_DAYS = 30
@@ -51,7 +55,7 @@ def _int_key(key: str):
     return Cast(KeyTextTransform(key, "payload"), IntegerField())
 
 
-def hit_rate(*, window_days: int, seat=None, now: datetime | None = None) -> list[Day]:
+def hit_rate(*, window_days: int, seat: Seat | None = None, now: datetime | None = None) -> list[Day]:
     qs = events.rows(PrefetchSummary, seat=seat, since=_since(window_days, now))
     found = _by_day(qs, turns=Count("id"), hits=Sum(_int_key("hits")), blocks=Sum(_int_key("block_count")))
     out = []
@@ -70,12 +74,12 @@ def _counts(qs, window_days: int, now, noun: str) -> list[Day]:
             for d in days(window_days, now)]
 
 
-def skill_uses(*, window_days: int, seat=None, now: datetime | None = None) -> list[Day]:
+def skill_uses(*, window_days: int, seat: Seat | None = None, now: datetime | None = None) -> list[Day]:
     qs = events.rows(SkillUsed, seat=seat, since=_since(window_days, now)).filter(payload__source_kind="synthesized")
     return _counts(qs, window_days, now, "skill use(s)")
 
 
-def notes_written(*, window_days: int, seat=None, now: datetime | None = None) -> list[Day]:
+def notes_written(*, window_days: int, seat: Seat | None = None, now: datetime | None = None) -> list[Day]:
     qs = DiaryEntry.objects.filter(created_at__gte=_since(window_days, now))
     if seat is not None:
         qs = qs.filter(seat=seat)

@@ -8,12 +8,16 @@ there; what the runtime states explicitly wins.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
 from crewlet.errors import Conflict
 from learning.models import PrefetchSnapshot, Turn
 from learning.turn_record import TurnRecord
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.turns")
 
@@ -52,7 +56,7 @@ def _enqueue_here(turn_id: int, seat_id: int) -> None:
         log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
 
 
-def completed_from_prefetch(*, seat, record: TurnRecord) -> TurnRecord:
+def completed_from_prefetch(*, seat: Seat, record: TurnRecord) -> TurnRecord:
     """The record with what it omitted taken from the run's frozen prefetch (the runtime's own values win)."""
     snapshot = PrefetchSnapshot.objects.filter(run_id=record.run_id, seat=seat).only("rendered").first()
     rendered = snapshot.rendered if snapshot is not None else {}
@@ -64,7 +68,7 @@ def completed_from_prefetch(*, seat, record: TurnRecord) -> TurnRecord:
     return record.model_copy(update=filled) if filled else record
 
 
-def store_turn(*, seat, record: TurnRecord) -> tuple[Turn, bool]:
+def store_turn(*, seat: Seat, record: TurnRecord) -> tuple[Turn, bool]:
     """Store the record; a run id already stored is answered with that turn and enqueues nothing."""
     record = completed_from_prefetch(seat=seat, record=record)
     try:

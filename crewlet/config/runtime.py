@@ -13,9 +13,13 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crewlet.config import schema
 from crewlet.config.parse import ConfigError, _merge, build, parse_text
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("crewlet.config")
 
@@ -168,5 +172,6 @@ def knobs(role_name: str | None = None) -> Knobs:
     return result
 
 
-def knobs_for_seat(seat) -> Knobs:
-    return knobs(seat.role.name if getattr(seat, "role", None) else None)
+def knobs_for_seat(seat: Seat) -> Knobs:
+    role = seat.role
+    return knobs(role.name if role is not None else None)

@@ -22,6 +22,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import requests
 from atlassian import Confluence
@@ -40,6 +41,9 @@ from knowledge.promotion_writer import (
 )
 from knowledge.searcher import PageHit, SearchResult, SearchUnavailable, accessible_containers
 from knowledge.tool_skill_pages import RegistryPage, storage_text
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("knowledge.confluence")
 
@@ -66,7 +70,7 @@ def _env(name: str | None) -> str:
     return os.environ.get(name, "") if name else ""
 
 
-def seat_credential(seat) -> Credential | None:
+def seat_credential(seat: Seat) -> Credential | None:
     """The seat's own credential: ``mcp_env`` maps CONFLUENCE_* names to env vars holding them."""
     names = getattr(seat, "mcp_env", None) or {}
     token = next((_env(names.get(key)) for key in SEAT_TOKEN_KEYS if _env(names.get(key))), "")
@@ -166,7 +170,7 @@ class ConfluenceSearcher:
         self._parent_ids: dict[tuple[str, str], tuple[str, float]] = {}
         self._lock = threading.Lock()
 
-    def unavailable(self, seat) -> SearchUnavailable | None:
+    def unavailable(self, seat: Seat) -> SearchUnavailable | None:
         if not config.current().knowledge.confluence.url:
             return SearchUnavailable.UNCONFIGURED
         if seat_credential(seat) is not None:
@@ -175,10 +179,10 @@ class ConfluenceSearcher:
             return SearchUnavailable.UNCONFIGURED
         return None if accessible_containers(seat) else SearchUnavailable.SCOPED_TO_NOTHING
 
-    def can_search(self, seat) -> bool:
+    def can_search(self, seat: Seat) -> bool:
         return self.unavailable(seat) is None
 
-    def search(self, seat, query: str, limit: int) -> SearchResult:
+    def search(self, seat: Seat, query: str, limit: int) -> SearchResult:
         reason = self.unavailable(seat)
         if reason is not None:
             return SearchResult.not_run(reason)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, IntegrityError
 from django.db.models import Case, Expression, IntegerField, Q, Value, When
@@ -35,6 +36,9 @@ from knowledge.searcher import (
     accessible_containers,
 )
 from knowledge.tool_skill_pages import RegistryPage
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("knowledge.native")
 
@@ -120,13 +124,13 @@ class NativeSearcher:
         rows = Page.objects.filter(container_key=container_key, parent__title=parent, state=Page.PUBLISHED)
         return [RegistryPage(str(p.pk), p.container_key, p.title, p.body) for p in rows.order_by("title", "id")]
 
-    def unavailable(self, seat) -> SearchUnavailable | None:
+    def unavailable(self, seat: Seat) -> SearchUnavailable | None:
         return None if accessible_containers(seat) else SearchUnavailable.SCOPED_TO_NOTHING
 
-    def can_search(self, seat) -> bool:
+    def can_search(self, seat: Seat) -> bool:
         return self.unavailable(seat) is None
 
-    def search(self, seat, query: str, limit: int) -> SearchResult:
+    def search(self, seat: Seat, query: str, limit: int) -> SearchResult:
         containers = accessible_containers(seat)
         if not containers:
             return SearchResult.not_run(SearchUnavailable.SCOPED_TO_NOTHING)

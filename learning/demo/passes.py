@@ -70,7 +70,7 @@ def _detail(name: str, result: dict) -> str:
     return ""
 
 
-def seed(seat, clock) -> str:
+def seed(seat: Seat, clock) -> str:
     """A month's history for ``seat`` when the reflection step left too few turns to make it due."""
     raw = Episode.objects.filter(seat=seat, kind=Episode.RAW).count()
     if raw > 500:
@@ -106,7 +106,7 @@ def seed(seat, clock) -> str:
     return f"{len(rows)} aged turns, 3 skills, 2 notes"
 
 
-def _skills(seat, clock):
+def _skills(seat: Seat, clock):
     specs = [("flaky-test-fix", "active", 5, False), ("deploy-checklist", "active", 40, False),
              ("old-migration", "stale", 100, False), ("pinned-runbook", "active", 200, True)]
     out = None
@@ -121,7 +121,7 @@ def _skills(seat, clock):
     return out
 
 
-def _notes(seat, clock):
+def _notes(seat: Seat, clock):
     DiaryEntry.objects.create(seat=seat, kind=DiaryEntry.SHORT, content="Sprint freeze runs through Friday",
                               ttl_until=clock - timedelta(days=2), created_at=clock - timedelta(days=9))
     DiaryEntry.objects.create(seat=seat, kind=DiaryEntry.LONG, content="The billing export runs nightly at 02:00; "

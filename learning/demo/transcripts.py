@@ -7,6 +7,7 @@ import json
 import shutil
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -22,6 +23,9 @@ from learning.transcripts.ingest import default_seat, ingest
 from learning.transcripts.models import Recommendation, Shard, TranscriptEpisode
 from learning.transcripts.report import summary_lines
 from learning.transcripts.telemetry import render_uses
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "transcripts" / "-home-dev-acme-api"
 CLAUDE_MD = "# Acme API\n\n## Rules\n\n- Use `ruff` for linting.\n\n## Layout\n\nDjango apps live under apps/.\n"
@@ -56,7 +60,7 @@ def _embedder_or_hashing(ctx) -> schema.Config | None:
         return previous
 
 
-def _run(ctx, seat, repo, paths, title):
+def _run(ctx, seat: Seat, repo, paths, title):
     ctx.line(f"\n-- {title}")
     summary = ingest(paths=[str(p) for p in paths], seat=seat, repo=str(repo))
     for line in summary_lines(summary):
@@ -68,7 +72,7 @@ def _aux_calls() -> int:
     return Event.objects.filter(name="auxiliary_spend").count()
 
 
-def _phase_one(ctx, seat, sessions, repo):
+def _phase_one(ctx, seat: Seat, sessions, repo):
     shutil.copy(FIXTURES / "sess-a.jsonl", sessions / "sess-a.jsonl")
     _run(ctx, seat, repo, [sessions / "sess-a.jsonl"], "session A: the lesson said twice in one session, a secret, a malformed line")
     secret = TranscriptEpisode.objects.filter(ask__contains="[REDACTED:").first()
@@ -84,7 +88,7 @@ def _phase_one(ctx, seat, sessions, repo):
     _run(ctx, seat, repo, [sessions / "sess-b.jsonl"], "session B grew: resumed from the watermark")
 
 
-def _lead_decides(ctx, seat):
+def _lead_decides(ctx, seat: Seat):
     staging = Shard.objects.filter(text__startswith="The staging database", status__in=Shard.OPEN).first()
     if staging:
         answer = ladder.reject_memory(shard=staging, by=Shard.BY_PERSON, actor="lead")
@@ -97,7 +101,7 @@ def _publish_leftovers(ctx):
         ctx.line(f"-- the lead submits #{shard.pk} to the judge: {answer['reason']}")
 
 
-def _boundary(ctx, seat, repo):
+def _boundary(ctx, seat: Seat, repo):
     ctx.line("\n-- the human boundary")
     for pk in Recommendation.objects.filter(repo_root=str(repo)).order_by("pk").values_list("pk", flat=True):
         # proposals follow the repository: re-render against what the previous approval changed (no model call)

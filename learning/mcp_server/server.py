@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import mcp_types as types
 from asgiref.sync import sync_to_async
@@ -23,6 +24,9 @@ from learning import tools
 from learning.api.agents import PrefetchIn, PrefetchOut, to_request
 from learning.prefetch import prefetch
 from learning.tools.base import bad_arguments
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 PREFETCH_TOOL = "prefetch"
 PREFETCH_DESCRIPTION = (
@@ -42,12 +46,12 @@ def _prefetch_definition() -> dict:
     return {"name": PREFETCH_TOOL, "description": PREFETCH_DESCRIPTION, "inputSchema": schema}
 
 
-def list_definitions(seat) -> list[dict]:
+def list_definitions(seat: Seat) -> list[dict]:
     """What ``tools/list`` answers: the prefetch, then the builtins available to the seat."""
     return [_prefetch_definition(), *tools.definitions(seat, "mcp")]
 
 
-def call(seat, name: str, arguments: dict, *, default_run_id: str) -> types.CallToolResult:
+def call(seat: Seat, name: str, arguments: dict, *, default_run_id: str) -> types.CallToolResult:
     """Run one call as the seat; a refusal is an error result naming the field, never an exception."""
     try:
         if name == PREFETCH_TOOL:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from crewlet.errors import BadInput
 from learning import health
 from learning.pages.charts import bar_chart
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 TONE = {health.HEALTHY: "good", health.YOUNG: "muted", health.BELOW_THRESHOLD: "bad", health.NO_SKILLS: "unknown"}
 VERDICT_LABEL = {
@@ -100,7 +104,7 @@ def _tier_chart(tiers):
     return bar_chart(bars, scale_max=1.0), total
 
 
-def health_context(*, window_days: int, seat=None) -> dict:
+def health_context(*, window_days: int, seat: Seat | None = None) -> dict:
     rows = [Row(h, VERDICT_LABEL[h.verdict], TONE[h.verdict]) for h in health.seat_health()]
     since = health.window_start(window_days)
     turns, rates = health.prefetch_hit_rates(since=since, seat=seat)

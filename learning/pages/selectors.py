@@ -76,17 +76,17 @@ def seat_by_handle(handle: str) -> Seat:
     return seat
 
 
-def _diary(seat, selected: str) -> QuerySet:
+def _diary(seat: Seat, selected: str) -> QuerySet:
     qs = diary.live(seat)
     return (qs.filter(kind=selected) if selected else qs).order_by("-created_at", "-id")
 
 
-def _episodes(seat, selected: str) -> QuerySet:
+def _episodes(seat: Seat, selected: str) -> QuerySet:
     qs = Episode.objects.filter(seat=seat)
     return (qs.filter(kind=selected) if selected else qs).order_by("-started_at", "-id")
 
 
-def _skills(seat, selected: str) -> QuerySet:
+def _skills(seat: Seat, selected: str) -> QuerySet:
     qs = SynthesizedSkill.objects.filter(seat=seat)
     if selected == "listed":
         qs = qs.exclude(state=SynthesizedSkill.ARCHIVED)
@@ -95,7 +95,7 @@ def _skills(seat, selected: str) -> QuerySet:
     return qs.order_by("-pinned", "-use_count", "name")
 
 
-def _profiles(seat, selected: str) -> QuerySet:
+def _profiles(seat: Seat, selected: str) -> QuerySet:
     qs = CounterpartyProfile.objects.filter(observer=seat)
     return (qs.filter(subject_platform=selected) if selected else qs).order_by("-observations", "subject_handle", "id")
 
@@ -103,7 +103,7 @@ def _profiles(seat, selected: str) -> QuerySet:
 QUERIES = {"diary": _diary, "episodes": _episodes, "skills": _skills, "profiles": _profiles}
 
 
-def _choices(spec: SectionSpec, seat) -> tuple:
+def _choices(spec: SectionSpec, seat: Seat) -> tuple:
     if spec.name != "profiles":
         return spec.choices
     platforms = (
@@ -113,7 +113,7 @@ def _choices(spec: SectionSpec, seat) -> tuple:
     return spec.choices + tuple((p, p) for p in platforms)
 
 
-def section(*, seat, name: str, page: int = 1, selected: str | None = None) -> Section:
+def section(*, seat: Seat, name: str, page: int = 1, selected: str | None = None) -> Section:
     """One page of one section, with the total the filter counts (not the page's length)."""
     spec = SECTIONS.get(name)
     if spec is None:
@@ -165,7 +165,7 @@ def _line(worker: str, outcome) -> WorkerLine:
     return WorkerLine(worker, outcome.status, getattr(outcome, "gate", ""), getattr(outcome, "error", ""))
 
 
-def latest_reflection(seat) -> Reflection | None:
+def latest_reflection(seat: Seat) -> Reflection | None:
     found = events.latest(ReflectionCompleted, seat=seat)
     if found is None:
         return None
@@ -173,7 +173,7 @@ def latest_reflection(seat) -> Reflection | None:
     return Reflection(at=found.at, turn_id=found.turn_id, gate=found.event.gate, workers=walked)
 
 
-def memory_tab(*, seat) -> dict:
+def memory_tab(*, seat: Seat) -> dict:
     """The whole tab's first render: every section's first page and the latest reflection."""
     return {
         "seat": seat,
@@ -197,7 +197,7 @@ class SearchResults:
         return len(self.notes) + len(self.episodes) + len(self.profiles)
 
 
-def search(*, seat, query: str) -> SearchResults:
+def search(*, seat: Seat, query: str) -> SearchResults:
     """Case-insensitive text search over the seat's live notes, its episodes and its counterparty profiles."""
     q = " ".join((query or "").split())
     if not q:
@@ -214,13 +214,13 @@ def search(*, seat, query: str) -> SearchResults:
     return SearchResults(q, list(notes), list(episodes), list(profiles))
 
 
-def note_of(*, seat, pk: int):
+def note_of(*, seat: Seat, pk: int):
     note = diary.live(seat).filter(pk=pk).first()
     if note is None:
         raise NotFound(f"seat {seat.handle} has no live note {pk}")
     return note
 
 
-def seat_skills(*, seat) -> list:
+def seat_skills(*, seat: Seat) -> list:
     """The drill-down from a seat: every skill with its uses, newest use first."""
     return list(SynthesizedSkill.objects.filter(seat=seat).order_by("-use_count", "name"))

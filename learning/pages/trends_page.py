@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crewlet.errors import BadInput
 from learning import trends
 from learning.pages.charts import column_chart
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 
 def parse_window(raw: str | None) -> int:
@@ -27,7 +32,7 @@ def _total(series) -> int:
     return int(sum(d.value or 0 for d in series))
 
 
-def trends_context(*, window_days: int, seat=None) -> dict:
+def trends_context(*, window_days: int, seat: Seat | None = None) -> dict:
     rates = trends.hit_rate(window_days=window_days, seat=seat)
     uses = trends.skill_uses(window_days=window_days, seat=seat)
     notes = trends.notes_written(window_days=window_days, seat=seat)

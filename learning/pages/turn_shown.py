@@ -8,11 +8,15 @@ A row deleted since (a forgotten note) is listed as gone, not hidden.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core import events
 from core.event_types import ReflectionCompleted
 from crewlet.errors import NotFound
 from learning.models import DiaryEntry, Episode, PrefetchSnapshot, SynthesizedSkill, Turn
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 
 @dataclass
@@ -27,7 +31,7 @@ class ShownBlock:
     turns: list = field(default_factory=list)  # run ids
 
 
-def _rows(model, ids, seat) -> list:
+def _rows(model, ids, seat: Seat) -> list:
     found = {r.pk: r for r in model.objects.filter(pk__in=ids, seat=seat)}
     return [(i, found.get(i)) for i in ids]
 
@@ -48,7 +52,7 @@ def blocks_of(snapshot: PrefetchSnapshot | None) -> list[ShownBlock]:
     return out
 
 
-def turn_context(*, seat, run_id: str) -> dict:
+def turn_context(*, seat: Seat, run_id: str) -> dict:
     turn = Turn.objects.filter(seat=seat, run_id=run_id).first()
     snapshot = PrefetchSnapshot.objects.filter(seat=seat, run_id=run_id).first()
     if turn is None and snapshot is None:

@@ -85,7 +85,7 @@ def _note_perms(request) -> dict:
     return {"can_forget": note_actions.can_forget(request.user), "can_correct": note_actions.can_correct(request.user)}
 
 
-def _back_to_memory(request, seat, notice: str):
+def _back_to_memory(request, seat: Seat, notice: str):
     if request.htmx:
         return None
     messages.success(request, notice)

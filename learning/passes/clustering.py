@@ -40,7 +40,7 @@ class Cluster:
         return len(self.members)
 
 
-def evidence(seat, knobs) -> list[Episode]:
+def evidence(seat: Seat, knobs) -> list[Episode]:
     """The seat's last ``episode_fetch_limit`` raw settled turns, then those with enough tools."""
     rows = list(
         Episode.objects.filter(seat=seat, kind=Episode.RAW, review_outcome__in=("done", "failed"))
@@ -62,7 +62,7 @@ def greedy_clusters(episodes: list[Episode], threshold: float) -> list[Cluster]:
     return sorted(clusters, key=lambda c: -c.size)  # stable: the most recent representative first on a tie
 
 
-def _skip(seat, knobs) -> str | None:
+def _skip(seat: Seat, knobs) -> str | None:
     if seat.role is None:
         return "no_role"
     if not seat.role.learns or not knobs.learning.enabled or not knobs.learning.skill_synthesis.enabled:
@@ -76,7 +76,7 @@ def _skip(seat, knobs) -> str | None:
     return None
 
 
-def _inputs(seat, cluster: Cluster) -> dict:
+def _inputs(seat: Seat, cluster: Cluster) -> dict:
     return {
         "mode": "cluster",
         "seat": seat.handle,
@@ -91,7 +91,7 @@ def _inputs(seat, cluster: Cluster) -> dict:
     }
 
 
-def synthesize_for_seat(seat, *, now=None) -> dict:
+def synthesize_for_seat(seat: Seat, *, now=None) -> dict:
     """At most one model call and one draft for one seat."""
     knobs = config.knobs_for_seat(seat)
     why = _skip(seat, knobs)
@@ -109,7 +109,7 @@ def synthesize_for_seat(seat, *, now=None) -> dict:
     return {"seat": seat.handle, "drafted": False, "why": "no_cluster", "already_learned": learned}
 
 
-def _draft(seat, cluster: Cluster, *, now) -> dict:
+def _draft(seat: Seat, cluster: Cluster, *, now) -> dict:
     draft = aux.call(seat=seat, stage="background", purpose=skill_draft.NAME, inputs=_inputs(seat, cluster)).value
     skill, why = write_draft(
         seat=seat, draft=draft, tool_sequence=cluster.representative.tool_sequence, trigger="clustered", now=now
@@ -128,7 +128,7 @@ def _draft(seat, cluster: Cluster, *, now) -> dict:
     return {"seat": seat.handle, "drafted": True, "skill_id": skill.pk, "name": skill.name, "cluster_size": cluster.size}
 
 
-def run_clustered_synthesis(*, seat=None, now=None) -> dict:
+def run_clustered_synthesis(*, seat: Seat | None = None, now=None) -> dict:
     """One pass: every active seat (or one), at most one draft each; a seat that fails is reported."""
     seats = [seat] if seat is not None else list(Seat.objects.filter(active=True).select_related("role", "company"))
     results = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
@@ -26,6 +27,9 @@ from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
 from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.passes.compaction")
 
 TERMINAL_OUTCOMES = ("done", "failed")
@@ -35,7 +39,7 @@ THREE_EXEMPLARS_FROM = 6  # a cluster this large keeps three exemplars, a smalle
 CONDENSE_KIND = "the task or the outcome of one of an agent's past turns"
 
 
-def candidates(seat, knobs, now: datetime) -> list[Episode]:
+def candidates(seat: Seat, knobs, now: datetime) -> list[Episode]:
     """The oldest raw turns a fold could take; tool-free turns and exemplars never take a slot."""
     return list(
         Episode.objects.filter(
@@ -72,7 +76,7 @@ def task_of(episode: Episode) -> str:
     return f"{episode.task_summary.strip()} — {ask}" if ask else episode.task_summary.strip()
 
 
-def member_inputs(seat, members: list[Episode]) -> tuple[list[dict], int]:
+def member_inputs(seat: Seat, members: list[Episode]) -> tuple[list[dict], int]:
     """Each member as task, outcome, tools and date; long texts condensed first (labelled)."""
     texts = [t for e in members for t in (task_of(e), e.plan_summary.strip())]
     rewritten = rewrites.rewrite_all(
@@ -102,7 +106,7 @@ def member_inputs(seat, members: list[Episode]) -> tuple[list[dict], int]:
 # ---- the fold ------------------------------------------------------------------------------------
 
 
-def fold(seat, cluster: Cluster) -> dict:
+def fold(seat: Seat, cluster: Cluster) -> dict:
     """Summarise one cluster and write it; the originals stay raw when the summary cannot be had."""
     members = sorted(cluster.members, key=lambda e: (e.started_at, e.id))
     kept = exemplars(cluster)
@@ -118,7 +122,7 @@ def fold(seat, cluster: Cluster) -> dict:
             "deleted": len(members) - len(kept), "exemplars": len(kept)}
 
 
-def write_fold(seat, members: list[Episode], kept: list[Episode], summary: dict) -> Episode:
+def write_fold(seat: Seat, members: list[Episode], kept: list[Episode], summary: dict) -> Episode:
     outcomes = Counter(e.review_outcome for e in members)
     done = outcomes.get("done", 0)
     with transaction.atomic():
@@ -145,7 +149,7 @@ def write_fold(seat, members: list[Episode], kept: list[Episode], summary: dict)
     return compacted
 
 
-def compact_seat(seat, knobs, now: datetime, *, dry_run: bool = False) -> dict:
+def compact_seat(seat: Seat, knobs, now: datetime, *, dry_run: bool = False) -> dict:
     """Cluster the batch and fold each large-enough cluster (a dry run only counts them)."""
     batch = candidates(seat, knobs, now)
     due = [c for c in greedy_clusters(batch, COMPACTION_JACCARD_THRESHOLD) if len(c.members) >= knobs.compaction_min_cluster_size]

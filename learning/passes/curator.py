@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
@@ -35,7 +36,7 @@ def unused_since(queryset: QuerySet, cutoff: datetime) -> QuerySet:
     return queryset.annotate(clock=Coalesce("last_used_at", "created_at")).filter(clock__lte=cutoff)
 
 
-def _transition(*, seat, src: str, dst: str, days: int, now: datetime, event: type[SkillStaled | SkillArchived], dry_run: bool) -> int:
+def _transition(*, seat: Seat, src: str, dst: str, days: int, now: datetime, event: type[SkillStaled | SkillArchived], dry_run: bool) -> int:
     candidates = unused_since(
         SynthesizedSkill.objects.filter(seat=seat, state=src, pinned=False), now - timedelta(days=days)
     )
@@ -51,7 +52,7 @@ def _transition(*, seat, src: str, dst: str, days: int, now: datetime, event: ty
     return len(moved)
 
 
-def curate_seat(seat, *, now: datetime, dry_run: bool = False) -> dict:
+def curate_seat(seat: Seat, *, now: datetime, dry_run: bool = False) -> dict:
     knobs = config.knobs_for_seat(seat).learning.skill_curator
     if not knobs.enabled:
         return {"seat": seat.handle, "skipped": "skill_curator.enabled is false"}
@@ -61,7 +62,7 @@ def curate_seat(seat, *, now: datetime, dry_run: bool = False) -> dict:
             "seat %s: archive_after_days %d is inside stale_after_days %d; widened to %d",
             seat.handle, knobs.archive_after_days, stale_days, archive_days,
         )
-    common = {"seat": seat, "now": now, "dry_run": dry_run}
+    common: dict[str, Any] = {"seat": seat, "now": now, "dry_run": dry_run}
     archived = _transition(
         src=SynthesizedSkill.STALE, dst=SynthesizedSkill.ARCHIVED, days=archive_days, event=SkillArchived, **common
     )
@@ -71,7 +72,7 @@ def curate_seat(seat, *, now: datetime, dry_run: bool = False) -> dict:
     return {"seat": seat.handle, "staled": staled, "archived": archived, "archive_window_widened": widened}
 
 
-def run_curator(*, seat=None, now: datetime | None = None, dry_run: bool = False, progress=None) -> dict:
+def run_curator(*, seat: Seat | None = None, now: datetime | None = None, dry_run: bool = False, progress=None) -> dict:
     """One pass over every active seat (or one); returns the transitions it made (or would make)."""
     now = now or timezone.now()
     seats = [seat] if seat is not None else list(Seat.objects.filter(active=True).select_related("role"))

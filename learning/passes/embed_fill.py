@@ -82,7 +82,7 @@ def _narrow(qs: QuerySet, *, model: str, dim: int, now: datetime, only_model: st
     return lacking(qs, model=model, dim=dim, now=now)
 
 
-def pending(seat, *, model: str, dim: int, now: datetime, only_model: str | None = None) -> tuple[QuerySet, QuerySet, QuerySet]:
+def pending(seat: Seat, *, model: str, dim: int, now: datetime, only_model: str | None = None) -> tuple[QuerySet, QuerySet, QuerySet]:
     """The seat's live notes, raw turns and transcript shards to fill (``only_model``: those stamped
     with that model; ``"none"`` for the vectorless)."""
     sources = (diary.live(seat, now), episodes.raw(seat), Shard.objects.filter(seat=seat))
@@ -94,7 +94,7 @@ def pending_pages(*, model: str, dim: int, now: datetime, only_model: str | None
     return _narrow(Page.objects.all(), model=model, dim=dim, now=now, only_model=only_model)
 
 
-def rows_of(seat, embedder, now: datetime, *, only_model: str | None = None):
+def rows_of(seat: Seat, embedder, now: datetime, *, only_model: str | None = None):
     """Notes, then raw turns, then shards, in id order, a page at a time."""
     sources = zip(pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=only_model),
                   (lambda d: d.content, episodes.text_of, lambda s: s.text), strict=True)
@@ -158,7 +158,7 @@ def _state_for(spec) -> tuple[dict, int]:
 # ---- the pass ------------------------------------------------------------------------------------
 
 
-def _seats_from(cursor: int | None, seat) -> list:
+def _seats_from(cursor: int | None, seat: Seat | None) -> list:
     if seat is not None:
         return [seat]
     seats = list(Seat.objects.filter(active=True).order_by("id"))
@@ -185,7 +185,7 @@ def dry_run_counts(seats, embedder, now: datetime, only_model: str | None = None
 
 
 def run_fill(
-    *, seat=None, now: datetime | None = None, dry_run: bool = False, embedder=None, only_model: str | None = None,
+    *, seat: Seat | None = None, now: datetime | None = None, dry_run: bool = False, embedder=None, only_model: str | None = None,
     progress=None,
 ) -> dict:
     """One minute's fill; returns what it sent, filled, held and why it stopped."""
@@ -240,7 +240,7 @@ def _fill_seats(seats, minute: Minute, state: dict, *, cursor_moves: bool, only_
     return "every seat filled"
 
 
-def _stop(state: dict, seat, why: str, cursor_moves: bool) -> str:
+def _stop(state: dict, seat: Seat, why: str, cursor_moves: bool) -> str:
     if cursor_moves:
         state["cursor_seat_id"] = seat.id
     return f"{why} (at seat {seat.handle})"

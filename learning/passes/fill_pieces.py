@@ -7,7 +7,7 @@ provider's request and byte limits hold; a refused or unusable line costs only t
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import Exists, OuterRef, Q
 
@@ -17,19 +17,22 @@ from learning import episodes
 from learning.models import EpisodePiece
 from learning.passes.fill_requests import HOLD, MAX_INPUTS_PER_REQUEST, Minute
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.passes.embed_fill")
 
 PAGE = 200
 
 
-def lacking_pieces(seat, *, model: str, dim: int, now):
+def lacking_pieces(seat: Seat, *, model: str, dim: int, now):
     has = EpisodePiece.objects.filter(episode=OuterRef("pk"), embedding_model=model, embedding_dim=dim)
     return (episodes.raw(seat).filter(embedding_model=model, embedding_dim=dim, embedding__isnull=False)
             .filter(Q(embed_held_until__isnull=True) | Q(embed_held_until__lte=now))
             .exclude(Exists(has)))
 
 
-def fill_pieces(seat, minute: Minute) -> int:
+def fill_pieces(seat: Seat, minute: Minute) -> int:
     """Embed the lines of up to a page of the seat's turns, many turns a request within the per-request
     share; RanOut/EndMinute end the minute as they do for rows."""
     embedder, filled = minute.embedder, 0

@@ -32,24 +32,24 @@ COUNTS = ("non_terminal_dropped", "tool_free_dropped", "consolidated_dropped", "
           "compaction_failed", "episodes_compacted", "condensed", "compacted_evicted", "exemplars_evicted")
 
 
-def raw_count(seat) -> int:
+def raw_count(seat: Seat) -> int:
     """The gate: one count(*) over the (seat, kind, started_at) index."""
     return Episode.objects.filter(seat=seat, kind=Episode.RAW).count()
 
 
-def non_terminal(seat, knobs, now: datetime) -> QuerySet:
+def non_terminal(seat: Seat, knobs, now: datetime) -> QuerySet:
     return Episode.objects.filter(
         seat=seat, kind=Episode.RAW, ended_at__lte=now - timedelta(days=knobs.non_terminal_max_age_days)
     ).exclude(review_outcome__in=compaction.TERMINAL_OUTCOMES)
 
 
-def tool_free(seat, knobs, now: datetime) -> QuerySet:
+def tool_free(seat: Seat, knobs, now: datetime) -> QuerySet:
     return Episode.objects.filter(
         seat=seat, kind=Episode.RAW, tool_sequence=[], ended_at__lte=now - timedelta(days=knobs.tool_free_max_age_days)
     )
 
 
-def consolidated(seat, knobs, now: datetime) -> QuerySet:
+def consolidated(seat: Seat, knobs, now: datetime) -> QuerySet:
     """Absorbed into a skill, past the grace that lets an operator audit the consolidation."""
     cutoff = now - timedelta(days=knobs.consolidated_grace_days)
     return Episode.objects.filter(seat=seat, kind=Episode.RAW, consolidated_into_skill__isnull=False).filter(
@@ -57,7 +57,7 @@ def consolidated(seat, knobs, now: datetime) -> QuerySet:
     )
 
 
-def ancient_compacted(seat, knobs, now: datetime) -> QuerySet:
+def ancient_compacted(seat: Seat, knobs, now: datetime) -> QuerySet:
     if knobs.compacted_max_age_days <= 0:
         return Episode.objects.none()
     return Episode.objects.filter(
@@ -70,7 +70,7 @@ def _drop(queryset: QuerySet) -> int:
         return queryset.delete()[0]
 
 
-def evict(seat, knobs, now: datetime) -> tuple[int, int]:
+def evict(seat: Seat, knobs, now: datetime) -> tuple[int, int]:
     """Evict summaries past ``compacted_max_age_days`` and the exemplars they kept raw."""
     rows = list(ancient_compacted(seat, knobs, now).values_list("id", "exemplar_turn_ids"))
     refs = {ref for _id, ids in rows for ref in (ids or [])}
@@ -86,7 +86,7 @@ def evict(seat, knobs, now: datetime) -> tuple[int, int]:
     return compacted, exemplars
 
 
-def lifecycle_for_seat(seat, *, now: datetime, dry_run: bool = False) -> dict:
+def lifecycle_for_seat(seat: Seat, *, now: datetime, dry_run: bool = False) -> dict:
     """The gate, then (when due) the four actions and eviction, for one seat."""
     knobs = config.knobs_for_seat(seat).learning.episode_lifecycle
     if not knobs.enabled:
@@ -105,7 +105,7 @@ def lifecycle_for_seat(seat, *, now: datetime, dry_run: bool = False) -> dict:
     return report
 
 
-def _actions(seat, knobs, now: datetime, report: dict, *, dry_run: bool) -> None:
+def _actions(seat: Seat, knobs, now: datetime, report: dict, *, dry_run: bool) -> None:
     report["non_terminal_dropped"] = _drop(non_terminal(seat, knobs, now))
     report["tool_free_dropped"] = _drop(tool_free(seat, knobs, now))
     report["consolidated_dropped"] = _drop(consolidated(seat, knobs, now))
@@ -121,7 +121,7 @@ def _actions(seat, knobs, now: datetime, report: dict, *, dry_run: bool) -> None
     report["compacted_evicted"], report["exemplars_evicted"] = evict(seat, knobs, now)
 
 
-def _completed(seat, report: dict) -> None:
+def _completed(seat: Seat, report: dict) -> None:
     # the spec's CompactionCompleted folds the tool-free sweep into non_terminal_dropped;
     # episode_lifecycle_pass is the one place tool_free_dropped is visible alone
     events.publish(
@@ -140,7 +140,7 @@ def any_auxiliary_model(seats) -> bool:
     return any(aux.available(s) for s in seats)
 
 
-def run_lifecycle(*, seat=None, now: datetime | None = None, dry_run: bool = False, progress=None) -> dict:
+def run_lifecycle(*, seat: Seat | None = None, now: datetime | None = None, dry_run: bool = False, progress=None) -> dict:
     """One pass over every active seat (or one); publishes ``episode_lifecycle_pass`` with all counts."""
     now = now or timezone.now()
     seats = [seat] if seat is not None else list(Seat.objects.filter(active=True).select_related("role", "company"))

@@ -9,6 +9,7 @@ that raises renders nothing and never fails the turn.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
@@ -30,6 +31,9 @@ from learning.prefetch import (
 from learning.prefetch.blocks import BlockResult
 from learning.prefetch.context import PrefetchContext
 from learning.prefetch.request import PrefetchRequest
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.prefetch")
 
@@ -82,7 +86,7 @@ def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
     return [_finish(module.NAME, started[module.NAME]) for module in BLOCKS]
 
 
-def frozen(*, seat, run_id: str) -> dict | None:
+def frozen(*, seat: Seat, run_id: str) -> dict | None:
     snapshot = PrefetchSnapshot.objects.filter(run_id=run_id).first()
     if snapshot is None:
         return None
@@ -91,7 +95,7 @@ def frozen(*, seat, run_id: str) -> dict | None:
     return snapshot.rendered
 
 
-def prefetch(*, seat, request: PrefetchRequest) -> dict:
+def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     """The turn's rendered blocks and summary; the same run id always gets the same prefix back."""
     stored = frozen(seat=seat, run_id=request.run_id)
     if stored is not None:

@@ -51,7 +51,7 @@ class PrefetchContext:
     _embedding_future: concurrent.futures.Future | None = field(default=None, repr=False)
 
     @classmethod
-    def start(cls, *, seat, request: PrefetchRequest) -> PrefetchContext:
+    def start(cls, *, seat: Seat, request: PrefetchRequest) -> PrefetchContext:
         _ = seat.role  # loaded here, so worker threads never touch the database for it
         return cls(seat=seat, request=request, thin=thin_trigger(request))
 

@@ -9,6 +9,7 @@ its size with the way to read it (query_episodes by conversation).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 
@@ -20,13 +21,16 @@ from learning.prefetch.context import PrefetchContext
 from learning.rewrites import nbytes
 from learning.turns import record_of
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.prefetch")
 
 NAME = "conversation_ledger"
 HEADING = "## What you last said and did in this conversation"
 
 
-def latest_turns(*, seat, conversation_id: str, exclude_run_id: str = "", limit: int = bounds.LEDGER_TURNS) -> list[Turn]:
+def latest_turns(*, seat: Seat, conversation_id: str, exclude_run_id: str = "", limit: int = bounds.LEDGER_TURNS) -> list[Turn]:
     qs = Turn.objects.filter(seat=seat, conversation_id=conversation_id)
     if exclude_run_id:
         qs = qs.exclude(run_id=exclude_run_id)

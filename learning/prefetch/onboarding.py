@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 from django.db.models import Q
@@ -18,6 +19,9 @@ from learning.models import OnboardingMarker
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import PrefetchContext
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.prefetch")
 
 NAME = "first_turn_onboarding"
@@ -25,17 +29,17 @@ HEADING = "## First-turn onboarding"
 ONBOARDING_PAGES = 10  # ours: how many onboarding pages the block lists
 
 
-def chain(seat) -> list:
+def chain(seat: Seat) -> list:
     return seat.unit.chain() if seat.unit_id and seat.unit else []
 
 
-def chain_hash(seat) -> str:
+def chain_hash(seat: Seat) -> str:
     """What the marker is stamped with: the unit chain (nearest first) and each unit's container."""
     parts = [f"{u.pk}:{u.key}:{u.knowledge_container}" for u in chain(seat)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-def onboarded_at(seat):
+def onboarded_at(seat: Seat):
     """When the seat onboarded for its CURRENT unit chain, or None."""
     marker = OnboardingMarker.objects.filter(seat=seat).first()
     if marker is None or marker.chain_hash != chain_hash(seat):
@@ -43,14 +47,14 @@ def onboarded_at(seat):
     return marker.onboarded_at
 
 
-def mark_onboarded(*, seat, now=None) -> OnboardingMarker:
+def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:
     marker, _ = OnboardingMarker.objects.update_or_create(
         seat=seat, defaults={"chain_hash": chain_hash(seat), "onboarded_at": now or timezone.now()}
     )
     return marker
 
 
-def onboarding_pages(seat) -> list[Page]:
+def onboarding_pages(seat: Seat) -> list[Page]:
     containers = [u.knowledge_container for u in chain(seat) if u.knowledge_container]
     if not containers:
         return []

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from learning import limits, rewrites
 from learning.models import Episode
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 BLOCK_LABELS = {"woken": "Woken by:", "asked": "Asked:", "did": "What it did:"}
 TOOL_LABELS = {"woken": "woken by:", "asked": "asked:", "did": "what it did:"}
@@ -63,7 +67,7 @@ def compacted_text(episode: Episode) -> str:
 
 def render(
     *,
-    seat,
+    seat: Seat,
     episodes: list[Episode],
     turn_id: str = "",
     stage: str = "turn",

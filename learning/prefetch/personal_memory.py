@@ -9,6 +9,7 @@ the auxiliary filter, told who triggered the turn, picks the digest. Only the no
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 
@@ -20,6 +21,9 @@ from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyMemoryHint
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.prefetch")
 
 NAME = "personal_memory"
@@ -27,7 +31,7 @@ HEADING = "## Personal memory"
 PURPOSE = "memory_relevance_filter"
 
 
-def has_notes(seat) -> bool:
+def has_notes(seat: Seat) -> bool:
     """The cheap recency read the gate path still makes, so the hint shows only when it is actionable."""
     try:
         return bool(diary.recent(seat=seat, limit=1))

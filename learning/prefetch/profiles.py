@@ -6,6 +6,7 @@ Not gated: a keyed read of what this seat (the observer, always) has learned abo
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 
@@ -14,12 +15,15 @@ from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import PrefetchContext
 from learning.turn_record import Sender
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.prefetch")
 
 NAME = "counterparty_profiles"
 
 
-def profile_for(seat, sender: Sender) -> CounterpartyProfile | None:
+def profile_for(seat: Seat, sender: Sender) -> CounterpartyProfile | None:
     qs = CounterpartyProfile.objects.filter(observer=seat)
     if sender.handle:
         qs = qs.filter(subject_handle=sender.handle)

@@ -9,6 +9,7 @@ listed with an ageing marker.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 from django.db.models import F
@@ -18,6 +19,9 @@ from learning.models import SynthesizedSkill
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import PrefetchContext
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.prefetch")
 
@@ -34,7 +38,7 @@ def menu_line(skill: SynthesizedSkill) -> str:
     return f"- {skill.name}: {description}{mark}"
 
 
-def ordered_catalogue(seat) -> list[SynthesizedSkill]:
+def ordered_catalogue(seat: Seat) -> list[SynthesizedSkill]:
     return list(
         skills.catalogue(seat).order_by(
             "-pinned", "state", F("last_used_at").desc(nulls_last=True), "-use_count", "name", "id"

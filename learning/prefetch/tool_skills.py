@@ -18,6 +18,7 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.utils.text import slugify
@@ -26,6 +27,9 @@ from core import events
 from core.event_types import SkillUsed
 from knowledge.tool_skill_pages import tool_skill_pages
 from learning import tools as builtins
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.prefetch")
 
@@ -112,13 +116,13 @@ def catalogue() -> list[ToolSkill]:
     return [by_key[key] for key in sorted(by_key)]
 
 
-def available_tools(seat, registered) -> list[str]:
+def available_tools(seat: Seat, registered) -> list[str]:
     """The registered tools the seat can really call: a builtin withdrawn for it is not one of them."""
     withdrawn = {tool.name for tool in builtins.REGISTRY.values() if tool.withdrawn(seat)}
     return [name for name in registered or () if name not in withdrawn]
 
 
-def guidance(seat, registered, *, turn_id: str = "") -> tuple[str, list[str]]:
+def guidance(seat: Seat, registered, *, turn_id: str = "") -> tuple[str, list[str]]:
     """The guidance text for the seat's available tools and the keys of the fragments it holds."""
     tools = available_tools(seat, registered)
     picked = [skill for skill in catalogue() if skill.applies(tools)]

@@ -23,11 +23,15 @@ import time
 import uuid
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, connection
 from django.db.models import Q
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.reflect.lock")
 
@@ -60,7 +64,7 @@ def _holder() -> str:
 
 
 @contextmanager
-def seat_lock(seat, *, wait: float | None = None):
+def seat_lock(seat: Seat, *, wait: float | None = None):
     """Hold the seat's reflection lock for the block; raise ``LockTimeout`` past ``wait`` seconds."""
     wait = wait_seconds() if wait is None else wait
     if connection.vendor == "postgresql":

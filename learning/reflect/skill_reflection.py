@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from core import events
 from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
@@ -20,6 +21,9 @@ from crewlet.errors import Conflict
 from learning import limits, skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.reflect.skill_reflection")
 
@@ -84,7 +88,7 @@ def report(ctx) -> WorkerOutcome:
     return ctx.notes.get(NAME) or WorkerSkipped(gate="no_persistence_pass")
 
 
-def catalogue_inputs(seat) -> list[dict]:
+def catalogue_inputs(seat: Seat) -> list[dict]:
     return [
         {"name": s.name, "description": s.description, "pinned": s.pinned, "tool_sequence": s.tool_sequence}
         for s in skills.catalogue(seat).order_by("name")
@@ -124,7 +128,7 @@ def _consume(ctx) -> None:
     )
 
 
-def _own(seat, name: str) -> SynthesizedSkill | None:
+def _own(seat: Seat, name: str) -> SynthesizedSkill | None:
     return SynthesizedSkill.objects.filter(seat=seat, name=name).exclude(state=SynthesizedSkill.ARCHIVED).first()
 
 

@@ -9,6 +9,7 @@ name, summary or body is dropped; a name the seat already has is rejected by the
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from core import aux, events
 from core.event_types import SkillSynthesized
@@ -19,6 +20,9 @@ from learning.purposes import skill_draft
 from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_body
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.reflect.synthesizer")
 
 NAME = "synthesizer"
@@ -28,7 +32,7 @@ def wired(learning) -> bool:
     return learning.enabled and learning.skill_synthesis.enabled
 
 
-def duplicate_of(seat, tools, threshold: float):
+def duplicate_of(seat: Seat, tools, threshold: float):
     """The seat's skill (archived included) whose tool set is at least ``threshold`` alike, or None."""
     for skill in skills.held(seat).only("id", "name", "tool_sequence"):
         if skill.tool_sequence and skills.jaccard(tools, skill.tool_sequence) >= threshold:
@@ -65,7 +69,7 @@ def prior_runs(ctx) -> int:
     return sum(1 for seq in rows if seq and skills.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold)
 
 
-def write_draft(*, seat, draft: dict, tool_sequence, trigger: str, origin_turn_id: str = "", now=None):
+def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_turn_id: str = "", now=None):
     """Store a parsed draft, or return why not: (skill or None, reason)."""
     if draft.get("decline"):
         return None, "declined"

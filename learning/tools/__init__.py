@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from crewlet.errors import BadInput, NotFound
 from learning.tools import (
     mark_onboarded,
@@ -13,6 +15,9 @@ from learning.tools import (
     use_skill,
 )
 from learning.tools.base import Tool, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 REGISTRY: dict[str, Tool] = {
     module.TOOL.name: module.TOOL
@@ -28,18 +33,18 @@ REGISTRY: dict[str, Tool] = {
 }
 
 
-def available(seat) -> list[Tool]:
+def available(seat: Seat | None) -> list[Tool]:
     return [tool for tool in REGISTRY.values() if seat is None or not tool.withdrawn(seat)]
 
 
-def definitions(seat, fmt: str = "default") -> list[dict]:
+def definitions(seat: Seat | None, fmt: str = "default") -> list[dict]:
     """The tools available to the seat, shaped for one provider (``formats.FORMATS``)."""
     from learning.tools import formats
 
     return formats.shaped(available(seat), fmt)
 
 
-def get(name: str, seat) -> Tool:
+def get(name: str, seat: Seat) -> Tool:
     tool = REGISTRY.get(name)
     if tool is None:
         raise NotFound(f"no builtin named {name!r} (known: {', '.join(REGISTRY)})", field="name")
@@ -49,7 +54,7 @@ def get(name: str, seat) -> Tool:
     return tool
 
 
-def run(*, seat, name: str, run_id: str = "", arguments: dict | None = None) -> ToolResult:
+def run(*, seat: Seat, name: str, run_id: str = "", arguments: dict | None = None) -> ToolResult:
     tool = get(name, seat)
     if tool.needs_run_id and not run_id.strip():
         raise BadInput(f"run_id: {name} keeps per-turn state and needs the turn's run id", field="run_id")

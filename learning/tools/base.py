@@ -48,7 +48,7 @@ class Tool:
     arguments: type[Arguments]
     handler: Callable[[ToolCall[Any]], ToolResult]
     needs_run_id: bool = False
-    withdrawn: Callable[[object], str] = lambda seat: ""  # the reason it is withdrawn for this seat, or ""
+    withdrawn: Callable[[Seat], str] = lambda seat: ""  # the reason it is withdrawn for this seat, or ""
 
     def definition(self) -> dict:
         """A function-calling tool definition: name, description and a JSON schema of the arguments."""

@@ -7,6 +7,8 @@ refused naming the field, never clipped. Withdrawn entirely when
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field
 
 from core import events
@@ -16,6 +18,9 @@ from crewlet.errors import Conflict, NotFound
 from learning import limits, skills
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 REASON_CHARS = 300  # the archived version's reason column
 
@@ -27,13 +32,13 @@ class RefineSkillArgs(Arguments):
     reason: Text | None = Field(None, max_length=REASON_CHARS, description="Why the skill needed correcting.")
 
 
-def withdrawn(seat) -> str:
+def withdrawn(seat: Seat) -> str:
     if not config.knobs_for_seat(seat).learning.skill_refinement.enabled:
         return "refine_skill is withdrawn: learning.skill_refinement.enabled is false"
     return ""
 
 
-def own_skill(seat, name: str) -> SynthesizedSkill:
+def own_skill(seat: Seat, name: str) -> SynthesizedSkill:
     try:
         skill = skills.find(seat, name)
     except NotFound as exc:

@@ -11,6 +11,7 @@ filter). State is per run, kept for the most recent 256 runs.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
 from pydantic import Field
@@ -28,6 +29,9 @@ from learning.prefetch import bounds
 from learning.prefetch.personal_memory import PURPOSE, filter_inputs, render_notes, selected_ids
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
 log = logging.getLogger("learning.tools")
 
 DEFAULT_LIMIT = bounds.MEMORY_BLOCK_NOTES
@@ -44,7 +48,7 @@ def normalise(hint: str) -> str:
     return " ".join(hint.lower().split())
 
 
-def ledger_for(*, seat, run_id: str) -> RefreshLedger:
+def ledger_for(*, seat: Seat, run_id: str) -> RefreshLedger:
     row, created = RefreshLedger.objects.get_or_create(run_id=run_id, defaults={"seat": seat, "hints": {}})
     if row.seat_id != seat.pk:
         raise Conflict(f"run id {run_id!r} belongs to another seat's turn", field="run_id")

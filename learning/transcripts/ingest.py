@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
@@ -21,6 +22,9 @@ from learning.transcripts import artifacts, ladder, shards, telemetry
 from learning.transcripts.adapters import get_adapter
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSource
 from learning.transcripts.scrub import scrub
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 
 @dataclass
@@ -94,7 +98,7 @@ def _batches(files: list[str]) -> list[list[str]]:
     return [batch for batch in out if batch]
 
 
-def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
+def read_files(*, seat: Seat, adapter, files: list[str], summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
     """Read each file from its watermark and store what is new, a batch of files to a transaction."""
     new: list[TranscriptEpisode] = []
     for batch in _batches(files):
@@ -105,7 +109,7 @@ def read_files(*, seat, adapter, files: list[str], summary: IngestSummary, progr
     return new
 
 
-def _read_one(*, seat, adapter, path: str, summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
+def _read_one(*, seat: Seat, adapter, path: str, summary: IngestSummary, progress=None) -> list[TranscriptEpisode]:
     """One file from its watermark: its new sessions and episodes stored, its figures added to the summary."""
     source, _ = TranscriptSource.objects.get_or_create(adapter=adapter.name, path=scrub(path), defaults={"seat": seat})
     result = adapter.read(path, source.watermark)
@@ -129,7 +133,7 @@ def _read_one(*, seat, adapter, path: str, summary: IngestSummary, progress=None
 
 
 
-def unclimbed(seat) -> list[Shard]:
+def unclimbed(seat: Seat) -> list[Shard]:
     """Shards stored without a vector that the embedding fill has since embedded: they climb now."""
     return list(
         Shard.objects.filter(seat__company_id=seat.company_id, status=Shard.PENDING, embedding__isnull=False)
@@ -167,7 +171,7 @@ def climb(*, shards_in: list[Shard], summary: IngestSummary) -> None:
         summary.outcomes[shard.status] += 1
 
 
-def ingest(*, paths: list[str], seat=None, adapter: str = "claude-code", repo: str = "", progress=None) -> IngestSummary:
+def ingest(*, paths: list[str], seat: Seat | None = None, adapter: str = "claude-code", repo: str = "", progress=None) -> IngestSummary:
     """Run the whole loop over ``paths`` (files or folders) for ``seat``; bad lines are warnings, never a dead run."""
     seat = seat or default_seat()
     summary = IngestSummary()
@@ -180,7 +184,7 @@ def ingest(*, paths: list[str], seat=None, adapter: str = "claude-code", repo: s
     return summary
 
 
-def _learn(*, seat, summary: IngestSummary, repo: str) -> None:
+def _learn(*, seat: Seat, summary: IngestSummary, repo: str) -> None:
     todo = list(TranscriptEpisode.objects.filter(seat=seat, extracted_at__isnull=True).select_related("session").order_by("pk"))
     summary.shards = shards.extract(seat=seat, episodes=todo, warnings=summary.warnings)
     waiting = {s.pk: s for s in summary.shards}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
@@ -25,6 +26,9 @@ from learning.purposes import transcript_shards
 from learning.transcripts.adapters import ReadResult
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSession, TranscriptSource
 from learning.transcripts.scrub import scrub
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 log = logging.getLogger("learning.transcripts")
 
@@ -49,7 +53,7 @@ def _merge_counts(into: dict, more: dict) -> dict:
 
 
 @transaction.atomic
-def store_read(*, seat, source: TranscriptSource, result: ReadResult) -> list[TranscriptEpisode]:
+def store_read(*, seat: Seat, source: TranscriptSource, result: ReadResult) -> list[TranscriptEpisode]:
     """Record the sessions and the new episodes of one read, and move the source's watermark.
 
     A read that started the file over (it was rewritten, not appended) brings every count again, so
@@ -86,7 +90,7 @@ def store_read(*, seat, source: TranscriptSource, result: ReadResult) -> list[Tr
     return created
 
 
-def _new_episodes(seat, source, sessions: dict, episodes) -> list[TranscriptEpisode]:
+def _new_episodes(seat: Seat, source, sessions: dict, episodes) -> list[TranscriptEpisode]:
     """Insert the episodes not stored yet (a re-read yields the same keys, so nothing lands twice)."""
     rows = []
     for episode in episodes:
@@ -126,7 +130,7 @@ def episode_inputs(episode: TranscriptEpisode) -> dict:
 EXTRACT_BATCH = 50  # episodes asked between two budget checks; their spend is recorded in one write
 
 
-def extract(*, seat, episodes: list[TranscriptEpisode], warnings: list[str], stage: str = "background") -> list[Shard]:
+def extract(*, seat: Seat, episodes: list[TranscriptEpisode], warnings: list[str], stage: str = "background") -> list[Shard]:
     """Ask each unextracted episode for its lessons; store each as a shard with its vector.
 
     Episodes go in batches: one budget check before a batch, one charge and one transaction after it.
@@ -167,7 +171,7 @@ def embed_lessons(texts: list[str]) -> list[EmbedResult]:
         return [EmbedResult(None, "", "unconfigured", str(exc)) for _ in texts]
 
 
-def _store_shards(seat, pending) -> list[Shard]:
+def _store_shards(seat: Seat, pending) -> list[Shard]:
     """One bulk insert of the batch's shards, one update marking its episodes extracted."""
     texts = [lesson for _episode, lessons in pending for lesson in lessons]
     vectors = iter(embed_lessons(texts))
@@ -184,7 +188,7 @@ def _store_shards(seat, pending) -> list[Shard]:
     return created
 
 
-def make_shard(*, seat, text: str, session_id: str, episode: TranscriptEpisode | None = None) -> Shard:
+def make_shard(*, seat: Seat, text: str, session_id: str, episode: TranscriptEpisode | None = None) -> Shard:
     """One shard stored directly (tests, and lessons stated outside a transcript)."""
     shard = Shard(seat=seat, episode=episode, session_id=session_id, text=text, text_hash=text_hash(text))
     result = embed_lessons([text])[0]

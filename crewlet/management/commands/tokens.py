@@ -50,7 +50,7 @@ class Command(BaseCommand):
         except CrewletError as exc:
             raise CommandError(exc.message) from None
 
-    def _list(self, *, seat=None, all=False, **_):
+    def _list(self, *, seat: str | None = None, all=False, **_):
         now = timezone.now()
         rows = list(tokens.listing(seat=seat, include_revoked=all))
         if not rows:

@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8765)
 
-    def handle(self, *args, seat, http, host, port, **options):
+    def handle(self, *args, seat: str, http, host, port, **options):
         from learning.mcp_server import transports
 
         if http:

@@ -26,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--provider", metavar="ALIAS", action="append", help="probe this alias alone (repeatable)")
         parser.add_argument("--purpose", metavar="NAME", action="append", help="only this purpose (repeatable)")
 
-    def handle(self, *args, role, seat=None, provider=None, purpose=None, **options):
+    def handle(self, *args, role, seat: str | None = None, provider=None, purpose=None, **options):
         seat_row = self._seat(role, seat)
         known = config.current().providers.llm
         for alias in provider or []:

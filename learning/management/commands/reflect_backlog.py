@@ -38,7 +38,7 @@ class Command(BaseCommand):
             qs = qs.filter(seat__handle=seat)
         return list(qs.values_list("id", flat=True))
 
-    def handle(self, *args, since=None, seat=None, **options):
+    def handle(self, *args, since=None, seat: str | None = None, **options):
         from learning.tasks import reflect_turn
 
         ids = self._pending(since, seat)

@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="report what the pass would change; change nothing")
         parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
 
-    def handle(self, *args, name, seat=None, dry_run=False, json=False, **options):
+    def handle(self, *args, name, seat: str | None = None, dry_run=False, json=False, **options):
         fn = schedules.service(name)
         kwargs = self._kwargs(fn, name, seat, dry_run)
         seats = 1 if seat else Seat.objects.filter(active=True).count()

@@ -8,6 +8,7 @@ re-running the loop classifies only what is new.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
@@ -17,6 +18,9 @@ from core.purposes import AnswerUnparseable
 from crewlet import config
 from learning.purposes import artifact_classify
 from learning.transcripts.models import Shard
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 CREATES = ("hook", "skill", "agent")  # tiers that create a new private file; the rest edit a shared one
 _DETERMINERS = {"the", "a", "an", "our", "this", "that", "these", "those", "its", "their", "my", "your"}
@@ -42,7 +46,7 @@ def batches(items: list, size: int) -> list[list]:
     return [items[i : i + size] for i in range(0, len(items), size)]
 
 
-def classify(*, seat, shards: list[Shard], warnings: list[str], stage: str = "background") -> int:
+def classify(*, seat: Seat, shards: list[Shard], warnings: list[str], stage: str = "background") -> int:
     """Classify the unclassified published ``shards`` in batches of ``classify_batch_size``; returns how many."""
     todo = [s for s in shards if s.status == Shard.PUBLISHED and s.classified_at is None]
     done = 0

@@ -12,11 +12,15 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core import aux
 from learning import words
 from learning.purposes import artifact_draft
 from learning.transcripts.models import Draft
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 SECTION = {"rule": "## Rules", "fact": "## Facts"}
 _BACKTICK = re.compile(r"`([^`]+)`")
@@ -34,7 +38,7 @@ def draft_key(tier: str, scope_key: str, lesson_texts: list[str]) -> str:
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def get_draft(*, seat, tier: str, scope: str, scope_key: str, lessons: list[str], existing: str = "", stage: str = "background") -> Draft:
+def get_draft(*, seat: Seat, tier: str, scope: str, scope_key: str, lessons: list[str], existing: str = "", stage: str = "background") -> Draft:
     """The draft for this lesson set: stored once, reused on every later run."""
     key = draft_key(tier, scope_key, lessons)
     found = Draft.objects.filter(key=key).first()

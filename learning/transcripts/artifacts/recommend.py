@@ -11,6 +11,7 @@ import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,6 +22,9 @@ from learning.transcripts.artifacts import draft as drafting
 from learning.transcripts.artifacts.classify import CREATES, normalise_scope
 from learning.transcripts.artifacts.inventory import Artifact, inventory, read_text
 from learning.transcripts.models import Recommendation, Shard
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "a", "an", "is", "are", "in", "on", "of", "to", "here", "with", "and", "or", "for", "it", "be", "not"}
@@ -103,7 +107,7 @@ def groups(shards: list[Shard]) -> dict[tuple[str, str], list[Shard]]:
     return out
 
 
-def recommend(*, seat, repo_root: str, warnings: list[str], stage: str = "background") -> RecommendReport:
+def recommend(*, seat: Seat, repo_root: str, warnings: list[str], stage: str = "background") -> RecommendReport:
     """Draft one recommendation per (tier, scope) of the company's classified published lessons."""
     root = os.path.abspath(repo_root) if repo_root else ""
     report = RecommendReport(inventory=inventory(root, warnings))
@@ -135,7 +139,7 @@ def mark_landed(root: str, tier: str, scope_key: str) -> None:
     ).update(landed_at=timezone.now())
 
 
-def _upsert(seat, root, tier, scope_key, members, resolution, stage) -> Recommendation:
+def _upsert(seat: Seat, root, tier, scope_key, members, resolution, stage) -> Recommendation:
     target = target_for(tier, scope_key, resolution)
     existing = read_text(root, target) if root else None
     lessons = [s.text for s in members]
