@@ -1,13 +1,13 @@
 """reflect_and_persist, refine_skill, use_skill, mark_onboarded, search_knowledge and the registry."""
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 
 from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import BadInput, Conflict, NotFound
 from knowledge.pages import save_page
-from learning import diary, limits, tools
+from learning import diary, limits, skills, tools
 from learning.models import DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.prefetch import onboarding
 from learning.tools.reflect_and_persist import self_persisted
@@ -109,6 +109,19 @@ def test_use_skill_returns_the_body_verbatim_revives_stale_and_emits_skill_used(
     assert row.state == SynthesizedSkill.ACTIVE and row.use_count == 1
     used = Event.objects.get(name="skill_used")
     assert used.turn_id == "turn-9" and used.payload["source_kind"] == "synthesized"
+
+
+def test_use_skill_still_answers_the_body_when_its_use_stamp_cannot_be_written(seat, call, monkeypatch):
+    body = "# deploy\n\n1. build\n2. ship\n"
+    skill(seat, "deploy", body=body)
+
+    def locked(*args, **kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(skills, "mark_used", locked)
+    result = call("use_skill", name="deploy", run_id="turn-10")
+    assert result.ok and result.text == body
+    assert Event.objects.filter(name="skill_used", turn_id="turn-10").exists()
 
 
 def test_use_skill_refuses_archived_and_unknown(seat, call):
