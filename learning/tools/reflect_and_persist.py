@@ -49,9 +49,11 @@ def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:
         raise BadInput("arguments.content: a note needs some text", field="arguments.content")
     kind = KINDS[args.kind]
     try:
+        # Embed first, outside the write transaction: SQLite's IMMEDIATE mode would hold the write lock meanwhile.
+        entry = diary.prepare(seat=call.seat, content=args.content, kind=kind, ttl_days=args.ttl_days,
+                              source="reflect_and_persist", turn_id=call.run_id)
         with transaction.atomic():
-            entry = diary.write(seat=call.seat, content=args.content, kind=kind, ttl_days=args.ttl_days,
-                                source="reflect_and_persist", turn_id=call.run_id)
+            diary.store(entry)
             events.publish(ReflectAndPersistCalled(entry_id=entry.id, kind=kind), seat=call.seat, turn_id=call.run_id)
     except limits.LimitExceeded as exc:
         raise refuse_field(exc, "arguments.content") from None

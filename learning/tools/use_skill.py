@@ -1,11 +1,15 @@
 """``use_skill``: load one of your synthesized skills' SKILL.md body, verbatim.
 
 Archived skills are refused (listings hide them, the loader refuses them); loading a stale one
-revives it in the same transaction as the use. Each load publishes ``skill_used``.
+revives it in the same transaction as the use. Each load publishes ``skill_used``. The use stamp is
+telemetry: a stamp that cannot be written is logged and the body is still answered.
 """
 
 from __future__ import annotations
 
+import logging
+
+from django.db import DatabaseError
 from pydantic import Field
 
 from core import events
@@ -14,6 +18,8 @@ from crewlet.errors import Conflict, NotFound
 from learning import skills
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
+
+log = logging.getLogger("learning.tools")
 
 
 class UseSkillArgs(Arguments):
@@ -28,7 +34,10 @@ def handle(call: ToolCall[UseSkillArgs]) -> ToolResult:
     if skill.state == SynthesizedSkill.ARCHIVED:
         raise Conflict(f"skill {skill.name!r} is archived and cannot be loaded", field="arguments.name")
     revived = skill.state == SynthesizedSkill.STALE
-    skills.mark_used([skill.id], seat=call.seat, turn_id=call.run_id)
+    try:
+        skills.mark_used([skill.id], seat=call.seat, turn_id=call.run_id)
+    except DatabaseError:  # best effort: the load is what the agent asked for
+        log.warning("use stamp of skill %s failed for %s", skill.id, call.seat.handle, exc_info=True)
     events.publish(
         SkillUsed(source_kind="synthesized", skill_id=skill.id, name=skill.name, version=skill.version),
         seat=call.seat, turn_id=call.run_id,

@@ -1,12 +1,13 @@
 """reflect_and_persist, refine_skill, use_skill, mark_onboarded, search_knowledge and the registry."""
 
 import pytest
+from django.db import OperationalError, connection
 
 from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import BadInput, Conflict, NotFound
 from knowledge.pages import save_page
-from learning import tools
+from learning import diary, limits, skills, tools
 from learning.models import DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.prefetch import onboarding
 from learning.tools.reflect_and_persist import self_persisted
@@ -19,6 +20,34 @@ def test_reflect_and_persist_stores_verbatim_and_marks_the_turn_self_persisted(s
     entry = DiaryEntry.objects.get(id=result.data["entry_id"])
     assert entry.content == text and entry.source == "reflect_and_persist" and entry.turn_id == "turn-42"
     assert self_persisted("turn-42", seat=seat) and not self_persisted("turn-43", seat=seat)
+
+
+def test_a_new_long_note_is_never_the_caps_victim_and_the_reply_names_what_was_stored(seat, call, monkeypatch):
+    monkeypatch.setattr(limits, "MAX_LONG_NOTES_PER_SEAT", 3)
+    older = [call("reflect_and_persist", content=f"Fact {i}", kind="long", run_id=f"r{i}").data["entry_id"]
+             for i in range(3)]
+    diary.mark_used(older)  # every older note recalled once: the new note (use 0) is the least used
+    result = call("reflect_and_persist", content="Dana owns the release train now", kind="long", run_id="r3")
+    new_id = result.data["entry_id"]
+    assert f"note {new_id}" in result.text
+    assert DiaryEntry.objects.get(id=new_id).content == "Dana owns the release train now"
+    assert DiaryEntry.objects.filter(seat=seat, kind=DiaryEntry.LONG).count() == 3
+    assert DiaryEntry.objects.filter(id__in=older).count() == 2
+
+
+def test_reflect_and_persist_embeds_outside_the_write_transaction(seat, call, monkeypatch):
+    depth_at_start = len(connection.atomic_blocks)
+    depths = []
+    real_embed = diary.embed_one
+
+    def spy(*args, **kwargs):
+        depths.append(len(connection.atomic_blocks))
+        return real_embed(*args, **kwargs)
+
+    monkeypatch.setattr(diary, "embed_one", spy)
+    result = call("reflect_and_persist", content="Eve reviews the schema changes", kind="long")
+    assert DiaryEntry.objects.get(id=result.data["entry_id"]).embedding_model
+    assert depths == [depth_at_start]
 
 
 def test_reflect_and_persist_refuses_past_2000_characters_naming_the_limit(seat, call):
@@ -80,6 +109,19 @@ def test_use_skill_returns_the_body_verbatim_revives_stale_and_emits_skill_used(
     assert row.state == SynthesizedSkill.ACTIVE and row.use_count == 1
     used = Event.objects.get(name="skill_used")
     assert used.turn_id == "turn-9" and used.payload["source_kind"] == "synthesized"
+
+
+def test_use_skill_still_answers_the_body_when_its_use_stamp_cannot_be_written(seat, call, monkeypatch):
+    body = "# deploy\n\n1. build\n2. ship\n"
+    skill(seat, "deploy", body=body)
+
+    def locked(*args, **kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(skills, "mark_used", locked)
+    result = call("use_skill", name="deploy", run_id="turn-10")
+    assert result.ok and result.text == body
+    assert Event.objects.filter(name="skill_used", turn_id="turn-10").exists()
 
 
 def test_use_skill_refuses_archived_and_unknown(seat, call):
