@@ -1,7 +1,8 @@
 """The memory pages: thin views over ``learning.pages.selectors`` and ``learning.pages.dashboard``.
 
 Full pages on a normal request, the one fragment an htmx request asked for otherwise. Every page
-needs a logged-in staff user (the admin's login).
+needs a logged-in staff user (the admin's login) holding the model permissions the admin would ask
+for the rows it shows (``learning.pages.access``); without them the answer is 403.
 """
 
 from __future__ import annotations
@@ -18,29 +19,46 @@ from django.views.decorators.http import require_GET, require_POST
 from crewlet.errors import BadInput, Forbidden, NotFound
 from crewlet.models import Seat
 from learning import note_actions
-from learning.pages import dashboard, home, selectors, trends_page, turn_shown
+from learning.pages import access, dashboard, home, selectors, trends_page, turn_shown
 
 
-def page_view(view):
-    """Staff only, GET only; the project's typed errors become 404 / 400 pages."""
+def _refused(request, perms) -> HttpResponseForbidden | None:
+    reason = access.refusal(request.user, perms)
+    return HttpResponseForbidden(reason) if reason else None
 
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from exc
-        except BadInput as exc:
-            return HttpResponseBadRequest(exc.message)
 
-    return staff_member_required(require_GET(wrapped))
+def page_view(*perms: str):
+    """Staff holding ``perms`` only, GET only; the project's typed errors become 404 / 400 pages."""
+
+    def decorate(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            refused = _refused(request, perms)
+            if refused is not None:
+                return refused
+            try:
+                return view(request, *args, **kwargs)
+            except NotFound as exc:
+                raise Http404(exc.message) from exc
+            except Forbidden as exc:
+                return HttpResponseForbidden(exc.message)
+            except BadInput as exc:
+                return HttpResponseBadRequest(exc.message)
+
+        return staff_member_required(require_GET(wrapped))
+
+    return decorate
 
 
 def action_view(view):
-    """Staff only, POST only; a refusal is a 403 naming the permission, bad input a 400 naming the field."""
+    """Staff who may view the diary, POST only; a refusal is a 403 naming the permission, bad input a 400
+    naming the field."""
 
     @wraps(view)
     def wrapped(request, *args, **kwargs):
+        refused = _refused(request, (access.DIARY,))
+        if refused is not None:
+            return refused
         try:
             return view(request, *args, **kwargs)
         except NotFound as exc:
@@ -60,18 +78,18 @@ def _page_number(request) -> int:
         return 1
 
 
-@page_view
+@page_view(*access.MEMORY)
 def seats(request):
     listing = Seat.objects.select_related("unit", "role").order_by("handle")
     return render(request, "learning/seats.html", {"seats": listing, "nav": "seats"})
 
 
-@page_view
+@page_view(*access.HOME)
 def home_page(request):
     return render(request, "learning/home.html", {**home.home_context(), "nav": "home"})
 
 
-@page_view
+@page_view(*access.MEMORY)
 def memory(request, handle):
     seat = selectors.seat_by_handle(handle)
     found = selectors.search(seat=seat, query=request.GET.get("q", ""))
@@ -113,20 +131,20 @@ def correct_note(request, handle, pk):
     return render(request, "learning/_note_row.html", {"e": note, "seat": seat, "corrected": True, **_note_perms(request)})
 
 
-@page_view
+@page_view(*access.TURN)
 def turn_page(request, handle, run_id):
     seat = selectors.seat_by_handle(handle)
     return render(request, "learning/turn.html", {**turn_shown.turn_context(seat=seat, run_id=run_id), "nav": "seats"})
 
 
-@page_view
+@page_view(access.SKILLS)
 def seat_skills(request, handle):
     seat = selectors.seat_by_handle(handle)
     return render(request, "learning/seat_skills.html", {"seat": seat, "skills": selectors.seat_skills(seat=seat),
                                                           "nav": "health"})
 
 
-@page_view
+@page_view(*access.DASHBOARD)
 def trends(request):
     window = trends_page.parse_window(request.GET.get("window"))
     handle = request.GET.get("seat") or ""
@@ -137,8 +155,11 @@ def trends(request):
     return render(request, template, context)
 
 
-@page_view
+@page_view()
 def memory_section(request, handle, name):
+    refused = _refused(request, access.SECTION.get(name, ()))
+    if refused is not None:
+        return refused
     seat = selectors.seat_by_handle(handle)
     spec = selectors.SECTIONS.get(name)
     selected = request.GET.get(spec.filter_param) if spec else None
@@ -148,7 +169,7 @@ def memory_section(request, handle, name):
     return render(request, template, context)
 
 
-@page_view
+@page_view(*access.DASHBOARD)
 def learning_health(request):
     window = dashboard.parse_window(request.GET.get("window"))
     handle = request.GET.get("seat") or ""
