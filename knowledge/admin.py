@@ -221,8 +221,10 @@ class PageAdmin(_PageDisplay, admin.ModelAdmin):
     list_filter = ("state", "container_key")
     search_fields = ("title", "body")
     ordering = ("container_key", "title")
-    readonly_fields = ("provenance", "version_history", "rendered_body", "embedding_model", "embedding_dim", "created_at", "updated_at")
-    fields = ("container_key", "title", "parent", "state", "author", "labels", "body", *readonly_fields)
+    # state is never set in the form: a page is published by the review path (``knowledge.review``)
+    readonly_fields = ("state", "provenance", "version_history", "rendered_body", "embedding_model", "embedding_dim",
+                       "created_at", "updated_at")
+    fields = ("container_key", "title", "parent", "author", "labels", "body", *readonly_fields)
     raw_id_fields = ("parent",)
     actions = ["publish_selected"]
 

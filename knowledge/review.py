@@ -167,7 +167,16 @@ def reject_draft(*, page: Page, user) -> None:
 
 
 def save_page(*, page: Page, user, created: bool) -> Page:
-    """An editor's save of a page (not a draft decision): re-embedded when published, and recorded."""
+    """An editor's save of a page (not a draft decision): re-embedded when published, and recorded.
+
+    Only the review path publishes: an editor's save never moves a page's state. A new page is
+    published only when its editor holds ``knowledge.publish_page`` (a lead); anyone else's waits in
+    the review queue as a draft, for ``publish_draft``.
+    """
+    if created:
+        page.state = Page.PUBLISHED if can_publish(user) else Page.DRAFT
+    else:
+        page.state = Page.objects.values_list("state", flat=True).get(pk=page.pk)
     if page.state == Page.PUBLISHED:
         vector = embed_one(embedding_text(page), budget=PUBLISH_EMBED_BUDGET)
         page.set_vector(vector.vector, vector.model)

@@ -1,10 +1,13 @@
 """The review queue in the Django admin: what a lead sees and does, and what a non-lead cannot."""
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from core.models import Event
 from knowledge.models import Page
+from knowledge.review import review_queue
 from tests.review_fixtures import make_draft
 
 pytestmark = pytest.mark.django_db
@@ -159,3 +162,53 @@ def test_a_non_lead_cannot_flip_a_draft_to_published_through_the_page_form(clien
     draft.refresh_from_db()
     assert draft.state == Page.DRAFT and draft.title.startswith("[Auto-draft]")
     assert not Event.objects.filter(name="knowledge_draft_published").exists()
+
+
+@pytest.fixture
+def editor(db):
+    """Staff with add/change/view on pages but not ``knowledge.publish_page`` (not a lead)."""
+    user = get_user_model().objects.create_user("eddie", password="pw-eddie-1234", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="knowledge",
+                                                        codename__in=["add_page", "change_page", "view_page"]))
+    return user
+
+
+NEW_PAGE = {"container_key": "ENG", "title": "Rotate the keys", "state": "published", "body": "Run the rotation job.",
+            "labels": "[]", "author": ""}
+
+
+def test_a_non_lead_cannot_create_a_page_already_published_it_waits_for_a_lead(client, editor, lead):
+    client.force_login(editor)
+    form = client.get(reverse("admin:knowledge_page_add")).content.decode()
+    assert 'name="state"' not in form  # not settable in the form
+
+    response = client.post(reverse("admin:knowledge_page_add"), NEW_PAGE)
+
+    assert response.status_code == 302
+    page = Page.objects.get(title="Rotate the keys")
+    assert page.state == Page.DRAFT and page.embedding_model == ""
+    assert page in review_queue()
+
+    client.force_login(lead)
+    client.post(reverse("admin:knowledge_draftpage_publish", args=[page.pk]))
+    page.refresh_from_db()
+    assert page.state == Page.PUBLISHED
+    assert Event.objects.get(name="knowledge_draft_published").payload["user"] == "lena"
+
+
+def test_a_non_lead_edit_never_moves_a_pages_state(client, editor):
+    page = Page.objects.create(container_key="ENG", title="Runbook", state=Page.PUBLISHED)
+    client.force_login(editor)
+
+    client.post(reverse("admin:knowledge_page_change", args=[page.pk]),
+                {**NEW_PAGE, "title": "Runbook", "state": "draft", "body": "Edited."})
+
+    page.refresh_from_db()
+    assert page.body == "Edited." and page.state == Page.PUBLISHED
+
+
+def test_a_leads_new_page_is_published_since_they_hold_the_publish_permission(client, lead):
+    client.force_login(lead)
+    client.post(reverse("admin:knowledge_page_add"), {**NEW_PAGE, "state": "draft"})
+    page = Page.objects.get(title="Rotate the keys")
+    assert page.state == Page.PUBLISHED and page.embedding_model == "hashing-256"
