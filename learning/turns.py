@@ -69,7 +69,8 @@ def completed_from_prefetch(*, seat: Seat, record: TurnRecord) -> TurnRecord:
 
 
 def store_turn(*, seat: Seat, record: TurnRecord) -> tuple[Turn, bool]:
-    """Store the record; a run id already stored is answered with that turn and enqueues nothing."""
+    """Store the record; a run id the seat already stored with the same payload is answered with that
+    turn and enqueues nothing (``Conflict`` naming the fields when the payload differs)."""
     record = completed_from_prefetch(seat=seat, record=record)
     try:
         with transaction.atomic():
@@ -87,13 +88,23 @@ def store_turn(*, seat: Seat, record: TurnRecord) -> tuple[Turn, bool]:
             else:
                 transaction.on_commit(lambda: enqueue_reflection(turn.pk, seat.pk))
     except IntegrityError:
-        existing = Turn.objects.filter(run_id=record.run_id).first()
+        existing = Turn.objects.filter(seat=seat, run_id=record.run_id).first()
         if existing is None:
             raise
-        if existing.seat_id != seat.pk:
-            raise Conflict(f"run id {record.run_id!r} belongs to another seat's turn", field="run_id") from None
+        differ = differing_fields(record_of(existing), record)
+        if differ:
+            raise Conflict(
+                f"run id {record.run_id!r} was already stored with another payload (differs in: {', '.join(differ)})",
+                field="run_id", differing_fields=differ,
+            ) from None
         return existing, False
     return turn, True
+
+
+def differing_fields(stored: TurnRecord, repeat: TurnRecord) -> list[str]:
+    """The record fields a repeat of a run id states differently from the stored turn, by name."""
+    before, after = stored.model_dump(mode="json"), repeat.model_dump(mode="json")
+    return sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
 
 
 def record_of(turn: Turn) -> TurnRecord:

@@ -21,17 +21,23 @@ class Duty(models.Model):
 class PrefetchSnapshot(models.Model):
     """The turn-start blocks for one run id, frozen so a repeat gets the same prefix back."""
 
-    run_id = models.CharField(max_length=200, unique=True)
+    run_id = models.CharField(max_length=200)
     seat = models.ForeignKey("crewlet.Seat", on_delete=models.CASCADE, related_name="+")
     rendered = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["seat", "run_id"], name="snapshot_run_id_per_seat")]
 
 
 class RefreshLedger(models.Model):
     """``refresh_memory`` state for one run id: slots spent and answered hints."""
 
-    run_id = models.CharField(max_length=200, unique=True)
+    run_id = models.CharField(max_length=200)
     seat = models.ForeignKey("crewlet.Seat", on_delete=models.CASCADE, related_name="+")
     spent = models.PositiveIntegerField(default=0)
     hints = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["seat", "run_id"], name="ledger_run_id_per_seat")]

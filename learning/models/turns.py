@@ -2,9 +2,9 @@ from django.db import models
 
 
 class Turn(models.Model):
-    """A stored ``turn_completed`` record, whole; the run id is the durable redelivery key."""
+    """A stored ``turn_completed`` record, whole; (seat, run id) is the durable redelivery key."""
 
-    run_id = models.CharField(max_length=200, unique=True)
+    run_id = models.CharField(max_length=200)
     work_key = models.CharField(max_length=200, blank=True, db_index=True)
     seat = models.ForeignKey("crewlet.Seat", on_delete=models.CASCADE, related_name="turns")
     conversation_id = models.CharField(max_length=300, blank=True)
@@ -16,6 +16,7 @@ class Turn(models.Model):
     redriven_at = models.DateTimeField(null=True, blank=True, help_text="When the backlog sweep last re-enqueued it.")
 
     class Meta:
+        constraints = [models.UniqueConstraint(fields=["seat", "run_id"], name="turn_run_id_per_seat")]
         indexes = [
             models.Index(fields=["seat", "conversation_id", "received_at"]),
             models.Index(fields=["reflected_at"]),

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 
-from crewlet.errors import Conflict
 from learning.models import PrefetchSnapshot
 from learning.prefetch import (
     bounds,
@@ -87,12 +86,9 @@ def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
 
 
 def frozen(*, seat: Seat, run_id: str) -> dict | None:
-    snapshot = PrefetchSnapshot.objects.filter(run_id=run_id).first()
-    if snapshot is None:
-        return None
-    if snapshot.seat_id != seat.pk:
-        raise Conflict(f"run id {run_id!r} belongs to another seat's turn", field="run_id")
-    return snapshot.rendered
+    """The seat's frozen prefix for this run id (run ids are unique per seat), or None."""
+    snapshot = PrefetchSnapshot.objects.filter(seat=seat, run_id=run_id).only("rendered").first()
+    return snapshot.rendered if snapshot is not None else None
 
 
 def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:

@@ -32,7 +32,7 @@ class TurnContext:
         from learning.turns import record_of
 
         record = record_of(turn)
-        if not record.self_persisted and self_persisted(turn.run_id):
+        if not record.self_persisted and self_persisted(turn.run_id, seat=turn.seat):
             # the record's flag, or the builtin having been called under this run id (either writer suffices)
             record = record.model_copy(update={"self_persisted": True})
         return cls(turn=turn, seat=turn.seat, record=record, now=now or timezone.now())

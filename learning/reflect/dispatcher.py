@@ -69,7 +69,7 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
         return ROLE_OPTED_OUT
     if budgets.has_room(ctx.seat) is False:  # None (unreadable counter) reflects anyway
         return NO_BUDGET
-    if RING.seen(ctx.run_id):
+    if RING.seen((ctx.seat.pk, ctx.run_id)):
         return DUPLICATE
     _accumulate_signal(ctx)  # the signal outlives a turn that engaged with nothing
     if _no_engagement(ctx):

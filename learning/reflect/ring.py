@@ -16,22 +16,23 @@ RING_SIZE = 4096
 class RunRing:
     def __init__(self, size: int = RING_SIZE):
         self.size = size
-        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._ids: OrderedDict[tuple[int, str], None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def seen(self, run_id: str) -> bool:
-        """True when ``run_id`` was already taken; otherwise take it (atomically) and return False."""
+    def seen(self, key: tuple[int, str]) -> bool:
+        """True when ``key`` (seat id, run id: run ids are unique per seat) was already taken; otherwise
+        take it (atomically) and return False."""
         with self._lock:
-            if run_id in self._ids:
+            if key in self._ids:
                 return True
-            self._ids[run_id] = None
+            self._ids[key] = None
             while len(self._ids) > self.size:
                 self._ids.popitem(last=False)
             return False
 
-    def forget(self, run_id: str) -> None:
+    def forget(self, key: tuple[int, str]) -> None:
         with self._lock:
-            self._ids.pop(run_id, None)
+            self._ids.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:

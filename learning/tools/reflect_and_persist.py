@@ -8,7 +8,7 @@ so the post-turn decider does not write the same fact twice.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from django.db import transaction
 from pydantic import Field
@@ -19,6 +19,9 @@ from crewlet.errors import BadInput
 from learning import diary, limits
 from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
 
 KINDS = {"long": DiaryEntry.LONG, "short": DiaryEntry.SHORT, DiaryEntry.LONG: DiaryEntry.LONG,
          DiaryEntry.SHORT: DiaryEntry.SHORT}
@@ -35,9 +38,9 @@ class ReflectAndPersistArgs(Arguments):
     ttl_days: int | None = Field(None, ge=1, le=MAX_TTL_DAYS, description="Days a short note stays true.")
 
 
-def self_persisted(run_id: str) -> bool:
-    """Whether the turn with this run id called reflect_and_persist (the reflection intake's question)."""
-    return bool(run_id) and events.rows(ReflectAndPersistCalled, turn_id=run_id).exists()
+def self_persisted(run_id: str, *, seat: Seat) -> bool:
+    """Whether the seat's turn with this run id called reflect_and_persist (the reflection intake's question)."""
+    return bool(run_id) and events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id).exists()
 
 
 def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:

@@ -22,7 +22,7 @@ from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
-from crewlet.errors import BadInput, Conflict
+from crewlet.errors import BadInput
 from learning import diary
 from learning.models import PrefetchSnapshot, RefreshLedger
 from learning.prefetch import bounds
@@ -49,9 +49,7 @@ def normalise(hint: str) -> str:
 
 
 def ledger_for(*, seat: Seat, run_id: str) -> RefreshLedger:
-    row, created = RefreshLedger.objects.get_or_create(run_id=run_id, defaults={"seat": seat, "hints": {}})
-    if row.seat_id != seat.pk:
-        raise Conflict(f"run id {run_id!r} belongs to another seat's turn", field="run_id")
+    row, created = RefreshLedger.objects.get_or_create(seat=seat, run_id=run_id, defaults={"hints": {}})
     if created:
         bound_ledgers()
     return row

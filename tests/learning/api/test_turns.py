@@ -177,12 +177,43 @@ def test_no_token_is_401(seat, api_client):
     assert api_client.post(URL, record(seat)).status_code == 401
 
 
-def test_a_run_id_another_seat_already_stored_is_a_conflict(seat, other_seat, api_client):
+def test_run_ids_are_unique_per_seat_so_another_seat_cannot_squat_one(seat, other_seat, api_client):
     body = record(seat)
-    api_client.post(URL, body, token=token_for(seat))
-    clash = {**body, "seat": other_seat.handle}
-    response = api_client.post(URL, clash, token=token_for(other_seat))
-    assert response.status_code == 409 and Turn.objects.count() == 1
+    assert api_client.post(URL, body, token=token_for(seat)).status_code == 202
+    theirs = {**body, "seat": other_seat.handle}
+    response = api_client.post(URL, theirs, token=token_for(other_seat))
+    assert response.status_code == 202 and response.json()["status"] == "accepted"
+    assert sorted(Turn.objects.values_list("seat__handle", "run_id")) == sorted(
+        [(seat.handle, body["run_id"]), (other_seat.handle, body["run_id"])])
+    again = api_client.post(URL, theirs, token=token_for(other_seat))
+    assert again.status_code == 200 and again.json()["turn_id"] == response.json()["turn_id"]
+
+
+def test_a_repeated_run_id_with_another_payload_is_409_naming_the_fields_that_differ(seat, api_client):
+    body = record(seat)
+    first = api_client.post(URL, body, token=token_for(seat))
+    changed = {**body, "ask": "a different ask", "review_outcome": "failed", "failure_set_by": "reviewer"}
+    response = api_client.post(URL, changed, token=token_for(seat))
+    assert response.status_code == 409
+    answer = response.json()
+    assert answer["field"] == "run_id" and answer["differing_fields"] == ["ask", "failure_set_by", "review_outcome"]
+    assert "ask" in answer["detail"] and "review_outcome" in answer["detail"]
+    stored = Turn.objects.get()
+    assert stored.pk == first.json()["turn_id"] and stored.payload["ask"] == body["ask"]
+
+
+def test_each_seats_turn_takes_skills_offered_from_its_own_prefetch_of_a_shared_run_id(seat, other_seat, api_client):
+    mine = skill(seat, "export-check", "check the nightly export").pk
+    theirs = skill(other_seat, "triage", "triage a page").pk
+    assert prefetch_for(api_client, seat, "run-shared", ask="is the export fine?")["skills_offered"] == [mine]
+    other_prefix = prefetch_for(api_client, other_seat, "run-shared", ask="triage the page")
+    assert other_prefix["frozen"] is False and other_prefix["skills_offered"] == [theirs]
+    for who in (seat, other_seat):
+        body = record(who, run_id="run-shared", interactions=[])
+        del body["skills_offered"]
+        assert api_client.post(URL, body, token=token_for(who)).status_code == 202
+    assert Turn.objects.get(seat=seat).payload["skills_offered"] == [mine]
+    assert Turn.objects.get(seat=other_seat).payload["skills_offered"] == [theirs]
 
 
 def test_the_route_and_its_schema_are_in_the_openapi_document(client):

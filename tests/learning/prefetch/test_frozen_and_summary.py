@@ -5,7 +5,6 @@ import types
 import pytest
 
 from core.models import Event
-from crewlet.errors import Conflict
 from knowledge.pages import save_page
 from learning.models import PrefetchSnapshot, SynthesizedSkill
 from learning.prefetch import BLOCKS, PrefetchRequest, assemble, prefetch
@@ -38,11 +37,12 @@ def test_same_run_id_gets_the_same_prefix_back_without_recomputation(seat, run, 
     assert stamped is not None and SynthesizedSkill.objects.get(name="restart-export").last_used_at == stamped
 
 
-def test_another_seats_run_id_is_refused(seat, run, company, role, unit):
-    run(run_id="turn-8", ask="x")
+def test_another_seats_use_of_a_run_id_gets_its_own_prefix(seat, run, company, role, unit):
+    mine = run(run_id="turn-8", ask="x")
     other = SeatFactory(company=company, role=role, unit=unit, handle="zed")
-    with pytest.raises(Conflict):
-        prefetch(seat=other, request=PrefetchRequest(run_id="turn-8", ask="x"))
+    theirs = prefetch(seat=other, request=PrefetchRequest(run_id="turn-8", ask="y"))
+    assert mine["frozen"] is False and theirs["frozen"] is False and theirs["ask"] == "y"
+    assert PrefetchSnapshot.objects.filter(run_id="turn-8").count() == 2
 
 
 def test_summary_records_per_block_hit_bytes_selection_count_and_embedding(seat, run, memory):

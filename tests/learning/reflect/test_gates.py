@@ -68,7 +68,7 @@ def test_no_budget_skips_before_the_ring_and_leaves_the_turn_reflectable(seat, m
     with mock.patch("core.budgets.has_room", return_value=False):
         assert reflect_turn(turn.pk)["gate"] == "no_budget"
     turn.refresh_from_db()
-    assert turn.reflected_at is None and turn.run_id not in RING._ids
+    assert turn.reflected_at is None and (turn.seat_id, turn.run_id) not in RING._ids
     assert not DiaryEntry.objects.exists()
     assert reflect_turn(turn.pk)["gate"] is None  # the ceiling moved: the same turn reflects
     turn.refresh_from_db()

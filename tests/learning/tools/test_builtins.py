@@ -19,7 +19,7 @@ def test_reflect_and_persist_stores_verbatim_and_marks_the_turn_self_persisted(s
     result = call("reflect_and_persist", content=text, kind="long", run_id="turn-42")
     entry = DiaryEntry.objects.get(id=result.data["entry_id"])
     assert entry.content == text and entry.source == "reflect_and_persist" and entry.turn_id == "turn-42"
-    assert self_persisted("turn-42") and not self_persisted("turn-43")
+    assert self_persisted("turn-42", seat=seat) and not self_persisted("turn-43", seat=seat)
 
 
 def test_a_new_long_note_is_never_the_caps_victim_and_the_reply_names_what_was_stored(seat, call, monkeypatch):
@@ -55,7 +55,7 @@ def test_reflect_and_persist_refuses_past_2000_characters_naming_the_limit(seat,
         call("reflect_and_persist", content="x" * 2001, kind="long")
     assert "2000" in err.value.message and "learning.MaxContentChars" in err.value.message
     assert err.value.extra["field"] == "arguments.content"
-    assert DiaryEntry.objects.count() == 0 and not self_persisted("run-1")
+    assert DiaryEntry.objects.count() == 0 and not self_persisted("run-1", seat=seat)
 
 
 def test_a_short_note_needs_a_ttl(seat, call):
