@@ -11,6 +11,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+from django.db import transaction
+
 from core import budgets, events
 from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
 from learning.reflect import registry, skill_reflection
@@ -69,10 +71,19 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
         return NO_BUDGET
     if RING.seen((ctx.seat.pk, ctx.run_id)):
         return DUPLICATE
-    skill_reflection.accumulate(ctx)  # the signal outlives a turn that engaged with nothing
+    _accumulate_signal(ctx)  # the signal outlives a turn that engaged with nothing
     if _no_engagement(ctx):
         return NO_ENGAGEMENT
     return None
+
+
+def _accumulate_signal(ctx: TurnContext) -> None:
+    """Write the skill-reflection signal; a failed write is logged and never skips the pass."""
+    try:
+        with transaction.atomic():  # a savepoint: a failed write leaves the pass's connection usable
+            skill_reflection.accumulate(ctx)
+    except Exception:
+        log.exception("skill-reflection signal write failed on turn %s", ctx.run_id)
 
 
 def _run_worker(worker, ctx: TurnContext) -> WorkerOutcome:

@@ -3,10 +3,13 @@
 An agent-to-agent ask, a schedule's fire or a sandbox completion carries no human's message, so
 nothing is profiled from them. A coalesced trigger is grouped by sender first (a thread where one
 human sent four messages is one counterparty). Runs on unsettled turns too: what a person said
-is true of them whether or not the work is finished.
+is true of them whether or not the work is finished. Each sender is isolated: one sender's failed
+auxiliary call or write is logged and reported under ``failed``, and the later senders are still observed.
 """
 
 from __future__ import annotations
+
+import logging
 
 from django.db import transaction
 from django.db.models import F
@@ -15,6 +18,8 @@ from core import aux, events
 from core.event_types import CounterpartyProfileUpdated
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
+
+log = logging.getLogger("learning.reflect")
 
 NAME = "profiler"
 MAX_ITEMS = 20  # per list: the oldest observations give way, a profile is not a transcript
@@ -88,9 +93,15 @@ def observe(ctx, sender, messages: list[str]) -> CounterpartyProfile:
 
 
 def run(ctx) -> dict:
-    updated = []
+    updated, failed = [], {}
     for sender, messages in subjects_of(ctx):
-        profile = observe(ctx, sender, messages)
+        subject = sender.handle or sender.external_id
+        try:
+            profile = observe(ctx, sender, messages)
+        except Exception as exc:  # isolation: one sender's failure costs none of the others
+            log.exception("profiler failed for sender %s on turn %s", subject, ctx.run_id)
+            failed[subject] = f"{type(exc).__name__}: {exc}"
+            continue
         events.publish(
             CounterpartyProfileUpdated(
                 profile_id=profile.pk,
@@ -102,5 +113,7 @@ def run(ctx) -> dict:
             seat=ctx.seat,
             turn_id=ctx.run_id,
         )
-        updated.append(sender.handle or sender.external_id)
-    return {"subjects": updated}
+        updated.append(subject)
+    if failed and not updated:  # nobody observed: the worker failed, as the pass record should say
+        raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
+    return {"subjects": updated, **({"failed": failed} if failed else {})}

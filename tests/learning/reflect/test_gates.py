@@ -207,3 +207,16 @@ def test_the_task_completes_when_the_pass_itself_cannot_start(seat, make_turn):
         result = reflect_turn(turn.pk)
     assert result["status"] == "error" and "database went away" in result["error"]
     assert Turn.objects.get(pk=turn.pk).reflected_at is None
+
+
+def test_a_failed_skill_reflection_signal_write_skips_no_worker(seat, make_turn):
+    from django.db import OperationalError
+
+    from learning.reflect import skill_reflection
+
+    with mock.patch.object(skill_reflection, "accumulate", side_effect=OperationalError("database is locked")):
+        result = reflect_turn(make_turn().pk)
+    payload = latest(seat)
+    assert result["status"] == "reflected" and payload["gate"] is None and payload["failed"] == []
+    assert payload["workers"]["episodist"]["status"] == "ran" and payload["workers"]["persist_decider"]["status"] == "ran"
+    assert Episode.objects.count() == 1 and DiaryEntry.objects.count() == 1

@@ -71,3 +71,28 @@ def test_an_external_sender_is_keyed_by_external_id(seat, make_turn):
     sender = {"handle": "", "external_id": "U0123", "platform": "slack", "display_name": "Kim", "kind": "human"}
     reflect_turn(make_turn(interactions=[{"sender": sender, "body": "Hello there", "at": None}]).pk)
     assert CounterpartyProfile.objects.get().subject_external_id == "U0123"
+
+
+def test_one_senders_failed_auxiliary_call_costs_none_of_the_later_senders(seat, make_turn, scripted):
+    scripted.queue("profile_update", "Tom seems busy.")  # unparseable: Tom's observation fails
+    turn = make_turn(
+        interactions=[
+            human("Can we move the upgrade to Thursday?", handle="tom", name="Tom"),
+            human("Let's go with Thursday.", handle="maya", name="Maya"),
+        ]
+    )
+    reflect_turn(turn.pk)
+    assert list(CounterpartyProfile.objects.values_list("subject_handle", flat=True)) == ["maya"]
+    assert Event.objects.filter(name="counterparty_profile_updated").count() == 1
+    outcome = Event.objects.get(name="reflection_completed").payload["workers"]["profiler"]
+    assert outcome["status"] == "ran" and outcome["result"]["subjects"] == ["maya"]
+    assert list(outcome["result"]["failed"]) == ["tom"]
+
+
+def test_a_profiler_that_observed_nobody_is_reported_failed(seat, make_turn, scripted):
+    scripted.queue("profile_update", "Tom seems busy.", "Maya seems busy.")
+    turn = make_turn(interactions=[human("Thursday?", handle="tom", name="Tom"), human("Thursday.", handle="maya")])
+    result = reflect_turn(turn.pk)
+    assert result["failed"] == ["profiler"] and not CounterpartyProfile.objects.exists()
+    error = Event.objects.get(name="reflection_completed").payload["workers"]["profiler"]["error"]
+    assert "tom: " in error and "maya: " in error
