@@ -81,9 +81,9 @@ def remember(*, ledger: RefreshLedger, key: str, ids: list[int], shown: int) -> 
         row.save(update_fields=["hints", "updated_at"])
 
 
-def triggered_by(run_id: str) -> list[str]:
-    """Who triggered the turn, as the turn-start filter was told (frozen with its prefix)."""
-    snapshot = PrefetchSnapshot.objects.filter(run_id=run_id).first()
+def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
+    """Who triggered the seat's turn, as the turn-start filter was told (frozen with its prefix)."""
+    snapshot = PrefetchSnapshot.objects.filter(seat=seat, run_id=run_id).only("rendered").first()
     return list((snapshot.rendered or {}).get("triggered_by") or []) if snapshot else []
 
 
@@ -93,7 +93,7 @@ def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str) -> list[int]:
     if not pool:
         return []
     result = aux.call(seat=call.seat, stage="turn", purpose=PURPOSE, turn_id=call.run_id,
-                      inputs=filter_inputs(query=hint, triggered_by=triggered_by(call.run_id), candidates=pool))
+                      inputs=filter_inputs(query=hint, triggered_by=triggered_by(seat=call.seat, run_id=call.run_id), candidates=pool))
     return selected_ids(result.value, pool)
 
 

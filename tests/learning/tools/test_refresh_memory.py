@@ -111,6 +111,18 @@ def test_the_filter_is_told_who_triggered_the_turn(seat, call, notes, scripted):
     assert filter_calls()[-1]["inputs"]["query"] == "billing export for carol"
 
 
+def test_the_filter_is_told_who_triggered_this_seats_turn_not_another_seats_of_the_same_run_id(
+        seat, other_seat, call, notes, scripted):
+    prefetch(seat=other_seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
+        said("+1", handle="carol", name="Carol", platform="mattermost"),)))
+    prefetch(seat=seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
+        said("+1", handle="dave", name="Dave", platform="mattermost"),)))
+    call("refresh_memory", context_hint="billing export for dave")
+    assert filter_calls()[-1]["inputs"]["triggered_by"] == ["Dave (mattermost)"]
+    call("refresh_memory", context_hint="billing export again", target=other_seat)
+    assert RefreshLedger.objects.filter(run_id="run-1").count() == 2  # one ledger per seat's run
+
+
 def test_refresh_needs_a_run_id_and_a_hint(seat, call):
     with pytest.raises(BadInput) as err:
         call("refresh_memory", context_hint="x", run_id="")
