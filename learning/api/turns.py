@@ -1,5 +1,8 @@
 """``POST /turns``: the ``turn_completed`` record (the seat's own token). 202 with the turn id when new, 200 on a repeat.
 
+Run ids are unique per seat: a repeat is the same seat's run id with the same payload; another
+payload under it is a 409 naming the fields that differ (``differing_fields``).
+
 The record is ``learning.turn_record.TurnRecord``, the one schema reflection reads: unknown fields are
 refused rather than silently dropped, and every bad field is named in the 422 (crewlet.api's
 validation handler). Nothing partial is stored.
