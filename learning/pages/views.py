@@ -27,36 +27,12 @@ def _refused(request, perms) -> HttpResponseForbidden | None:
     return HttpResponseForbidden(reason) if reason else None
 
 
-def page_view(*perms: str):
-    """Staff holding ``perms`` only, GET only; the project's typed errors become 404 / 400 pages."""
-
-    def decorate(view):
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            refused = _refused(request, perms)
-            if refused is not None:
-                return refused
-            try:
-                return view(request, *args, **kwargs)
-            except NotFound as exc:
-                raise Http404(exc.message) from exc
-            except Forbidden as exc:
-                return HttpResponseForbidden(exc.message)
-            except BadInput as exc:
-                return HttpResponseBadRequest(exc.message)
-
-        return staff_member_required(require_GET(wrapped))
-
-    return decorate
-
-
-def action_view(view):
-    """Staff who may view the diary, POST only; a refusal is a 403 naming the permission, bad input a 400
-    naming the field."""
+def _guarded(view, perms: tuple[str, ...]):
+    """``view`` for staff holding ``perms``; the project's typed errors become 404 / 403 / 400 answers."""
 
     @wraps(view)
     def wrapped(request, *args, **kwargs):
-        refused = _refused(request, (access.DIARY,))
+        refused = _refused(request, perms)
         if refused is not None:
             return refused
         try:
@@ -68,7 +44,22 @@ def action_view(view):
         except BadInput as exc:
             return HttpResponseBadRequest(exc.message)
 
-    return staff_member_required(require_POST(wrapped))
+    return wrapped
+
+
+def page_view(*perms: str):
+    """Staff holding ``perms`` only, GET only."""
+
+    def decorate(view):
+        return staff_member_required(require_GET(_guarded(view, perms)))
+
+    return decorate
+
+
+def action_view(view):
+    """Staff who may view the diary, POST only; a refusal is a 403 naming the permission, bad input a 400
+    naming the field."""
+    return staff_member_required(require_POST(_guarded(view, (access.DIARY,))))
 
 
 def _page_number(request) -> int:
