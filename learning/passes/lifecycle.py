@@ -24,7 +24,7 @@ from core.event_types import CompactionCompleted, EpisodeLifecyclePass
 from crewlet import config
 from crewlet.models import Seat
 from learning.models import Episode
-from learning.passes import compaction
+from learning.passes import compaction, cursor
 
 log = logging.getLogger("learning.passes.lifecycle")
 
@@ -147,7 +147,9 @@ def run_lifecycle(*, seat: Seat | None = None, now: datetime | None = None, dry_
     if not any_auxiliary_model(seats):
         return {"ran": False, "why": "no auxiliary model is configured anywhere; episodes stay raw"}
     results = []
-    for s in seats:
+    # the scheduled pass resumes after the seat a killed tick was on, and takes that seat last
+    walk = cursor.walk("lifecycle", seats) if seat is None and not dry_run else seats
+    for s in walk:
         try:
             results.append(lifecycle_for_seat(s, now=now, dry_run=dry_run))
         except Exception as exc:  # one seat's failure never costs the others their pass

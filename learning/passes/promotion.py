@@ -29,6 +29,7 @@ from crewlet import config
 from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
+from learning.passes import cursor
 from learning.purposes.skill_promotion_draft import NAME as PURPOSE
 from learning.skills import jaccard
 
@@ -226,7 +227,8 @@ def run_promotion(*, now=None) -> dict:
         report["disabled"] = True
         return report
     writer = get_promotion_writer()
-    for unit in Unit.objects.select_related("company").order_by("id"):
+    # resumes after the unit a killed tick was on, and takes that unit last
+    for unit in cursor.walk("promotion", Unit.objects.select_related("company").order_by("id")):
         if not unit.company.learning_enabled:
             continue
         report["units"] += 1

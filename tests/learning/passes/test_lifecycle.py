@@ -193,3 +193,36 @@ def test_similarity_recall_stays_raw_while_time_window_reads_return_both(seat, k
     kinds = {e.kind for e in episodes.recent(seat=seat, limit=50)}
     assert kinds == {Episode.RAW, Episode.COMPACTED}
     assert episodes.unreachable_count(seat=seat, model="hashing-256", dim=256) == episodes.raw(seat).count()
+
+
+class Killed(BaseException):
+    """The queue's timeout kill, as the pass sees it: nothing inside the pass catches it."""
+
+
+def test_a_pass_killed_after_two_seats_every_tick_still_reaches_all_five_within_three_ticks(
+        company, role, unit, knobs, now, monkeypatch):
+    from tests.factories import SeatFactory
+
+    seats = [SeatFactory(company=company, role=role, unit=unit, handle=f"s{i}") for i in range(5)]
+    for s in seats:
+        filler(s, now)
+    real, reached, begun = lifecycle.lifecycle_for_seat, [], []
+
+    def dies_at_the_third_seat(seat, **kwargs):
+        begun.append(seat.handle)
+        if len(begun) % 3 == 0:
+            raise Killed
+        report = real(seat, **kwargs)
+        reached.append(report["seat"])
+        return report
+
+    monkeypatch.setattr(lifecycle, "lifecycle_for_seat", dies_at_the_third_seat)
+    for _tick in range(3):
+        with pytest.raises(Killed):
+            lifecycle.run_lifecycle(now=now)
+    assert sorted(set(reached)) == ["s0", "s1", "s2", "s3", "s4"]
+    # each tick resumed after the seat the last one died on, and took that seat last
+    assert begun == ["s0", "s1", "s2", "s3", "s4", "s0", "s1", "s2", "s3"]
+    monkeypatch.setattr(lifecycle, "lifecycle_for_seat", real)
+    assert lifecycle.run_lifecycle(now=now)["seats"] == 5  # a tick that finishes clears the cursor
+    assert [r["seat"] for r in lifecycle.run_lifecycle(now=now)["results"]] == ["s0", "s1", "s2", "s3", "s4"]

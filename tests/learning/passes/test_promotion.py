@@ -281,3 +281,33 @@ def test_the_tools_line_names_every_tool_the_steps_call(company, org, converging
     tools_line = page.body.split("## Tools\n\n")[1].split("\n")[0]
     assert tools_line.split(", ") == ["git_diff", "run_tests", "open_pr", "post_review", "notify_channel"]
     assert [s["turn"] for s in page.source["skills"]] == ["", "", ""]  # provenance names each source turn
+
+
+class Killed(BaseException):
+    """The queue's timeout kill, as the pass sees it: nothing inside the pass catches it."""
+
+
+def test_a_pass_killed_after_two_units_every_tick_still_drafts_all_five_within_three_ticks(
+        company, role, serve_native, monkeypatch):
+    from learning.passes import promotion
+
+    units = [UnitFactory(company=company, key=f"team{i}", name=f"Team {i}", knowledge_container=f"T{i}")
+             for i in range(5)]
+    serve_native(scope=[u.knowledge_container for u in units])
+    for u in units:
+        for h in ("a", "b", "c"):
+            skill(SeatFactory(company=company, role=role, unit=u, handle=f"{u.key}-{h}"), f"ship-{h}")
+    real, begun = promotion.unit_clusters, []
+
+    def dies_at_the_third_unit(unit, knobs):
+        begun.append(unit.key)
+        if len(begun) % 3 == 0:
+            raise Killed
+        return real(unit, knobs)
+
+    monkeypatch.setattr(promotion, "unit_clusters", dies_at_the_third_unit)
+    for _tick in range(3):
+        with pytest.raises(Killed):
+            run_promotion()
+    assert [len(drafts(u.knowledge_container)) for u in units] == [1, 1, 1, 1, 1]
+    assert begun == ["team0", "team1", "team2", "team3", "team4", "team0", "team1", "team2", "team3"]
