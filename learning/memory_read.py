@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from core import events
@@ -87,17 +87,28 @@ def _live_notes():
     return DiaryEntry.objects.filter(Q(ttl_until__isnull=True) | Q(ttl_until__gt=now))
 
 
+def _newest_notes(seat_ids) -> dict:
+    """Each seat's newest live note, in two queries whatever the number of seats."""
+    newest = _live_notes().filter(seat=OuterRef("pk")).order_by("-created_at", "-id").values("id")[:1]
+    from crewlet.models import Seat
+
+    picked = Seat.objects.filter(id__in=seat_ids).annotate(note_id=Subquery(newest)).values_list("note_id", flat=True)
+    rows = DiaryEntry.objects.filter(id__in=[i for i in picked if i is not None]).only("id", "seat_id", "content", "created_at")
+    return {e.seat_id: e for e in rows}
+
+
 def overview(*, company) -> dict:
-    """Every seat's totals and newest note, in one round of grouped counts."""
+    """Every seat's totals and newest note, in one round of grouped counts (a bounded number of queries)."""
     seats = list(company.seats.select_related("role").order_by("handle"))
     ids = [s.id for s in seats]
     notes = _counts(_live_notes(), "seat", ids)
     eps = _counts(Episode.objects.all(), "seat", ids)
     sks = _counts(SynthesizedSkill.objects.all(), "seat", ids)
     profs = _counts(CounterpartyProfile.objects.all(), "observer", ids)
+    newest_of = _newest_notes([i for i in ids if notes.get(i)])
     agents = []
     for s in seats:
-        newest = diary.live(s).order_by("-created_at", "-id").first() if notes.get(s.id) else None
+        newest = newest_of.get(s.id)
         agents.append({
             "handle": s.handle, "active": s.active, "role": s.role.name if s.role else None,
             "totals": {"diary": notes.get(s.id, 0), "episodes": eps.get(s.id, 0), "skills": sks.get(s.id, 0),

@@ -120,7 +120,7 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
             ctx.flush_writes()
             summary.publish(ctx, built)
             if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
-                bound_snapshots()
+                bound_snapshots(seat)
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
         stored = frozen(seat=seat, run_id=request.run_id)
         if stored is not None:
@@ -129,9 +129,13 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     return {**rendered, "frozen": False}
 
 
-def bound_snapshots() -> None:
-    """Keep the most recent 256 runs' prefixes: a cache, not a leak (run once per 32 new ones)."""
+def bound_snapshots(seat: Seat) -> None:
+    """Keep the seat's most recent 256 runs' prefixes: a cache, not a leak (run once per 32 new ones).
+
+    Per seat: a busy seat never evicts a quiet seat's frozen prefix of a turn still running.
+    """
     keep = bounds.FROZEN_RUNS_KEPT
-    cutoff = list(PrefetchSnapshot.objects.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
+    mine = PrefetchSnapshot.objects.filter(seat=seat)
+    cutoff = list(mine.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
     if cutoff:
-        PrefetchSnapshot.objects.filter(id__lte=cutoff[0]).delete()
+        mine.filter(id__lte=cutoff[0]).delete()

@@ -24,16 +24,19 @@ NAME = "counterparty_profiles"
 
 
 def profile_for(seat: Seat, sender: Sender) -> CounterpartyProfile | None:
-    qs = CounterpartyProfile.objects.filter(observer=seat)
+    """The seat's profile of this sender on the turn's own platform only.
+
+    A handle names a person only within its platform: ``carol`` on Slack is not ``carol`` on
+    Mattermost, so another platform's profile is never shown in its place.
+    """
+    qs = CounterpartyProfile.objects.filter(observer=seat, subject_platform=sender.platform)
     if sender.handle:
         qs = qs.filter(subject_handle=sender.handle)
     elif sender.external_id:
         qs = qs.filter(subject_external_id=sender.external_id)
     else:
         return None
-    rows = list(qs[:10])
-    exact = [p for p in rows if p.subject_platform == sender.platform]
-    return (exact or rows)[0] if rows else None
+    return qs.order_by("id").first()
 
 
 def _items(values) -> str:

@@ -5,7 +5,8 @@ Re-runs the relevance filter — and the similarity half of its pool — against
 id (``RefreshLedger``): at most ``learning.personal_memory.max_refreshes_per_turn`` filter calls; a
 repeat of a hint (case- and whitespace-normalised) is answered from the ledger for free, a larger
 limit getting the extra rows; a failed filter call still spends its slot (retrying it re-runs the
-filter). State is per run, kept for the most recent 256 runs.
+filter), and a call with no note to pick from makes no filter call and spends none. State is per
+run, kept for the seat's most recent 256 runs.
 """
 
 from __future__ import annotations
@@ -51,16 +52,20 @@ def normalise(hint: str) -> str:
 def ledger_for(*, seat: Seat, run_id: str) -> RefreshLedger:
     row, created = RefreshLedger.objects.get_or_create(seat=seat, run_id=run_id, defaults={"hints": {}})
     if created:
-        bound_ledgers()
+        bound_ledgers(seat)
     return row
 
 
-def bound_ledgers() -> None:
-    """The most recent 256 runs' state: a cache, not a leak (nothing says when a turn ended)."""
+def bound_ledgers(seat: Seat) -> None:
+    """The seat's most recent 256 runs' state: a cache, not a leak (nothing says when a turn ended).
+
+    Per seat: a busy seat never resets a quiet seat's spent refreshes mid-turn.
+    """
     keep = bounds.FROZEN_RUNS_KEPT
-    cutoff = list(RefreshLedger.objects.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
+    mine = RefreshLedger.objects.filter(seat=seat)
+    cutoff = list(mine.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
     if cutoff:
-        RefreshLedger.objects.filter(id__lte=cutoff[0]).delete()
+        mine.filter(id__lte=cutoff[0]).delete()
 
 
 def spend_slot(*, ledger: RefreshLedger, cap: int) -> tuple[bool, int]:
@@ -87,11 +92,12 @@ def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
     return list((snapshot.rendered or {}).get("triggered_by") or []) if snapshot else []
 
 
-def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str) -> list[int]:
+def candidate_pool(call: ToolCall[RefreshMemoryArgs], hint: str) -> list:
     embedded = embed_one(hint, budget=PREFETCH_EMBED_BUDGET)
-    pool = diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model)
-    if not pool:
-        return []
+    return diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model)
+
+
+def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str, pool: list) -> list[int]:
     result = aux.call(seat=call.seat, stage="turn", purpose=PURPOSE, turn_id=call.run_id,
                       inputs=filter_inputs(query=hint, triggered_by=triggered_by(seat=call.seat, run_id=call.run_id), candidates=pool))
     return selected_ids(result.value, pool)
@@ -112,6 +118,12 @@ def answer(*, ledger: RefreshLedger, key: str, cached: dict, limit: int, repeat:
     return ToolResult(ok=True, text=text, data={"entry_ids": [e.id for e in rows], "repeat": repeat})
 
 
+def refused(spent: int, cap: int) -> ToolResult:
+    return ToolResult(ok=False, data={"spent": spent, "cap": cap, "refused": True}, text=(
+        f"refresh_memory refused: this turn has spent {spent} of its {cap} refreshes ({CAP_KNOB}). "
+        "A hint you already used is still answered; work with the notes you have."))
+
+
 def handle(call: ToolCall[RefreshMemoryArgs]) -> ToolResult:
     hint, limit = call.args.context_hint, call.args.limit
     key = normalise(hint)
@@ -122,13 +134,22 @@ def handle(call: ToolCall[RefreshMemoryArgs]) -> ToolResult:
     if cached is not None:
         return answer(ledger=ledger, key=key, cached=cached, limit=limit, repeat=True)
     cap = config.knobs_for_seat(call.seat).learning.personal_memory.max_refreshes_per_turn
+    if ledger.spent >= cap:
+        return refused(ledger.spent, cap)
+    try:
+        pool = candidate_pool(call, hint)
+    except DatabaseError as exc:
+        log.warning("refresh_memory could not read the notes of %s: %s", call.seat.handle, exc)
+        return ToolResult(ok=False, data={"spent": ledger.spent, "cap": cap, "failed": True}, text=(
+            f"Your notes could not be read ({exc}); no refresh spent. Retrying the same hint tries again."))
+    if not pool:  # nothing to filter: no call is made, so no slot is spent
+        return ToolResult(ok=True, text="You have no notes to pick from yet; no refresh spent.",
+                          data={"entry_ids": [], "repeat": False, "spent": ledger.spent, "cap": cap})
     taken, spent = spend_slot(ledger=ledger, cap=cap)
     if not taken:
-        return ToolResult(ok=False, data={"spent": spent, "cap": cap, "refused": True}, text=(
-            f"refresh_memory refused: this turn has spent {spent} of its {cap} refreshes ({CAP_KNOB}). "
-            "A hint you already used is still answered; work with the notes you have."))
+        return refused(spent, cap)
     try:
-        ids = run_filter(call, hint)
+        ids = run_filter(call, hint, pool)
     except (ProviderError, AnswerUnparseable, DatabaseError) as exc:
         log.warning("refresh_memory filter failed for %s: %s", call.seat.handle, exc)
         return ToolResult(ok=False, data={"spent": spent, "cap": cap, "failed": True}, text=(

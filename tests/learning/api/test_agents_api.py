@@ -164,3 +164,19 @@ def test_one_rule_derives_the_ask_senders_named_only_when_several_spoke_label_on
     assert derive_ask(ask="", interactions=one, label="PLAT-1: Cut release", subject_is_label=False) == (
         "PLAT-1: Cut release\na\nb")
     assert derive_ask(ask="stated", interactions=two) == "stated"
+
+
+@pytest.mark.parametrize("seats", [1, 10])
+def test_the_overview_makes_a_bounded_number_of_queries_however_many_seats(
+        api_client, company, role, unit, seats, django_assert_max_num_queries):
+    from tests.factories import SeatFactory
+
+    for i in range(seats):
+        s = SeatFactory(company=company, role=role, unit=unit, handle=f"s{i:02d}")
+        note(s, f"older of s{i:02d}", days_ago=2)
+        note(s, f"newest of s{i:02d}")
+    token = operator_token(company)
+    with django_assert_max_num_queries(9):  # the token (2), the seats, four counts, the newest notes (2)
+        body = api_client.get("/api/v1/memory/overview", token=token).json()
+    assert [a["newest_note"]["content"] for a in body["agents"]] == [f"newest of s{i:02d}" for i in range(seats)]
+    assert {a["totals"]["diary"] for a in body["agents"]} == {2}

@@ -92,6 +92,19 @@ def test_frozen_prefixes_are_kept_for_the_most_recent_runs_only(seat, run, monke
     assert list(PrefetchSnapshot.objects.order_by("id").values_list("run_id", flat=True)) == ["r2", "r3", "r4"]
 
 
+def test_a_busy_seat_never_evicts_another_seats_frozen_prefix(seat, other_seat, run, monkeypatch):
+    monkeypatch.setattr(assemble.bounds, "FROZEN_RUNS_KEPT", 3)
+    monkeypatch.setattr(assemble.bounds, "SNAPSHOT_PRUNE_EVERY", 1)
+    quiet = run(target=other_seat, run_id="quiet-1", ask="+1", requires_recon=True)
+    for i in range(6):
+        run(run_id=f"busy-{i}", ask="+1", requires_recon=True)
+    assert list(PrefetchSnapshot.objects.filter(seat=other_seat).values_list("run_id", flat=True)) == ["quiet-1"]
+    assert list(PrefetchSnapshot.objects.filter(seat=seat).order_by("id").values_list("run_id", flat=True)) == [
+        "busy-3", "busy-4", "busy-5"]
+    again = run(target=other_seat, run_id="quiet-1", ask="something else", requires_recon=True)
+    assert again["frozen"] is True and again["prompt"] == quiet["prompt"]
+
+
 def test_pruning_the_frozen_prefixes_is_amortised_over_turn_starts(seat, run, monkeypatch):
     monkeypatch.setattr(assemble.bounds, "FROZEN_RUNS_KEPT", 2)
     monkeypatch.setattr(assemble.bounds, "SNAPSHOT_PRUNE_EVERY", 4)

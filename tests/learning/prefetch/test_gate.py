@@ -97,6 +97,21 @@ def test_thread_ledger_and_profiles_are_not_gated(seat, run):
     assert "Ana (you): restarted it" in thread and thread.index("is the export fixed?") < thread.index("+1")
 
 
+def test_a_profile_from_another_platform_with_the_same_handle_is_never_shown(seat, run):
+    from learning.models import CounterpartyProfile
+
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="carol", subject_platform="slack",
+                                       communication_style="the slack carol: formal")
+    result = run(ask="+1", requires_recon=True,
+                 interactions=(said("+1", handle="carol", platform="mattermost", name="Carol"),))
+    assert block(result, "counterparty_profiles")["text"] == ""
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="carol", subject_platform="mattermost",
+                                       communication_style="the mattermost carol: terse")
+    text = block(run(ask="+1", requires_recon=True, interactions=(
+        said("+1", handle="carol", platform="mattermost", name="Carol"),)), "counterparty_profiles")["text"]
+    assert "the mattermost carol: terse" in text and "formal" not in text
+
+
 def test_rich_trigger_embeds_once_for_memory_and_episodes(seat, run, rich_memory, embed_calls):
     result = run(ask="the billing export failed again last night")
     assert len(embed_calls) == 1

@@ -103,6 +103,19 @@ def test_state_is_bounded_to_the_most_recent_runs(seat, call, notes, monkeypatch
         "turn-3", "turn-4", "turn-5", "turn-6"]
 
 
+def test_a_busy_seat_never_resets_another_seats_spent_refreshes(seat, other_seat, call, notes, monkeypatch):
+    monkeypatch.setattr(bounds, "FROZEN_RUNS_KEPT", 4)
+    note(other_seat, "The billing export fact of bo")
+    for i in range(3):
+        assert call("refresh_memory", context_hint=f"billing {i}", run_id="quiet", target=other_seat).ok
+    for i in range(7):
+        call("refresh_memory", context_hint="billing", run_id=f"turn-{i}")
+    assert RefreshLedger.objects.get(seat=other_seat, run_id="quiet").spent == 3
+    refused = call("refresh_memory", context_hint="billing 4", run_id="quiet", target=other_seat)
+    assert not refused.ok and "spent 3 of its 3 refreshes" in refused.text
+    assert RefreshLedger.objects.filter(seat=seat).count() == 4
+
+
 def test_the_filter_is_told_who_triggered_the_turn(seat, call, notes, scripted):
     prefetch(seat=seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
         said("+1", handle="carol", name="Carol", platform="mattermost"),)))
@@ -130,3 +143,16 @@ def test_refresh_needs_a_run_id_and_a_hint(seat, call):
     with pytest.raises(BadInput) as err:
         call("refresh_memory", context_hint="   ")
     assert err.value.extra["field"] == "arguments.context_hint"
+
+
+def test_with_no_notes_to_pick_from_no_filter_call_is_made_and_no_slot_is_spent(seat, call, scripted):
+    for i in range(4):  # more than the cap of 3
+        empty = call("refresh_memory", context_hint=f"billing export angle {i}")
+        assert empty.ok and empty.data["entry_ids"] == [] and empty.data["spent"] == 0
+        assert "no refresh spent" in empty.text
+    assert filter_calls() == [] and spend("run-1") == 0
+    assert RefreshLedger.objects.get(run_id="run-1").spent == 0
+    note(seat, "The billing export runs nightly at 02:00")
+    for i in range(3):  # the turn's three refreshes are all still there
+        assert call("refresh_memory", context_hint=f"billing export again {i}").data["spent"] == i + 1
+    assert len(filter_calls()) == 3

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-import os
+import re
 from pathlib import Path
 
 import pytest
@@ -146,8 +146,10 @@ def test_the_admin_shows_the_rendered_diff(client, lead, seat, tmp_path):
     page = client.get(f"/admin/transcripts/recommendation/{rec.pk}/change/").content.decode()
     assert "+++ b/" + rec.target_path in page
     listing = client.get("/admin/transcripts/recommendation/").content.decode()
-    assert "unknown" in listing or "0" in listing
-    assert os.path.exists(str(tmp_path))
+    # no later session has been observed, so every recommendation's uses are unknown (never a made-up 0)
+    uses = re.findall(r'<td class="field-uses_shown">([^<]*)</td>', listing)
+    assert uses == ["unknown"] * Recommendation.objects.count() and uses
+    assert list(tmp_path.iterdir()) == []  # proposing and showing a diff writes nothing into the repo
 
 
 def test_a_grown_file_adds_only_its_new_episodes_and_a_rewritten_one_none_twice(seat, tmp_path):
