@@ -255,6 +255,12 @@ class PageAdmin(_PageDisplay, admin.ModelAdmin):
         except CrewletError as exc:
             messages.error(request, exc.message)
 
+    def has_change_permission(self, request, obj=None):
+        """A published page is what agents read: only a lead changes it (anyone else sees it read-only)."""
+        if obj is not None and obj.state == Page.PUBLISHED and not review.can_publish(request.user):
+            return False
+        return super().has_change_permission(request, obj)
+
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and obj.state == Page.DRAFT:
             return [f for f in self.fields]  # a draft's state changes only through publish/reject

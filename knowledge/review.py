@@ -171,12 +171,16 @@ def save_page(*, page: Page, user, created: bool) -> Page:
 
     Only the review path publishes: an editor's save never moves a page's state. A new page is
     published only when its editor holds ``knowledge.publish_page`` (a lead); anyone else's waits in
-    the review queue as a draft, for ``publish_draft``.
+    the review queue as a draft, for ``publish_draft``. Changing a page already published is
+    publishing what agents will read, so it too needs ``knowledge.publish_page``.
     """
     if created:
         page.state = Page.PUBLISHED if can_publish(user) else Page.DRAFT
     else:
         page.state = Page.objects.values_list("state", flat=True).get(pk=page.pk)
+        if page.state == Page.PUBLISHED and not can_publish(user):
+            raise Forbidden(f"{getattr(user, 'username', 'anonymous')} lacks the {PUBLISH_PERMISSION} permission: "
+                            f"page {page.pk} is published, and only a lead changes what agents read")
     if page.state == Page.PUBLISHED:
         vector = embed_one(embedding_text(page), budget=PUBLISH_EMBED_BUDGET)
         page.set_vector(vector.vector, vector.model)

@@ -123,3 +123,17 @@ def test_the_drafts_folder_is_not_in_the_queue_and_cannot_be_rejected(lead):
     with pytest.raises(Conflict, match="folder"):
         review.reject_draft(page=parent, user=lead)
     assert Page.objects.filter(parent=parent).count() == 1
+
+
+def test_changing_a_published_page_needs_the_publish_permission(staff_user, lead):
+    from knowledge.review import save_page
+
+    page = Page.objects.create(container_key="ENG", title="Runbook", body="Run the runbook.", state=Page.PUBLISHED)
+    page.body = "Edited by someone who is not a lead."
+    with pytest.raises(Forbidden) as refused:
+        save_page(page=page, user=staff_user, created=False)
+    assert "knowledge.publish_page" in refused.value.message
+    assert Page.objects.get(pk=page.pk).body == "Run the runbook."
+    page.body = "Edited by the lead."
+    save_page(page=page, user=lead, created=False)
+    assert Page.objects.get(pk=page.pk).body == "Edited by the lead."

@@ -196,15 +196,30 @@ def test_a_non_lead_cannot_create_a_page_already_published_it_waits_for_a_lead(c
     assert Event.objects.get(name="knowledge_draft_published").payload["user"] == "lena"
 
 
-def test_a_non_lead_edit_never_moves_a_pages_state(client, editor):
-    page = Page.objects.create(container_key="ENG", title="Runbook", state=Page.PUBLISHED)
+def test_a_non_lead_sees_a_published_page_read_only_and_is_refused_a_change(client, editor):
+    page = Page.objects.create(container_key="ENG", title="Runbook", body="Run the runbook.", state=Page.PUBLISHED)
     client.force_login(editor)
+    url = reverse("admin:knowledge_page_change", args=[page.pk])
 
-    client.post(reverse("admin:knowledge_page_change", args=[page.pk]),
-                {**NEW_PAGE, "title": "Runbook", "state": "draft", "body": "Edited."})
+    form = client.get(url)
+    assert form.status_code == 200
+    assert 'name="body"' not in form.content.decode() and 'name="_save"' not in form.content.decode()
 
+    response = client.post(url, {**NEW_PAGE, "title": "Runbook", "state": "draft", "body": "Edited."})
+
+    assert response.status_code == 403
     page.refresh_from_db()
-    assert page.body == "Edited." and page.state == Page.PUBLISHED
+    assert page.body == "Run the runbook." and page.state == Page.PUBLISHED
+    assert not Event.objects.filter(name="admin_action", payload__action="change_page").exists()
+
+
+def test_a_non_lead_may_still_edit_their_own_page_waiting_for_review(client, editor):
+    client.force_login(editor)
+    client.post(reverse("admin:knowledge_page_add"), NEW_PAGE)
+    page = Page.objects.get(title="Rotate the keys")
+    assert page.state == Page.DRAFT
+    form = client.get(reverse("admin:knowledge_page_change", args=[page.pk])).content.decode()
+    assert 'name="body"' not in form  # a draft's decision is the review's: read-only here too
 
 
 def test_a_leads_new_page_is_published_since_they_hold_the_publish_permission(client, lead):
