@@ -4,8 +4,9 @@ An auto-draft sits under its container's ``Auto-Drafted Skills`` parent, hidden 
 agent's search. Publishing moves it out of that parent (to the parent it was meant for when the
 writer named one, else the container root), drops the ``[Auto-draft]`` title backstop, makes it
 ``published`` and embeds it, so it becomes an ordinary page the query-time search reaches.
-Rejecting deletes it and remembers nothing: the promotion pass re-drafts it only if the team
-converges again.
+Rejecting deletes it; the page keeps nothing of the rejection, but the promotion pass's own record
+(``learning.PromotionDraft``) does: it drafts the cluster again only when the team still converges
+and brings a skill that no rejected draft was made from.
 """
 
 from __future__ import annotations
@@ -155,7 +156,7 @@ def publish_draft(*, page: Page, user) -> Page:
 
 
 def reject_draft(*, page: Page, user) -> None:
-    """Delete a draft. Nothing remembers the rejection: a new convergence drafts it afresh."""
+    """Delete a draft; the title is free again (the promotion pass decides whether to re-draft it)."""
     username = _require_reviewer(user)
     with transaction.atomic():
         locked = Page.objects.select_for_update().get(pk=page.pk)

@@ -4,6 +4,7 @@ from learning.models.diary import DiaryEntry
 from learning.models.episodes import Episode, EpisodePiece
 from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
+from learning.models.promotion import PromotionDraft
 from learning.models.reflection import SeatReflectionLock
 from learning.models.runtime import Duty, PrefetchSnapshot, RefreshLedger
 from learning.models.skills import SkillVersion, SynthesizedSkill
@@ -19,6 +20,7 @@ __all__ = [
     "LearningHealth",
     "OnboardingMarker",
     "PrefetchSnapshot",
+    "PromotionDraft",
     "RefreshLedger",
     "SeatReflectionLock",
     "SkillVersion",

@@ -6,8 +6,11 @@ converged), skills are greedy-clustered by tool-set Jaccard (the pooling thresho
 ``learning.promotion.cluster_jaccard_threshold``). A cluster spanning at least ``min_sibling_count``
 DISTINCT seats (one seat with four near-identical skills is a catalogue to curate, not a team
 convergence) is distilled by the auxiliary model into a draft under the unit's knowledge container,
-written through the PromotionWriter. The title is a function of the cluster, so the writer's
-title dedup makes a later tick that finds the draft stay quiet; a write failure announces nothing.
+written through the PromotionWriter. The title is fixed when a cluster is first drafted and kept in
+its ``PromotionDraft`` record (``promotion_record``), so the writer's title dedup makes a later tick
+that finds the draft stay quiet, whichever skill is now the cluster's oldest; a draft a lead
+rejected is drafted again only when the cluster still converges and includes a skill no draft of
+it was made from. A write failure announces nothing; ``skill_promoted`` is telemetry (best effort).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from crewlet import config
 from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
-from learning.passes import cursor
+from learning.passes import cursor, promotion_record
 from learning.purposes.skill_promotion_draft import NAME as PURPOSE
 from learning.skills import jaccard
 
@@ -196,12 +199,20 @@ def unit_clusters(unit, knobs) -> list[Cluster]:
     return converged(cluster_skills(skills, knobs.cluster_jaccard_threshold), knobs.min_sibling_count)
 
 
-def promote_cluster(unit, cluster: Cluster, writer, report: dict, now) -> None:
-    title = cluster_title(unit, cluster.seed_tools)
+def promote_cluster(unit, cluster: Cluster, record, writer, report: dict, now) -> None:
+    """Draft one converged cluster unless its draft is there, or was rejected with nothing new since."""
+    title = record.title if record is not None else cluster_title(unit, cluster.seed_tools)
     container = unit.knowledge_container
     try:
-        if writer.existing(container_key=container, title=title) is not None:
+        found = writer.existing(container_key=container, title=title)
+        if found is not None:
             report["already_drafted"] += 1
+            if record is None:  # a draft written before the records: remember it from now on
+                promotion_record.remember(unit, title=title, page_id=found.page_id, members=cluster.members,
+                                          drafted=False)
+            return
+        if record is not None and not promotion_record.unseen(record, cluster.members):
+            report["held_after_rejection"] += 1  # a lead removed this draft; nothing new converged since
             return
         draft = distil(unit, cluster, title, now)
         outcome = writer.write_draft(container_key=container, draft=draft)
@@ -209,6 +220,8 @@ def promote_cluster(unit, cluster: Cluster, writer, report: dict, now) -> None:
         log.warning("promotion: %s in %s not drafted (next tick retries): %s", title, container, exc)
         report["failed"].append({"unit": unit.key, "title": title, "error": str(exc)})
         return
+    promotion_record.remember(unit, title=title, page_id=outcome.page_id, members=cluster.members,
+                              drafted=not outcome.existed)
     if outcome.existed:
         report["already_drafted"] += 1
         return
@@ -222,7 +235,8 @@ def run_promotion(*, now=None) -> dict:
 
     now = now or timezone.now()
     knobs = config.knobs().learning
-    report: dict[str, Any] = {"units": 0, "converged": 0, "promoted": [], "already_drafted": 0, "skipped_units": [], "failed": []}
+    report: dict[str, Any] = {"units": 0, "converged": 0, "promoted": [], "already_drafted": 0,
+                              "held_after_rejection": 0, "skipped_units": [], "failed": []}
     if not (knobs.enabled and knobs.promotion.enabled):
         report["disabled"] = True
         return report
@@ -245,6 +259,7 @@ def run_promotion(*, now=None) -> dict:
             log.info("promotion: unit %s skipped (%d converged clusters): %s", unit.key, len(clusters), why)
             report["skipped_units"].append({"unit": unit.key, "why": why})
             continue
-        for cluster in clusters:
-            promote_cluster(unit, cluster, writer, report, now)
+        for cluster, record in zip(clusters, promotion_record.match(clusters, promotion_record.records_for(unit)),
+                                   strict=True):
+            promote_cluster(unit, cluster, record, writer, report, now)
     return report

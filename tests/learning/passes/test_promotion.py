@@ -13,6 +13,7 @@ from django.utils import timezone
 from core.models import Event
 from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
+from knowledge import review
 from knowledge.backends.native import NativePromotionWriter
 from knowledge.models import AUTO_DRAFTED_PARENT, Page
 from knowledge.searcher import search
@@ -132,11 +133,82 @@ def test_a_later_tick_that_finds_the_draft_stays_quiet(org, converging):
     assert Event.objects.filter(name="auxiliary_spend", payload__purpose=PURPOSE).count() == spend_after_first
 
 
-def test_a_rejected_draft_is_redrafted_only_when_the_team_still_converges(org, converging):
+def spend_count():
+    return Event.objects.filter(name="auxiliary_spend", payload__purpose=PURPOSE).count()
+
+
+def test_a_rejected_draft_is_not_drafted_again_from_the_same_rows(org, converging, lead):
     run_promotion()
-    drafts()[0].delete()
+    review.reject_draft(page=drafts()[0], user=lead)
+    spent = spend_count()
+
+    report = run_promotion(now=timezone.now() + timedelta(days=1))
+
+    assert drafts() == [] and len(promoted_events()) == 1 and report["promoted"] == []
+    assert report["held_after_rejection"] == 1 and spend_count() == spent  # no model call
+
+
+def test_a_rejected_draft_is_redrafted_when_the_cluster_still_converges_with_a_skill_never_seen(org, converging, lead):
     run_promotion()
-    assert len(drafts()) == 1 and len(promoted_events()) == 2
+    first = drafts()[0]
+    review.reject_draft(page=first, user=lead)
+    newcomer = skill(org["bo"], "pr-flow-v2")
+
+    report = run_promotion(now=timezone.now() + timedelta(days=1))
+
+    (again,) = drafts()
+    assert again.title == first.title and len(promoted_events()) == 2 and len(report["promoted"]) == 1
+    assert newcomer.pk in [s["id"] for s in again.source["skills"]]
+    review.reject_draft(page=again, user=lead)
+    assert run_promotion()["held_after_rejection"] == 1 and drafts() == []  # rejected twice: new evidence again
+
+
+def test_new_evidence_after_a_rejection_is_not_enough_when_the_team_no_longer_converges(org, converging):
+    run_promotion()
+    drafts()[0].delete()  # a deleted draft counts as a rejection
+    converging[2].state = SynthesizedSkill.ARCHIVED  # cy's skill: two seats are left
+    converging[2].save()
+    skill(org["ana"], "ship-a-pr-again")  # a skill never seen, but from a seat already counted
+    spent = spend_count()
+    report = run_promotion()
+    assert drafts() == [] and report["converged"] == 0 and spend_count() == spent
+
+
+def test_the_drafts_key_survives_the_archiving_of_its_oldest_source_skill(org):
+    seed = skill(org["ana"], "ship-and-lint", TOOLS + ["lint"])
+    skill(org["bo"], "pr-flow", TOOLS)
+    skill(org["cy"], "ship-and-notify", TOOLS + ["notify_channel"])
+    run_promotion()
+    (page,) = drafts()
+    assert "lint" in page.title  # the seed's tool set named it
+    seed.state = SynthesizedSkill.ARCHIVED
+    seed.save()
+    skill(org["ana"], "ship-a-pr", TOOLS)  # ana still takes part: the team still converges, seeded by bo now
+    spent = spend_count()
+
+    report = run_promotion(now=timezone.now() + timedelta(days=1))
+
+    assert drafts() == [page] and report["already_drafted"] == 1 and report["promoted"] == []
+    assert spend_count() == spent and len(promoted_events()) == 1
+
+
+def test_a_failed_skill_promoted_write_keeps_the_draft_and_the_record(org, converging, monkeypatch):
+    from core.models import Event as EventModel
+
+    create = EventModel.objects.create
+
+    def refuse_skill_promoted(**fields):
+        if fields["name"] == "skill_promoted":
+            raise DatabaseError("event table is read-only")
+        return create(**fields)
+
+    monkeypatch.setattr(EventModel.objects, "create", refuse_skill_promoted)
+    report = run_promotion()
+    monkeypatch.undo()
+    (page,) = drafts()
+    assert report["promoted"] == [{"unit": "platform", "page_id": str(page.pk), "page_title": page.title}]
+    assert promoted_events() == [] and report["failed"] == []
+    assert run_promotion()["already_drafted"] == 1 and len(drafts()) == 1
 
 
 def test_a_published_draft_is_not_drafted_again(org, converging):
