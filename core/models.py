@@ -22,3 +22,29 @@ class Event(models.Model):
 
     def __str__(self):
         return f"{self.name} {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class SpendDay(models.Model):
+    """Auxiliary spend of one day, rolled up from ``auxiliary_spend`` events before they are swept.
+
+    One row per day, seat and (stage, purpose, provider, model, outcome); the event retention sweep
+    adds to it what it deletes, so the totals a reader sums (these rows plus the events still kept)
+    never change when events are swept. The budget counters are separate and never swept.
+    """
+
+    day = models.DateField()
+    seat = models.ForeignKey("crewlet.Seat", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    stage = models.CharField(max_length=40, blank=True)
+    purpose = models.CharField(max_length=80, blank=True)
+    provider = models.CharField(max_length=80, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    outcome = models.CharField(max_length=40, blank=True)
+    calls = models.PositiveIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["day", "purpose"], name="spend_day_day_purpose_idx")]
+
+    def __str__(self):
+        return f"{self.day} {self.purpose}: {self.calls} calls"

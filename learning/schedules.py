@@ -88,6 +88,12 @@ LOOPS: dict[str, Loop] = {
             enabled=lambda c: True,
         ),
         Loop(
+            "event_retention",
+            "core.event_retention.sweep",
+            cadence=lambda c: RETENTION_INTERVAL_SECONDS,  # each family's horizon is days; an hour bounds the overshoot
+            enabled=lambda c: True,
+        ),
+        Loop(
             "reflect_sweep",
             "learning.reflect.sweep.run_sweep",
             cadence=lambda c: REFLECT_SWEEP_INTERVAL_SECONDS,

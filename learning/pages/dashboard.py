@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.utils import timezone
+
+from core import spend
 from crewlet.errors import BadInput
 from learning import health
 from learning.pages.charts import bar_chart
@@ -109,7 +112,10 @@ def health_context(*, window_days: int, seat: Seat | None = None) -> dict:
     since = health.window_start(window_days)
     turns, rates = health.prefetch_hit_rates(since=since, seat=seat)
     tier_chart, decisions = _tier_chart(health.tier_distribution(since=since, seat=seat))
+    spend_lines = spend.by_purpose(since=timezone.localdate(since), seat=seat)
     return {
+        "spend_lines": spend_lines,
+        "spend_total": spend.total(spend_lines),
         "rows": rows,
         "flagged": [h for h in rows if h.flagged],
         "young": [h for h in rows if h.verdict == health.YOUNG],

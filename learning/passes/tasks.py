@@ -47,6 +47,10 @@ def retention(**kwargs) -> dict:
     return tick("retention", **kwargs)
 
 
+def event_retention(**kwargs) -> dict:
+    return tick("event_retention", **kwargs)
+
+
 def promotion(**kwargs) -> dict:
     return tick("promotion", **kwargs)
 

@@ -20,7 +20,8 @@ def test_install_declares_every_loop_once_and_none_is_due_at_install():
     before = timezone.now()
     assert set(schedules.install(cfg=config.current()).values()) == {"created"}
     rows = {s.name: s for s in Schedule.objects.all()}
-    assert set(rows) == {f"learning.{n}" for n in ("lifecycle", "curator", "clustering", "embed_fill", "retention", "promotion", "reflect_sweep")}
+    assert set(rows) == {f"learning.{n}" for n in ("lifecycle", "curator", "clustering", "embed_fill", "retention",
+                                                   "event_retention", "promotion", "reflect_sweep")}
     assert all(s.next_run > before for s in rows.values())  # nothing fires because something started
     assert rows["learning.lifecycle"].minutes == 60 and rows["learning.curator"].minutes == 24 * 60
     assert rows["learning.embed_fill"].minutes == 1 and rows["learning.embed_fill"].func == "learning.passes.tasks.embed_fill"
