@@ -113,7 +113,7 @@ def spend_groups(qs, by: tuple[str, ...] = ("seat_id", *SPEND_KEYS)):
 def _fit(value, field: str) -> str:
     from core.models import SpendDay
 
-    return str(value or "")[: SpendDay._meta.get_field(field).max_length]
+    return str(value or "")[: getattr(SpendDay._meta.get_field(field), "max_length", None)]
 
 
 def roll_up_day(day: date, cutoff: datetime) -> int:

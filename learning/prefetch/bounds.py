@@ -13,5 +13,5 @@ SKILL_CATALOGUE_CHARS = 2_000  # ours: the ## Synthesized skills block's charact
 KNOWLEDGE_PAGES = 5  # ours: pages the ## Relevant knowledge block shows
 THREAD_BYTES = 8_000  # ## The thread so far: bounded by whole messages
 LEDGER_TURNS = 3  # ours: this seat's latest turns in the conversation the ledger shows
-FROZEN_RUNS_KEPT = 256  # per-run state (frozen prefix, refresh ledger) for the most recent 256 turns
+FROZEN_RUNS_KEPT = 256  # per-run state (frozen prefix, refresh ledger) for each seat's most recent 256 turns
 SNAPSHOT_PRUNE_EVERY = 32  # ours: prune the frozen prefixes past FROZEN_RUNS_KEPT once per 32 new ones
