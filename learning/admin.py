@@ -21,7 +21,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from core.event_types import CATALOGUE
-from core.models import Event
+from core.models import Event, SpendDay
 from crewlet.errors import BadInput, CrewletError, Forbidden
 from learning import skill_actions, skill_history
 from learning.models import (
@@ -34,6 +34,7 @@ from learning.models import (
     LearningHealth,
     OnboardingMarker,
     PrefetchSnapshot,
+    PromotionDraft,
     RefreshLedger,
     SeatReflectionLock,
     SkillVersion,
@@ -331,6 +332,25 @@ class RefreshLedgerAdmin(ReadOnlyAdmin):
     list_display = ("run_id", "seat", "spent", "updated_at")
     list_filter = ("seat",)
     search_fields = ("run_id",)
+
+
+@admin.register(PromotionDraft)
+class PromotionDraftAdmin(ReadOnlyAdmin):
+    """What the promotion pass drafted per cluster and the skills it saw (why a rejected draft stays away)."""
+
+    list_display = ("title", "unit", "page_id", "drafts", "updated_at")
+    list_filter = ("unit",)
+    search_fields = ("title",)
+
+
+@admin.register(SpendDay)
+class SpendDayAdmin(ReadOnlyAdmin):
+    """Auxiliary spend rolled up a day at a time by the event retention sweep."""
+
+    list_display = ("day", "seat", "stage", "purpose", "provider", "model", "outcome", "calls", "input_tokens",
+                    "output_tokens")
+    list_filter = ("stage", "purpose")
+    date_hierarchy = "day"
 
 
 @admin.register(LearningHealth)

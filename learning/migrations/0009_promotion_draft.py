@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('title', models.CharField(max_length=400)),
                 ('page_id', models.CharField(blank=True, max_length=200)),
-                ('skill_ids', models.JSONField(default=list, help_text='Every skill a draft of this cluster was made from.')),
+                ('skill_ids', models.JSONField(default=list, help_text='Every skill the pass saw in the cluster while a draft of it existed.')),
                 ('drafts', models.PositiveIntegerField(default=0, help_text='How many times the cluster was drafted.')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('updated_at', models.DateTimeField(auto_now=True)),

@@ -13,7 +13,7 @@ class PromotionDraft(models.Model):
     unit = models.ForeignKey("crewlet.Unit", on_delete=models.CASCADE, related_name="+")
     title = models.CharField(max_length=400)
     page_id = models.CharField(max_length=200, blank=True)
-    skill_ids = models.JSONField(default=list, help_text="Every skill a draft of this cluster was made from.")
+    skill_ids = models.JSONField(default=list, help_text="Every skill the pass saw in the cluster while a draft of it existed.")
     drafts = models.PositiveIntegerField(default=0, help_text="How many times the cluster was drafted.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

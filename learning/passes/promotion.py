@@ -9,8 +9,8 @@ convergence) is distilled by the auxiliary model into a draft under the unit's k
 written through the PromotionWriter. The title is fixed when a cluster is first drafted and kept in
 its ``PromotionDraft`` record (``promotion_record``), so the writer's title dedup makes a later tick
 that finds the draft stay quiet, whichever skill is now the cluster's oldest; a draft a lead
-rejected is drafted again only when the cluster still converges and includes a skill no draft of
-it was made from. A write failure announces nothing; ``skill_promoted`` is telemetry (best effort).
+rejected is drafted again only when the cluster still converges and includes a skill the pass had
+not seen in it before the rejection. A write failure announces nothing; ``skill_promoted`` is telemetry (best effort).
 """
 
 from __future__ import annotations
@@ -207,9 +207,9 @@ def promote_cluster(unit, cluster: Cluster, record, writer, report: dict, now) -
         found = writer.existing(container_key=container, title=title)
         if found is not None:
             report["already_drafted"] += 1
-            if record is None:  # a draft written before the records: remember it from now on
-                promotion_record.remember(unit, title=title, page_id=found.page_id, members=cluster.members,
-                                          drafted=False)
+            # the skills that joined while the draft waits were seen too: a rejection covers them
+            promotion_record.remember(unit, title=title, page_id=found.page_id, members=cluster.members,
+                                      drafted=False, record=record)
             return
         if record is not None and not promotion_record.unseen(record, cluster.members):
             report["held_after_rejection"] += 1  # a lead removed this draft; nothing new converged since
@@ -221,7 +221,7 @@ def promote_cluster(unit, cluster: Cluster, record, writer, report: dict, now) -
         report["failed"].append({"unit": unit.key, "title": title, "error": str(exc)})
         return
     promotion_record.remember(unit, title=title, page_id=outcome.page_id, members=cluster.members,
-                              drafted=not outcome.existed)
+                              drafted=not outcome.existed, record=record)
     if outcome.existed:
         report["already_drafted"] += 1
         return

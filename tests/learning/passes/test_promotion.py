@@ -163,6 +163,15 @@ def test_a_rejected_draft_is_redrafted_when_the_cluster_still_converges_with_a_s
     assert run_promotion()["held_after_rejection"] == 1 and drafts() == []  # rejected twice: new evidence again
 
 
+def test_a_skill_that_joined_while_the_draft_waited_is_no_new_evidence_after_its_rejection(org, converging, lead):
+    run_promotion()
+    skill(org["cy"], "ship-a-pr-v2")  # joins the cluster while the draft waits for review
+    assert run_promotion()["already_drafted"] == 1
+    review.reject_draft(page=drafts()[0], user=lead)
+    spent = spend_count()
+    assert run_promotion()["held_after_rejection"] == 1 and drafts() == [] and spend_count() == spent
+
+
 def test_new_evidence_after_a_rejection_is_not_enough_when_the_team_no_longer_converges(org, converging):
     run_promotion()
     drafts()[0].delete()  # a deleted draft counts as a rejection
