@@ -184,7 +184,7 @@ def _check_references(data: dict) -> list[Problem]:
     units, roles, providers = _table(data, "units"), _table(data, "roles"), _table(data, "providers", "llm")
     if "providers" not in data or "llm" not in _table(data, "providers"):
         providers = {alias: None for alias in schema.Providers().llm}
-    for key, unit in units.items():
+    for key in units:
         parent = _table(units, key).get("parent", "")
         if isinstance(parent, str) and parent and parent not in units:
             problems.append(Problem(f"units.{key}.parent", _missing("unit", parent, units)))
@@ -195,7 +195,7 @@ def _check_references(data: dict) -> list[Problem]:
                 if isinstance(alias, str) and alias not in providers:
                     problems.append(Problem(f"roles.{name}.{chain}[{i}]",
                                             _missing("provider", alias, providers) + " in providers.llm"))
-    for handle, seat in _table(data, "seats").items():
+    for handle in _table(data, "seats"):
         for key, known in (("role", roles), ("unit", units)):
             value = _table(data, "seats", handle).get(key, "")
             if isinstance(value, str) and value and value not in known:
