@@ -171,11 +171,10 @@ def _check_roles(data: dict, config: schema.Config | None) -> list[Problem]:
             if not override:
                 continue
             path = f"roles.{name}.{key}"
-            _, alone = _validate(cls, override, path)
-            if alone:
-                problems += alone
-            elif base is not None:
-                problems += _validate(cls, merge(dataclasses.asdict(base), override), path)[1]
+            # over the file's own tables when those are valid (a rule across fields reads the merged values),
+            # else on its own over the defaults, so its keys are still checked
+            merged = override if base is None else merge(dataclasses.asdict(base), override)
+            problems += _validate(cls, merged, path)[1]
     return problems
 
 

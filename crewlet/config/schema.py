@@ -79,7 +79,7 @@ class ProviderSpec:
     context_tokens: StrictInt = knob(8192, "The model's context window: a longer prompt is cut to fit.",
                                      **AT_LEAST_ONE)
     reasoning_tokens: StrictInt = knob(0, "Added to every budget for a reasoning model's thinking.", **NOT_NEGATIVE)
-    reasoning_effort: Literal["", "low", "medium", "high"] = knob(
+    reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = knob(
         "", "Sent as reasoning_effort where the endpoint takes it; empty sends none.")
 
 

@@ -396,7 +396,9 @@ def schema_document() -> dict:
     return json.loads(out.getvalue())
 
 
-def test_config_schema_prints_a_draft_2020_12_schema_the_example_validates_against():
+@pytest.mark.parametrize("example", [EXAMPLE, EXAMPLE.parent / "examples" / "agent_loop" / "service.toml"],
+                         ids=lambda p: p.name)
+def test_config_schema_prints_a_draft_2020_12_schema_the_examples_validate_against(example):
     import tomllib
 
     import jsonschema
@@ -404,7 +406,8 @@ def test_config_schema_prints_a_draft_2020_12_schema_the_example_validates_again
     document = schema_document()
     assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(document)
-    jsonschema.Draft202012Validator(document).validate(tomllib.loads(EXAMPLE.read_text()))
+    jsonschema.Draft202012Validator(document).validate(tomllib.loads(example.read_text()))
+    parse_text(example.read_text())  # and the service takes it
 
 
 def test_the_schema_carries_ranges_allowed_values_descriptions_and_no_unknown_keys():
@@ -424,3 +427,10 @@ def test_the_schema_carries_ranges_allowed_values_descriptions_and_no_unknown_ke
     assert messages == ["0 is less than the minimum of 1", "Additional properties are not allowed ('intervl' was unexpected)"]
     override = tomllib.loads(toml().replace("min_tool_calls = 2", "min_tool_calls = 0"))
     assert [e.json_path for e in validator.iter_errors(override)] == ["$.roles.swe.learning.skill_synthesis.min_tool_calls"]
+
+
+def test_a_roles_override_is_checked_against_the_files_own_tables_not_the_defaults():
+    text = toml().replace("min_tool_calls = 2", "min_tool_calls = 2\ncluster_jaccard_threshold = 0.9") + (
+        "\n[learning.skill_synthesis]\nduplicate_jaccard_threshold = 0.95\n")
+    cfg = parse_text(text)  # 0.95 (the file's) is not below the role's 0.9
+    assert cfg.roles["swe"].learning["skill_synthesis"]["cluster_jaccard_threshold"] == 0.9
