@@ -109,3 +109,15 @@ def test_staff_who_are_not_leads_get_403_and_nothing_changes(client, staff_user,
     answer = getattr(client, method)(ADD, {"content": GOOD.replace("= 3", "= 4")} if method == "post" else None)
     assert answer.status_code == 403
     assert config_file.read_text(encoding="utf-8") == GOOD and ConfigRevision.objects.count() == 1
+
+
+def test_a_config_file_that_cannot_be_written_is_refused_saying_so_and_nothing_is_applied(client, lead, config_file,
+                                                                                         settings):
+    settings.CREWLET_CONFIG_PATH = str(config_file.parent / "no-such-dir" / "crewlet.toml")
+    client.force_login(lead)
+    serving, revisions = config.revision(), ConfigRevision.objects.count()
+    answer = client.post(ADD, {"content": GOOD.replace("= 3", "= 4")})
+    assert answer.status_code == 400
+    assert "cannot write" in answer.content.decode() and "no-such-dir" in answer.content.decode()
+    assert ConfigRevision.objects.count() == revisions and config.revision() == serving
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
