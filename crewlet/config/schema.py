@@ -41,7 +41,7 @@ TIMEOUT = {"gt": 0.0, "le": 3600.0}
 MIN_INTERVAL_SECONDS = 60
 MIN_CLUSTER_SIZE = 2
 MAX_INPUT_CHARS = {"ge": 100, "le": 32000}
-LOCAL_MAX_INPUT_CHARS = 600  # what the packaged model reads (core.providers.embeddings.local)
+LOCAL_MAX_INPUT_CHARS = 600  # what the packaged model reads unseen; measured in core.providers.embeddings.local
 
 TABLE = ConfigDict(extra="forbid")
 
