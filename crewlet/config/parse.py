@@ -162,7 +162,7 @@ def _table(data, *keys) -> dict:
 
 
 def _check_roles(data: dict, config: schema.Config | None) -> list[Problem]:
-    """A role's [learning] / [skills] overrides: refused by the role's path, on their own and merged."""
+    """A role's [learning] / [skills] overrides, merged over the file's tables, refused by the role's path."""
     problems = []
     for name, role in _table(data, "roles").items():
         for key, cls, base in (("learning", schema.Learning, config and config.learning),
@@ -171,11 +171,20 @@ def _check_roles(data: dict, config: schema.Config | None) -> list[Problem]:
             if not override:
                 continue
             path = f"roles.{name}.{key}"
-            # over the file's own tables when those are valid (a rule across fields reads the merged values),
-            # else on its own over the defaults, so its keys are still checked
-            merged = override if base is None else merge(dataclasses.asdict(base), override)
-            problems += _validate(cls, merged, path)[1]
+            if base is not None:  # merged over the file's tables: a rule across fields reads the merged values
+                problems += _validate(cls, merge(dataclasses.asdict(base), override), path)[1]
+            else:  # the file's tables are refused already: only what the override itself sets is judged
+                own = _leaf_paths(override, path)
+                problems += [p for p in _validate(cls, merge(_table(data, key), override), path)[1] if p.path in own]
     return problems
+
+
+def _leaf_paths(table: dict, path: str) -> set[str]:
+    out = set()
+    for key, value in table.items():
+        here = f"{path}.{key}"
+        out |= _leaf_paths(value, here) if isinstance(value, dict) and value else {here}
+    return out
 
 
 def _check_references(data: dict) -> list[Problem]:

@@ -434,3 +434,17 @@ def test_a_roles_override_is_checked_against_the_files_own_tables_not_the_defaul
         "\n[learning.skill_synthesis]\nduplicate_jaccard_threshold = 0.95\n")
     cfg = parse_text(text)  # 0.95 (the file's) is not below the role's 0.9
     assert cfg.roles["swe"].learning["skill_synthesis"]["cluster_jaccard_threshold"] == 0.9
+
+
+def test_a_roles_override_is_judged_on_what_it_sets_when_the_files_tables_are_refused():
+    base = "\n[learning.skill_synthesis]\nduplicate_jaccard_threshold = 0.95\nscheduler_enabled = \"yes\"\n"
+    fine = toml().replace("min_tool_calls = 2", "min_tool_calls = 2\ncluster_jaccard_threshold = 0.9") + base
+    with pytest.raises(ConfigError) as raised:
+        parse_text(fine)
+    # the file's own refusal only: not a false "duplicate below cluster" from the defaults' 0.8
+    assert [p.path for p in raised.value.problems] == ["learning.skill_synthesis.scheduler_enabled"]
+    bad = toml().replace("min_tool_calls = 2", "min_tool_calls = 0") + base
+    with pytest.raises(ConfigError) as raised:
+        parse_text(bad)
+    assert sorted(p.path for p in raised.value.problems) == [
+        "learning.skill_synthesis.scheduler_enabled", "roles.swe.learning.skill_synthesis.min_tool_calls"]
