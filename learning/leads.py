@@ -2,7 +2,7 @@
 
 A lead reads every learning table, curates synthesized skills (roll back, pin, archive), forgets or
 corrects a seat's diary note,
-publishes or rejects auto-drafted pages, and reviews transcript lessons: submits a candidate shard
+publishes or rejects auto-drafted pages, edits crewlet.toml (validated, then applied), and reviews transcript lessons: submits a candidate shard
 to the judge or rejects it, approves (writing nothing) or installs (additive files only) an
 artifact recommendation. Those are admin actions gated on ``change``; every field of a shard or a
 recommendation is read-only in its form, so state moves only through the actions. Staff who are
@@ -25,6 +25,7 @@ LEAD_GRANTS = {
     "knowledge": ["view_page", "add_page", "change_page", "delete_page", "publish_page", "view_draftpage", "change_draftpage"],
     "learning": ["change_synthesizedskill", "change_diaryentry", "delete_diaryentry"],
     "transcripts": ["change_shard", "change_recommendation"],
+    "crewlet": ["view_configrevision", "add_configrevision"],  # read and edit crewlet.toml in the admin
 }
 VIEW_ALL_OF = ("learning", "core", "transcripts")
 
@@ -33,7 +34,7 @@ def _ensure_permissions() -> None:
     """Permissions are created after migrate; make sure they exist when called straight after it."""
     from django.contrib.auth.management import create_permissions
 
-    for label in ("knowledge", "learning", "core", "transcripts"):
+    for label in ("knowledge", "learning", "core", "transcripts", "crewlet"):
         create_permissions(apps.get_app_config(label), verbosity=0)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from core import events
+from core import admin_log, events
 from core.event_types import NoteCorrected, NoteForgotten
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
@@ -42,6 +42,8 @@ def forget(*, note: DiaryEntry, actor, reason: str = "") -> None:
         event = NoteForgotten(user=username, note_id=note.pk, kind=note.kind, content=note.content,
                               turn_id=note.turn_id, reason=reason)
         seat = note.seat
+        admin_log.log_action(actor, note, f"Forgot the note of {seat.handle}" + (f": {reason}" if reason else ""),
+                             flag="deleted")
         note.delete()
         events.publish(event, seat=seat, turn_id=event.turn_id)
 
@@ -60,6 +62,7 @@ def correct(*, note: DiaryEntry, content: str, actor, reason: str = "") -> Diary
         note.content = content
         note.set_vector(vector.vector, vector.model)
         note.save()
+        admin_log.log_action(actor, note, "Corrected the note" + (f": {reason}" if reason else ""))
         events.publish(NoteCorrected(user=username, note_id=note.pk, before=before, after=content, reason=reason),
                        seat=note.seat, turn_id=note.turn_id)
     return note

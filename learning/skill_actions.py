@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
-from core import events
+from core import admin_log, events
 from core.event_types import AdminAction
 from crewlet.errors import Forbidden, NotFound
 from crewlet.models import Seat
@@ -39,7 +39,10 @@ def actor_name(actor: Any, skill: SynthesizedSkill) -> str:
     return actor.get_username()
 
 
-def _record(skill: SynthesizedSkill, *, action: str, actor: str, turn_id: str = "", **detail) -> None:
+def _record(skill: SynthesizedSkill, *, action: str, by: Any, actor: str, turn_id: str = "", **detail) -> None:
+    """The audit event, and for a person (not a seat) the admin's Recent actions entry, in the caller's transaction."""
+    if not isinstance(by, Seat):
+        admin_log.log_action(by, skill, MESSAGES[action].format(**{"version": skill.version, **detail}))
     events.publish(
         AdminAction(
             user=actor, action=action, object=f"learning.synthesizedskill:{skill.pk}",
@@ -48,6 +51,15 @@ def _record(skill: SynthesizedSkill, *, action: str, actor: str, turn_id: str = 
         seat=skill.seat,
         turn_id=turn_id,
     )
+
+
+MESSAGES = {
+    "pin": "Pinned the skill",
+    "unpin": "Unpinned the skill",
+    "archive": "Archived the skill",
+    "restore": "Restored the skill",
+    "rollback": "Rolled back to v{to_version} (now v{version})",
+}
 
 
 def _set(skill: SynthesizedSkill, **fields) -> SynthesizedSkill:
@@ -69,7 +81,7 @@ def rollback(*, skill: SynthesizedSkill, to_version: int, actor, reason: str = "
             skill=skill, body=archived.body, description=archived.description,
             reason=reason or f"rollback to v{to_version}", actor=name,
         )
-        _record(skill, action="rollback", actor=name, from_version=from_version, to_version=to_version)
+        _record(skill, action="rollback", by=actor, actor=name, from_version=from_version, to_version=to_version)
     return skill
 
 
@@ -77,14 +89,14 @@ def pin(*, skill: SynthesizedSkill, actor) -> SynthesizedSkill:
     """Pinned skills are exempt from every automatic transition."""
     name = actor_name(actor, skill)
     with transaction.atomic():
-        _record(_set(skill, pinned=True), action="pin", actor=name)
+        _record(_set(skill, pinned=True), action="pin", by=actor, actor=name)
     return skill
 
 
 def unpin(*, skill: SynthesizedSkill, actor) -> SynthesizedSkill:
     name = actor_name(actor, skill)
     with transaction.atomic():
-        _record(_set(skill, pinned=False), action="unpin", actor=name)
+        _record(_set(skill, pinned=False), action="unpin", by=actor, actor=name)
     return skill
 
 
@@ -94,7 +106,7 @@ def archive(*, skill: SynthesizedSkill, actor, turn_id: str = "", reason: str = 
     with transaction.atomic():
         previous = skill.state
         _set(skill, state=SynthesizedSkill.ARCHIVED)
-        _record(skill, action="archive", actor=name, turn_id=turn_id, previous_state=previous,
+        _record(skill, action="archive", by=actor, actor=name, turn_id=turn_id, previous_state=previous,
                 **({"reason": reason} if reason else {}))
     return skill
 
@@ -103,5 +115,5 @@ def restore(*, skill: SynthesizedSkill, actor) -> SynthesizedSkill:
     name = actor_name(actor, skill)
     with transaction.atomic():
         previous = skill.state
-        _record(_set(skill, state=SynthesizedSkill.ACTIVE), action="restore", actor=name, previous_state=previous)
+        _record(_set(skill, state=SynthesizedSkill.ACTIVE), action="restore", by=actor, actor=name, previous_state=previous)
     return skill

@@ -2,7 +2,8 @@
 
 - prefetch hit rate: blocks that hit / blocks rendered, from each day's ``prefetch_summary`` events;
 - skill uses: ``skill_used`` events of synthesized skills per day (an agent loading one of its skills);
-- notes written: diary rows created per day (what is still stored: a forgotten or expired note is gone).
+- notes written: diary rows created per day (what is still stored: a forgotten or expired note is gone);
+- uses per skill: the window's ``skill_used`` events of synthesized skills, grouped by skill.
 
 A day with nothing recorded is ``None`` for a rate (unknown), 0 for a count.
 """
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from core import events
 from core.event_types import PrefetchSummary, SkillUsed
-from learning.models import DiaryEntry
+from learning.models import DiaryEntry, SynthesizedSkill
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -84,3 +85,40 @@ def notes_written(*, window_days: int, seat: Seat | None = None, now: datetime |
     if seat is not None:
         qs = qs.filter(seat=seat)
     return _counts(qs, window_days, now, "note(s)")
+
+
+@dataclass(frozen=True)
+class SkillUses:
+    skill_id: int
+    name: str
+    seat_handle: str  # "" once the skill is gone
+    uses: int
+    skill: SynthesizedSkill | None
+
+
+def uses_per_skill(*, window_days: int, seat: Seat | None = None, now: datetime | None = None) -> list[SkillUses]:
+    """Each synthesized skill used in the window with its count, most used first (counted in SQL)."""
+    qs = events.rows(SkillUsed, seat=seat, since=_since(window_days, now)).filter(payload__source_kind="synthesized")
+    counted = list(qs.annotate(skill_pk=_int_key("skill_id")).filter(skill_pk__isnull=False)
+                   .values("skill_pk").annotate(uses=Count("id")).order_by("-uses", "skill_pk"))
+    skills = SynthesizedSkill.objects.select_related("seat").in_bulk([row["skill_pk"] for row in counted])
+    names = {} if len(skills) == len(counted) else _names_of_gone_skills(qs, set(skills))
+    out = []
+    for row in counted:
+        skill = skills.get(row["skill_pk"])
+        out.append(SkillUses(
+            skill_id=row["skill_pk"], uses=row["uses"], skill=skill,
+            name=skill.name if skill else names.get(row["skill_pk"], f"skill {row['skill_pk']}"),
+            seat_handle=skill.seat.handle if skill else "",
+        ))
+    return out
+
+
+def _names_of_gone_skills(qs, present: set[int]) -> dict[int, str]:
+    """The name each use recorded, for a skill deleted since (its events outlive it)."""
+    names: dict[int, str] = {}
+    for payload in qs.values_list("payload", flat=True):
+        skill_id = payload.get("skill_id")
+        if skill_id is not None and skill_id not in present:
+            names.setdefault(skill_id, payload.get("name") or "")
+    return names

@@ -1,6 +1,6 @@
 """crewlet.toml: typed config, validation by key path, hot reload. Public surface below."""
 
-from crewlet.config.parse import ConfigError, parse_text
+from crewlet.config.parse import ConfigError, Problem, parse_text
 from crewlet.config.runtime import (
     Knobs,
     apply_text,
@@ -16,6 +16,7 @@ from crewlet.config.runtime import (
 __all__ = [
     "ConfigError",
     "Knobs",
+    "Problem",
     "apply_text",
     "current",
     "knobs",

@@ -7,8 +7,8 @@ from django.db import transaction
 from crewlet.config import schema
 
 
-def _tristate(value: str) -> bool | None:
-    return {"true": True, "false": False}.get(value)
+def _tristate(value: bool | str) -> bool | None:
+    return value if isinstance(value, bool) else None  # "inherit": the company's setting
 
 
 @transaction.atomic

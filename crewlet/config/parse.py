@@ -1,18 +1,45 @@
-"""Turn a TOML document into typed config, refusing it with the key path and the reason."""
+"""Turn a TOML document into typed config, refusing it with every refused key path and the reason.
+
+The types, ranges and allowed values are the pydantic tables of ``crewlet.config.schema``; this
+module reads the TOML, turns pydantic's errors into sentences named by key path (with "did you
+mean" for a misspelt key or value), and checks what spans tables: references between them, a
+role's overrides merged over the defaults, and the local embedder's input bound.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
+import re
 import tomllib
 import typing
+from typing import Any, NamedTuple
+
+from pydantic import TypeAdapter, ValidationError
 
 from crewlet.config import schema
 
 
+class Problem(NamedTuple):
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}" if self.path else self.reason
+
+
 class ConfigError(ValueError):
-    def __init__(self, path: str, reason: str):
+    """A refused config. ``path`` and ``reason`` are the first refusal; ``problems`` lists all of them."""
+
+    def __init__(self, path: str, reason: str, problems: list[Problem] | None = None):
         self.path, self.reason = path, reason
-        super().__init__(f"{path}: {reason}" if path else reason)
+        self.problems = problems or [Problem(path, reason)]
+        super().__init__("\n".join(map(str, self.problems)))
+
+    @classmethod
+    def of(cls, problems: list[Problem]) -> ConfigError:
+        return cls(problems[0].path, problems[0].reason, problems)
 
 
 def parse_text(text: str) -> schema.Config:
@@ -23,100 +50,190 @@ def parse_text(text: str) -> schema.Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError("", f"not valid TOML ({exc})") from None
-    config = build(schema.Config, data, "")
-    _check_references(config)
+    config, problems = _validate(schema.Config, data, "")
+    problems += _check_roles(data, config)
+    problems += _check_references(data)
+    problems += _check_local_input_bound(data, {p.path for p in problems})
+    if problems or config is None:
+        raise ConfigError.of(_unique(problems))
     return config
 
 
 def build(cls, data, path: str):
-    """Build dataclass ``cls`` from ``data``; unknown keys and wrong types are refused by path."""
-    if not isinstance(data, dict):
-        raise ConfigError(path, f"expected a table, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in names:
-            raise ConfigError(_join(path, key), f"unknown key (known: {', '.join(sorted(names))})")
-    values = {key: _coerce(hints[key], value, _join(path, key)) for key, value in data.items()}
-    return cls(**values)
+    """Build table ``cls`` from ``data``; every refused key is named by its path under ``path``."""
+    value, problems = _validate(cls, data, path)
+    if problems:
+        raise ConfigError.of(problems)
+    return value
 
 
-def _coerce(hint, value, path):
-    origin = typing.get_origin(hint)
-    if origin is typing.Literal:
-        known = typing.get_args(hint)
-        if value not in known:
-            raise ConfigError(path, f"unknown value {value!r} (known: {', '.join(map(str, known))})")
-        return value
-    if dataclasses.is_dataclass(hint):
-        return build(hint, value, path)
-    if origin is dict:
-        _, value_type = typing.get_args(hint)
-        if not isinstance(value, dict):
-            raise ConfigError(path, f"expected a table, got {type(value).__name__}")
-        return {k: _coerce(value_type, v, _join(path, k)) for k, v in value.items()}
-    if origin is list:
-        (item_type,) = typing.get_args(hint)
-        if not isinstance(value, list):
-            raise ConfigError(path, f"expected a list, got {type(value).__name__}")
-        return [_coerce(item_type, v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if hint is dict:
-        if not isinstance(value, dict):
-            raise ConfigError(path, f"expected a table, got {type(value).__name__}")
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(path, f"expected true or false, got {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(path, f"expected an integer, got {value!r}")
-        if value < 0:
-            raise ConfigError(path, f"must not be negative, got {value}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(path, f"expected a number, got {value!r}")
-        if not 0 <= value <= 1e9:
-            raise ConfigError(path, f"out of range: {value}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(path, f"expected a string, got {value!r}")
-        return value
-    raise ConfigError(path, f"unsupported type {hint}")  # pragma: no cover
+@functools.cache
+def _adapter(cls) -> TypeAdapter:
+    return TypeAdapter(cls)
 
 
-def _join(path, key):
-    return f"{path}.{key}" if path else str(key)
+def _validate(cls, data, path: str) -> tuple[Any, list[Problem]]:
+    try:
+        return _adapter(cls).validate_python(data), []
+    except ValidationError as exc:
+        return None, [_problem(cls, path, error) for error in exc.errors(include_url=False)]
 
 
-def _check_references(config: schema.Config) -> None:
-    for key, unit in config.units.items():
-        if unit.parent and unit.parent not in config.units:
-            raise ConfigError(f"units.{key}.parent", f"no unit named {unit.parent!r}")
-    for name, role in config.roles.items():
+def _problem(root, path: str, error) -> Problem:
+    loc = list(error["loc"])
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    if kind == "value_error":
+        reason = str(ctx.get("error", error["msg"]))
+        named = re.match(r"^(\w+): (.*)$", reason, re.S)
+        if named and named.group(1) in _field_names(_type_at(root, loc)):
+            loc.append(named.group(1))  # a rule across a table's fields, named by the field it refuses
+            reason = named.group(2)
+        return Problem(_path(path, loc), reason)
+    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        known = _field_names(_type_at(root, loc[:-1]))
+        return Problem(_path(path, loc), f"unknown key{_did_you_mean(str(loc[-1]), known)} (known: {', '.join(known)})")
+    if kind in ("missing", "missing_argument", "missing_keyword_argument"):
+        return Problem(_path(path, loc), "required, and missing")
+    if kind == "literal_error":
+        known = re.findall(r"'([^']*)'", ctx.get("expected", ""))
+        hint = _did_you_mean(value, known) if isinstance(value, str) else ""
+        return Problem(_path(path, loc), f"unknown value {value!r}{hint} (known: {', '.join(known)})")
+    return Problem(_path(path, loc), _SENTENCES.get(kind, lambda v, c, msg: f"{msg}, got {v!r}")(value, ctx, error["msg"]))
+
+
+_SENTENCES = {
+    "int_type": lambda v, c, m: f"expected an integer, got {v!r}",
+    "bool_type": lambda v, c, m: f"expected true or false, got {v!r}",
+    "float_type": lambda v, c, m: f"expected a number, got {v!r}",
+    "string_type": lambda v, c, m: f"expected a string, got {v!r}",
+    "list_type": lambda v, c, m: f"expected a list, got {type(v).__name__}",
+    "dict_type": lambda v, c, m: f"expected a table, got {type(v).__name__}",
+    "dataclass_type": lambda v, c, m: f"expected a table, got {type(v).__name__}",
+    "dataclass_exact_type": lambda v, c, m: f"expected a table, got {type(v).__name__}",
+    "greater_than_equal": lambda v, c, m: f"must be at least {c['ge']}, got {v!r}",
+    "less_than_equal": lambda v, c, m: f"must be at most {c['le']}, got {v!r}",
+    "greater_than": lambda v, c, m: f"must be above {c['gt']}, got {v!r}",
+    "less_than": lambda v, c, m: f"must be below {c['lt']}, got {v!r}",
+}
+
+
+def _path(prefix: str, loc) -> str:
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out = f"{out}.{part}" if out else str(part)
+    return out
+
+
+def _type_at(root, loc):
+    """The declared type found at ``loc`` below table ``root`` (None where the path leaves the schema)."""
+    hint = root
+    for part in loc:
+        if dataclasses.is_dataclass(hint):
+            hint = typing.get_type_hints(hint).get(str(part))
+        elif typing.get_origin(hint) is dict:
+            hint = typing.get_args(hint)[1]
+        elif typing.get_origin(hint) is list:
+            hint = typing.get_args(hint)[0]
+        else:
+            return None
+    return hint
+
+
+def _field_names(hint) -> list[str]:
+    return [f.name for f in dataclasses.fields(hint)] if dataclasses.is_dataclass(hint) else []
+
+
+def _did_you_mean(word: str, known) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f", did you mean `{close[0]}`?" if close else ""
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    return list(dict.fromkeys(problems))
+
+
+def _table(data, *keys) -> dict:
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _check_roles(data: dict, config: schema.Config | None) -> list[Problem]:
+    """A role's [learning] / [skills] overrides, merged over the file's tables, refused by the role's path."""
+    problems = []
+    for name, role in _table(data, "roles").items():
+        for key, cls, base in (("learning", schema.Learning, config and config.learning),
+                               ("skills", schema.Skills, config and config.skills)):
+            override = _table(role, key)
+            if not override:
+                continue
+            path = f"roles.{name}.{key}"
+            if base is not None:  # merged over the file's tables: a rule across fields reads the merged values
+                problems += _validate(cls, merge(dataclasses.asdict(base), override), path)[1]
+            else:  # the file's tables are refused already: only what the override itself sets is judged
+                own = _leaf_paths(override, path)
+                problems += [p for p in _validate(cls, merge(_table(data, key), override), path)[1] if p.path in own]
+    return problems
+
+
+def _leaf_paths(table: dict, path: str) -> set[str]:
+    out = set()
+    for key, value in table.items():
+        here = f"{path}.{key}"
+        out |= _leaf_paths(value, here) if isinstance(value, dict) and value else {here}
+    return out
+
+
+def _check_references(data: dict) -> list[Problem]:
+    problems = []
+    units, roles, providers = _table(data, "units"), _table(data, "roles"), _table(data, "providers", "llm")
+    if "providers" not in data or "llm" not in _table(data, "providers"):
+        providers = {alias: None for alias in schema.Providers().llm}
+    for key in units:
+        parent = _table(units, key).get("parent", "")
+        if isinstance(parent, str) and parent and parent not in units:
+            problems.append(Problem(f"units.{key}.parent", _missing("unit", parent, units)))
+    for name in roles:
         for chain in ("llm", "llm_auxiliary"):
-            for i, alias in enumerate(getattr(role, chain)):
-                if alias not in config.providers.llm:
-                    raise ConfigError(f"roles.{name}.{chain}[{i}]", f"no provider named {alias!r} in providers.llm")
-        try:
-            build(schema.Learning, _merge(dataclasses.asdict(config.learning), role.learning), f"roles.{name}.learning")
-            build(schema.Skills, _merge(dataclasses.asdict(config.skills), role.skills), f"roles.{name}.skills")
-        except ConfigError:
-            raise
-    for handle, seat in config.seats.items():
-        if seat.role and seat.role not in config.roles:
-            raise ConfigError(f"seats.{handle}.role", f"no role named {seat.role!r}")
-        if seat.unit and seat.unit not in config.units:
-            raise ConfigError(f"seats.{handle}.unit", f"no unit named {seat.unit!r}")
+            aliases = _table(roles, name).get(chain, [])
+            for i, alias in enumerate(aliases if isinstance(aliases, list) else []):
+                if isinstance(alias, str) and alias not in providers:
+                    problems.append(Problem(f"roles.{name}.{chain}[{i}]",
+                                            _missing("provider", alias, providers) + " in providers.llm"))
+    for handle in _table(data, "seats"):
+        for key, known in (("role", roles), ("unit", units)):
+            value = _table(data, "seats", handle).get(key, "")
+            if isinstance(value, str) and value and value not in known:
+                problems.append(Problem(f"seats.{handle}.{key}", _missing(key, value, known)))
+    return problems
 
 
-def _merge(base: dict, override: dict) -> dict:
+def _missing(what: str, name: str, known) -> str:
+    return f"no {what} named {name!r}{_did_you_mean(name, known)}"
+
+
+def _check_local_input_bound(data: dict, refused: set[str]) -> list[Problem]:
+    embeddings = _table(data, "providers", "embeddings")
+    chars = embeddings.get("max_input_chars")
+    path = "providers.embeddings.max_input_chars"
+    if embeddings.get("kind", "local") != "local" or not isinstance(chars, int) or path in refused:
+        return []
+    if chars > schema.LOCAL_MAX_INPUT_CHARS:
+        return [Problem(path, f"must be at most {schema.LOCAL_MAX_INPUT_CHARS} for kind 'local' (the model reads "
+                              f"256 word pieces and drops the rest), got {chars}")]
+    return []
+
+
+def merge(base: dict, override: dict) -> dict:
+    """``override`` over ``base``, table by table."""
     out = dict(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge(out[key], value)
         else:
             out[key] = value
     return out
+

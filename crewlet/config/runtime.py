@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from crewlet.config import schema
-from crewlet.config.parse import ConfigError, _merge, build, parse_text
+from crewlet.config.parse import ConfigError, build, merge, parse_text
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -165,8 +165,8 @@ def knobs(role_name: str | None = None) -> Knobs:
         result = Knobs(learning=config.learning, skills=config.skills)
     else:
         result = Knobs(
-            learning=build(schema.Learning, _merge(dataclasses.asdict(config.learning), role.learning), "learning"),
-            skills=build(schema.Skills, _merge(dataclasses.asdict(config.skills), role.skills), "skills"),
+            learning=build(schema.Learning, merge(dataclasses.asdict(config.learning), role.learning), "learning"),
+            skills=build(schema.Skills, merge(dataclasses.asdict(config.skills), role.skills), "skills"),
         )
     _knobs_cache[key] = result
     return result

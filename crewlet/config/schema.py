@@ -1,14 +1,30 @@
-"""Typed config: every knob the spec names, with the spec's default.
+"""Typed config: every knob the spec names, with the spec's default, its range and its description.
+
+The tables are pydantic dataclasses: ``crewlet.config.parse`` validates a TOML document against
+them (TOML's own types, no coercion: ``true`` not ``"yes"``, ``3`` not ``3.0``), and
+``crewlet.config.json_schema`` publishes the same ranges, allowed values and descriptions for
+editors. Building a table in code validates it too.
 
 Where the spec names no default (``max_skills_per_agent``, ``duplicate_jaccard_threshold``,
 ``min_sibling_count``, ``scheduler_interval_seconds``, ``summarize_max_tokens``) the value here is
-ours and is said so in the README's config table.
+ours and is said so in the README's config table, as are the ranges the spec does not state.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass
 
 # The kinds each backend seam resolves, declared once: the parser refuses any other value by key path,
 # and each seam's alias map (core.providers.llm.base.KINDS, core.providers.embeddings.base.KINDS,
@@ -17,208 +33,273 @@ LlmKind = Literal["openai_compat", "anthropic", "offline", "scripted"]
 EmbeddingKind = Literal["local", "openai_compat", "hashing", "none"]
 KnowledgeBackend = Literal["native", "confluence", "none"]
 
+# the ranges the spec does not state, ours (listed in the README)
+THRESHOLD = {"ge": 0.0, "le": 1.0}
+AT_LEAST_ONE = {"ge": 1}
+NOT_NEGATIVE = {"ge": 0}
+TIMEOUT = {"gt": 0.0, "le": 3600.0}
+MIN_INTERVAL_SECONDS = 60
+MIN_CLUSTER_SIZE = 2
+MAX_INPUT_CHARS = {"ge": 100, "le": 32000}
+LOCAL_MAX_INPUT_CHARS = 600  # what the packaged model reads unseen; measured in core.providers.embeddings.local
 
-@dataclass(frozen=True)
+TABLE = ConfigDict(extra="forbid")
+
+
+def knob(default: Any, doc: str, **limits: Any) -> Any:
+    """A field with its default, its description (an editor's hover text) and its range."""
+    if callable(default) and not isinstance(default, (bool, int, float, str)):
+        return Field(default_factory=default, description=doc, **limits)
+    return Field(default, description=doc, **limits)
+
+
+def _older_boolean(value: object) -> object:
+    """Older files quoted the role's switch ("true" / "false"); they are still read as the boolean."""
+    if isinstance(value, str) and value in ("true", "false"):
+        return value == "true"
+    if isinstance(value, bool) or value == "inherit":
+        return value
+    raise ValueError(f'expected true, false or "inherit", got {value!r}')
+
+
+# a role's learning switch: a TOML boolean, or "inherit" (the company's)
+TriState = Annotated[StrictBool | Literal["inherit"], BeforeValidator(_older_boolean)]
+
+
+@dataclass(frozen=True, config=TABLE)
 class ProviderSpec:
-    kind: LlmKind
-    model: str = ""
-    base_url: str = ""
-    api_key_env: str = ""
-    timeout_seconds: float = 30.0
-    max_retries: int = 2  # the SDK's own retries of 429/5xx/timeouts, with its bounded backoff
-    context_tokens: int = 8192  # the model's context window: a longer prompt is cut to fit
-    reasoning_tokens: int = 0  # added to every budget for a reasoning model's thinking
-    reasoning_effort: str = ""  # sent as reasoning_effort where the endpoint takes it (low | medium | high)
+    kind: LlmKind = knob(..., "Which client serves this alias: openai_compat (OpenAI, vLLM, Ollama, "
+                              "llama.cpp), anthropic, offline (deterministic heuristics) or scripted (tests).")
+    model: StrictStr = knob("", "The model name sent to the endpoint.")
+    base_url: StrictStr = knob("", "The endpoint's base URL (openai_compat).")
+    api_key_env: StrictStr = knob("", "The environment variable holding the API key; the key never lives here.")
+    timeout_seconds: StrictFloat = knob(30.0, "Seconds one request may take.", **TIMEOUT)
+    max_retries: StrictInt = knob(2, "The SDK's own retries of 429/5xx/timeouts, with its bounded backoff.",
+                                  **NOT_NEGATIVE)
+    context_tokens: StrictInt = knob(8192, "The model's context window: a longer prompt is cut to fit.",
+                                     **AT_LEAST_ONE)
+    reasoning_tokens: StrictInt = knob(0, "Added to every budget for a reasoning model's thinking.", **NOT_NEGATIVE)
+    reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = knob(
+        "", "Sent as reasoning_effort where the endpoint takes it; empty sends none.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class EmbeddingSpec:
-    kind: EmbeddingKind = "local"
-    model: str = "all-MiniLM-L6-v2"
-    base_url: str = ""
-    api_key_env: str = ""
-    dimensions: int = 0  # 0 = the model's own width
-    max_input_chars: int = 1000  # a longer text is split between words and pooled
-    timeout_seconds: float = 10.0
-    requests_per_minute: int = 16  # per node, the fill's request budget
-    bytes_per_minute: int = 1_000_000  # across the company, shared among nodes
+    kind: EmbeddingKind = knob("local", "local (the packaged all-MiniLM-L6-v2), openai_compat, hashing or none.")
+    model: StrictStr = knob("all-MiniLM-L6-v2", "The embedding model.")
+    base_url: StrictStr = knob("", "The endpoint's base URL (openai_compat).")
+    api_key_env: StrictStr = knob("", "The environment variable holding the API key.")
+    dimensions: StrictInt = knob(0, "The vector width; 0 = the model's own.", **NOT_NEGATIVE)
+    max_input_chars: StrictInt = knob(
+        1000, f"A longer text is split between words and pooled; at most {LOCAL_MAX_INPUT_CHARS} for kind 'local'.",
+        **MAX_INPUT_CHARS)
+    timeout_seconds: StrictFloat = knob(10.0, "Seconds one request may take.", **TIMEOUT)
+    requests_per_minute: StrictInt = knob(16, "Per node, the embedding fill's request budget.", **AT_LEAST_ONE)
+    bytes_per_minute: StrictInt = knob(1_000_000, "Across the company, the text budget per minute, shared among nodes.",
+                                       **AT_LEAST_ONE)
 
 
-@dataclass(frozen=True)
+def _offline() -> dict[str, ProviderSpec]:
+    return {"offline": ProviderSpec(kind="offline")}
+
+
+@dataclass(frozen=True, config=TABLE)
 class Providers:
-    llm: dict[str, ProviderSpec] = field(default_factory=lambda: {"offline": ProviderSpec(kind="offline")})
-    embeddings: EmbeddingSpec = field(default_factory=EmbeddingSpec)
+    llm: dict[str, ProviderSpec] = knob(_offline, "Model providers by alias; roles name them in their chains.")
+    embeddings: EmbeddingSpec = knob(EmbeddingSpec, "The one embedder every vector is made with.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class PersonalMemory:
-    max_refreshes_per_turn: int = 3
+    max_refreshes_per_turn: StrictInt = knob(3, "How often refresh_memory may run within one turn.", **AT_LEAST_ONE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class SkillSynthesis:
-    enabled: bool = True
-    min_tool_calls: int = 5
-    max_skills_per_agent: int = 50
-    duplicate_jaccard_threshold: float = 0.8
-    scheduler_enabled: bool = False
-    scheduler_interval_seconds: int = 86400
-    episode_fetch_limit: int = 200
-    cluster_jaccard_threshold: float = 0.6
-    cluster_min_size: int = 3
+    enabled: StrictBool = knob(True, "Draft skills from turns that used enough tools.")
+    min_tool_calls: StrictInt = knob(5, "Tool calls a turn needs before a skill is drafted from it.", **AT_LEAST_ONE)
+    max_skills_per_agent: StrictInt = knob(50, "The per-seat cap on live skills.", **AT_LEAST_ONE)
+    duplicate_jaccard_threshold: StrictFloat = knob(
+        0.8, "Tool-set Jaccard at which a draft is the same skill as an existing one; not below "
+             "cluster_jaccard_threshold.", **THRESHOLD)
+    scheduler_enabled: StrictBool = knob(False, "Run the daily clustered synthesis pass.")
+    scheduler_interval_seconds: StrictInt = knob(86400, "Seconds between clustered synthesis runs.",
+                                                 ge=MIN_INTERVAL_SECONDS)
+    episode_fetch_limit: StrictInt = knob(200, "The latest turns per seat the clustered pass reads.", **AT_LEAST_ONE)
+    cluster_jaccard_threshold: StrictFloat = knob(0.6, "Tool-sequence Jaccard at which turns pool into one cluster.",
+                                                  **THRESHOLD)
+    cluster_min_size: StrictInt = knob(3, "Turns a cluster needs before a skill is drafted from it.",
+                                       ge=MIN_CLUSTER_SIZE)
+
+    @model_validator(mode="after")
+    def _duplicate_stricter_than_pooling(self) -> SkillSynthesis:
+        # the spec: rejecting a draft ("the same skill") is stricter than pooling ("the same kind of work")
+        if self.duplicate_jaccard_threshold < self.cluster_jaccard_threshold:
+            raise ValueError(  # "field: reason", so the refusal names the field's own key path
+                f"duplicate_jaccard_threshold: must not be below cluster_jaccard_threshold "
+                f"({self.duplicate_jaccard_threshold} < {self.cluster_jaccard_threshold}); the duplicate check is "
+                f"stricter than pooling")
+        return self
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class SkillRefinement:
-    enabled: bool = True
-    auto_refine_on_success: bool = True
-    auto_refine_on_failure: bool = True
-    max_versions_kept: int = 10
-    max_body_chars: int = 20000
+    enabled: StrictBool = knob(True, "Refine skills after the turns that used them.")
+    auto_refine_on_success: StrictBool = knob(True, "Refine after a successful use.")
+    auto_refine_on_failure: StrictBool = knob(True, "Refine after a failed use.")
+    max_versions_kept: StrictInt = knob(10, "Versions of a skill kept; older ones are pruned.", **AT_LEAST_ONE)
+    max_body_chars: StrictInt = knob(20000, "The longest skill body a refinement may write.", **AT_LEAST_ONE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class SkillCurator:
-    enabled: bool = True
-    interval_hours: int = 24
-    stale_after_days: int = 30
-    archive_after_days: int = 90
+    enabled: StrictBool = knob(True, "Mark unused skills stale, then archive them.")
+    interval_hours: StrictInt = knob(24, "Hours between curator runs.", **AT_LEAST_ONE)
+    stale_after_days: StrictInt = knob(30, "Days unused before a skill is stale.", **AT_LEAST_ONE)
+    archive_after_days: StrictInt = knob(90, "Days unused before a skill is archived.", **AT_LEAST_ONE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class EpisodeLifecycle:
-    enabled: bool = True
-    interval_seconds: int = 3600
-    max_raw_episodes_per_agent: int = 500
-    non_terminal_max_age_days: int = 14
-    tool_free_max_age_days: int = 90
-    consolidated_grace_days: int = 30
-    compaction_batch_size: int = 200
-    compaction_min_age_days: int = 30
-    compaction_min_cluster_size: int = 3
-    compacted_max_age_days: int = 0
+    enabled: StrictBool = knob(True, "Prune and compact episodes.")
+    interval_seconds: StrictInt = knob(3600, "Seconds between lifecycle runs.", ge=MIN_INTERVAL_SECONDS)
+    max_raw_episodes_per_agent: StrictInt = knob(500, "Raw episodes kept per seat.", **AT_LEAST_ONE)
+    non_terminal_max_age_days: StrictInt = knob(14, "Days an unfinished episode is kept.", **AT_LEAST_ONE)
+    tool_free_max_age_days: StrictInt = knob(90, "Days an episode without tool calls is kept.", **AT_LEAST_ONE)
+    consolidated_grace_days: StrictInt = knob(30, "Days a consolidated episode is kept after its skill.",
+                                              **NOT_NEGATIVE)
+    compaction_batch_size: StrictInt = knob(200, "Episodes one compaction run reads.", **AT_LEAST_ONE)
+    compaction_min_age_days: StrictInt = knob(30, "Days before an episode may be compacted.", **NOT_NEGATIVE)
+    compaction_min_cluster_size: StrictInt = knob(3, "Similar episodes a compaction needs.", ge=MIN_CLUSTER_SIZE)
+    compacted_max_age_days: StrictInt = knob(0, "Days a compacted episode is kept; 0 = for ever.", **NOT_NEGATIVE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Promotion:
-    enabled: bool = True
-    interval_hours: int = 24
-    min_sibling_count: int = 3
-    cluster_jaccard_threshold: float = 0.6
+    enabled: StrictBool = knob(True, "Promote skills shared across a unit's seats to knowledge drafts.")
+    interval_hours: StrictInt = knob(24, "Hours between promotion runs.", **AT_LEAST_ONE)
+    min_sibling_count: StrictInt = knob(3, "Seats holding the same skill before it is promoted.", ge=MIN_CLUSTER_SIZE)
+    cluster_jaccard_threshold: StrictFloat = knob(0.6, "Tool-set Jaccard at which seats' skills pool.", **THRESHOLD)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Learning:
-    enabled: bool = True
-    summarize_episodes: bool = False
-    summarize_max_tokens: int = 400
-    personal_memory: PersonalMemory = field(default_factory=PersonalMemory)
-    skill_synthesis: SkillSynthesis = field(default_factory=SkillSynthesis)
-    skill_refinement: SkillRefinement = field(default_factory=SkillRefinement)
-    skill_curator: SkillCurator = field(default_factory=SkillCurator)
-    episode_lifecycle: EpisodeLifecycle = field(default_factory=EpisodeLifecycle)
-    promotion: Promotion = field(default_factory=Promotion)
+    enabled: StrictBool = knob(True, "The learning loop as a whole.")
+    summarize_episodes: StrictBool = knob(False, "Summarise each episode with an auxiliary call.")
+    summarize_max_tokens: StrictInt = knob(400, "The summary call's output budget.", **AT_LEAST_ONE)
+    personal_memory: PersonalMemory = knob(PersonalMemory, "The seat's own notes.")
+    skill_synthesis: SkillSynthesis = knob(SkillSynthesis, "Drafting skills from turns and clusters.")
+    skill_refinement: SkillRefinement = knob(SkillRefinement, "Refining skills from their uses.")
+    skill_curator: SkillCurator = knob(SkillCurator, "Staling and archiving unused skills.")
+    episode_lifecycle: EpisodeLifecycle = knob(EpisodeLifecycle, "Pruning and compacting episodes.")
+    promotion: Promotion = knob(Promotion, "Promoting shared skills to knowledge.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class SkillsReflection:
-    enabled: bool = True
-    min_tool_iterations: int = 10
-    cooldown_secs: int = 3600
+    enabled: StrictBool = knob(True, "Reflect on long tool runs.")
+    min_tool_iterations: StrictInt = knob(10, "Tool iterations a turn needs before it is reflected on.",
+                                          **AT_LEAST_ONE)
+    cooldown_secs: StrictInt = knob(3600, "Seconds between two reflections of one seat; 0 = none.", **NOT_NEGATIVE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Skills:
-    reflection: SkillsReflection = field(default_factory=SkillsReflection)
+    reflection: SkillsReflection = knob(SkillsReflection, "Skill reflection after long tool runs.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class ToolSkillsRegistry:
     """Where operators keep the Tool Skills pages (edited at runtime, no deploy): the children of the
     ``parent`` page in ``container`` (a Confluence space or a native container). Empty ``container``:
     only the bundled ``examples/tool-skills/`` defaults."""
 
-    container: str = ""
-    parent: str = "Tool Skills"
+    container: StrictStr = knob("", "The container holding the Tool Skills pages; empty = the bundled defaults only.")
+    parent: StrictStr = knob("Tool Skills", "The page whose children are the Tool Skills pages.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Confluence:
-    url: str = ""
-    username: str = ""
-    token_env: str = ""  # the org-level token; a seat's own comes from its mcp_env
-    cloud: bool = True
-    timeout_seconds: float = 10.0
+    url: StrictStr = knob("", "The Confluence base URL.")
+    username: StrictStr = knob("", "The account the org-level token belongs to.")
+    token_env: StrictStr = knob("", "The environment variable holding the org-level token; a seat's own comes "
+                                    "from its mcp_env.")
+    cloud: StrictBool = knob(True, "Confluence Cloud (true) or Server/Data Center (false).")
+    timeout_seconds: StrictFloat = knob(10.0, "Seconds one request may take.", **TIMEOUT)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Knowledge:
-    backend: KnowledgeBackend = "native"
-    tool_skills: ToolSkillsRegistry = field(default_factory=ToolSkillsRegistry)
-    scope: list[str] = field(default_factory=list)  # org-wide readable containers
-    confluence: Confluence = field(default_factory=Confluence)
+    backend: KnowledgeBackend = knob("native", "Where knowledge pages live: native, confluence or none.")
+    tool_skills: ToolSkillsRegistry = knob(ToolSkillsRegistry, "The Tool Skills registry.")
+    scope: list[StrictStr] = knob(list, "Org-wide readable containers.")
+    confluence: Confluence = knob(Confluence, "The Confluence backend.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Ladder:
-    rejected_similarity: float = 0.85
-    published_duplicate_similarity: float = 0.95
-    corroboration_similarity: float = 0.88
-    min_distinct_sources: int = 2
+    rejected_similarity: StrictFloat = knob(0.85, "Similarity to a rejected artifact at which a new one is dropped.",
+                                            **THRESHOLD)
+    published_duplicate_similarity: StrictFloat = knob(
+        0.95, "Similarity to a published page at which an artifact is a duplicate.", **THRESHOLD)
+    corroboration_similarity: StrictFloat = knob(0.88, "Similarity at which two artifacts corroborate each other.",
+                                                 **THRESHOLD)
+    min_distinct_sources: StrictInt = knob(2, "Distinct sources an artifact needs before it is drafted.",
+                                           **AT_LEAST_ONE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Transcripts:
-    ladder: Ladder = field(default_factory=Ladder)
-    classify_batch_size: int = 10
+    ladder: Ladder = knob(Ladder, "The transcript ladder's thresholds.")
+    classify_batch_size: StrictInt = knob(10, "Shards one classification call reads.", **AT_LEAST_ONE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class CompanySpec:
-    name: str = "Default"
-    learning_enabled: bool = True
-    token_budget: int = 0  # 0 = no ceiling
-    budget_window: Literal["day", "month"] = "day"
+    name: StrictStr = knob("Default", "The company's name; the org tables are keyed by it.")
+    learning_enabled: StrictBool = knob(True, "Learning for every seat; a role may opt out.")
+    token_budget: StrictInt = knob(0, "Tokens per window across the company; 0 = no ceiling.", **NOT_NEGATIVE)
+    budget_window: Literal["day", "month"] = knob("day", "The window token budgets count over.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class UnitSpec:
-    name: str = ""
-    parent: str = ""
-    knowledge_container: str = ""
-    tracker_key: str = ""
+    name: StrictStr = knob("", "The unit's display name; empty = its key.")
+    parent: StrictStr = knob("", "The key of the unit this one sits in.")
+    knowledge_container: StrictStr = knob("", "The knowledge container the unit's seats read and promote to.")
+    tracker_key: StrictStr = knob("", "The unit's issue-tracker project key.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class RoleSpec:
-    learning_enabled: Literal["true", "false", "inherit"] = "inherit"
-    llm: list[str] = field(default_factory=list)
-    llm_auxiliary: list[str] = field(default_factory=list)
-    token_budget: int = 0
-    tools: list[str] = field(default_factory=list)
-    # per-role overrides of [learning] and [skills.reflection], merged over the defaults
-    learning: dict = field(default_factory=dict)
-    skills: dict = field(default_factory=dict)
+    learning_enabled: TriState = knob("inherit", "true, false, or \"inherit\" (the company's setting).")
+    llm: list[StrictStr] = knob(list, "The role's provider chain (aliases of providers.llm), tried in order.")
+    llm_auxiliary: list[StrictStr] = knob(list, "The provider chain for auxiliary calls (reflection, summaries).")
+    token_budget: StrictInt = knob(0, "Tokens per window per seat of the role; 0 = no ceiling.", **NOT_NEGATIVE)
+    tools: list[StrictStr] = knob(list, "The tools the role's seats are offered.")
+    # per-role overrides of [learning] and [skills], merged over them and validated as those tables
+    learning: dict[StrictStr, Any] = knob(dict, "Overrides of [learning] for this role.")
+    skills: dict[StrictStr, Any] = knob(dict, "Overrides of [skills] for this role.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class SeatSpec:
-    role: str = ""
-    unit: str = ""
-    display_name: str = ""
-    token_budget: int = 0
-    active: bool = True
-    mcp_env: dict = field(default_factory=dict)
+    role: StrictStr = knob("", "The seat's role (a key of [roles]).")
+    unit: StrictStr = knob("", "The seat's unit (a key of [units]).")
+    display_name: StrictStr = knob("", "The seat's display name; empty = its handle.")
+    token_budget: StrictInt = knob(0, "Tokens per window for this seat; 0 = no ceiling.", **NOT_NEGATIVE)
+    active: StrictBool = knob(True, "An inactive seat is refused by the API.")
+    mcp_env: dict[StrictStr, Any] = knob(dict, "Environment names for the seat's own tool credentials.")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=TABLE)
 class Config:
-    company: CompanySpec = field(default_factory=CompanySpec)
-    providers: Providers = field(default_factory=Providers)
-    learning: Learning = field(default_factory=Learning)
-    skills: Skills = field(default_factory=Skills)
-    knowledge: Knowledge = field(default_factory=Knowledge)
-    transcripts: Transcripts = field(default_factory=Transcripts)
-    units: dict[str, UnitSpec] = field(default_factory=dict)
-    roles: dict[str, RoleSpec] = field(default_factory=dict)
-    seats: dict[str, SeatSpec] = field(default_factory=dict)
+    company: CompanySpec = knob(CompanySpec, "The company every seat belongs to.")
+    providers: Providers = knob(Providers, "Model and embedding providers.")
+    learning: Learning = knob(Learning, "The learning loop's knobs.")
+    skills: Skills = knob(Skills, "Skill reflection's knobs.")
+    knowledge: Knowledge = knob(Knowledge, "The knowledge backend.")
+    transcripts: Transcripts = knob(Transcripts, "The transcript ladder.")
+    units: dict[StrictStr, UnitSpec] = knob(dict, "The organisation's units by key.")
+    roles: dict[StrictStr, RoleSpec] = knob(dict, "Roles by name.")
+    seats: dict[StrictStr, SeatSpec] = knob(dict, "Seats by handle.")

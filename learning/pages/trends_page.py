@@ -1,4 +1,5 @@
-"""The trends page's content: three daily series over a selectable window, each drawn as columns."""
+"""The trends page's content: three daily series over a selectable window, each drawn as columns, and
+the window's uses per skill."""
 
 from __future__ import annotations
 
@@ -48,4 +49,5 @@ def trends_context(*, window_days: int, seat: Seat | None = None) -> dict:
         "uses_total": _total(uses),
         "notes_chart": column_chart(_points(notes), fmt=lambda v: f"{v:,.0f}"),
         "notes_total": _total(notes),
+        "per_skill": trends.uses_per_skill(window_days=window_days, seat=seat),
     }

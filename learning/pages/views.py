@@ -94,6 +94,14 @@ def _note_perms(request) -> dict:
     return {"can_forget": note_actions.can_forget(request.user), "can_correct": note_actions.can_correct(request.user)}
 
 
+MEMORY_CHANGED = "memory-changed"  # the htmx event a page's search results refresh on
+
+
+def _changed(response: HttpResponse) -> HttpResponse:
+    response["HX-Trigger"] = MEMORY_CHANGED
+    return response
+
+
 def _back_to_memory(request, seat: Seat, notice: str):
     if request.htmx:
         return None
@@ -107,7 +115,7 @@ def forget_note(request, handle, pk):
     note = selectors.note_of(seat=seat, pk=pk)
     note_actions.forget(note=note, actor=request.user, reason=request.POST.get("reason", ""))
     notice = f"Forgotten: note {pk} is gone from {seat.handle}'s recall."
-    return _back_to_memory(request, seat, notice) or HttpResponse(f'<li class="notice" role="status">{notice}</li>')
+    return _back_to_memory(request, seat, notice) or _changed(HttpResponse(f'<li class="notice" role="status">{notice}</li>'))
 
 
 @action_view
@@ -119,7 +127,8 @@ def correct_note(request, handle, pk):
     back = _back_to_memory(request, seat, f"Corrected note {pk}.")
     if back is not None:
         return back
-    return render(request, "learning/_note_row.html", {"e": note, "seat": seat, "corrected": True, **_note_perms(request)})
+    return _changed(render(request, "learning/_note_row.html",
+                           {"e": note, "seat": seat, "corrected": True, **_note_perms(request)}))
 
 
 @page_view(*access.TURN)

@@ -35,3 +35,11 @@ def ago(value) -> str:
 @register.filter
 def uses(count) -> str:
     return "never used" if not count else f"used {count:,}×"
+
+
+@register.filter
+def texts(items) -> list[str]:
+    """The entries of a profile list that hold text: blanks, empty strings and non-text entries dropped."""
+    if not isinstance(items, (list, tuple)):
+        return []
+    return [item.strip() for item in items if isinstance(item, str) and item.strip()]

@@ -122,6 +122,9 @@ def test_a_note_forgotten_and_one_corrected_then_the_turn_and_trends_pages(live_
     page.click(f"#section-diary #correct-{stale.pk}")
     page.wait_for_selector(f"#section-diary #note-{stale.pk} >> text=corrected")
     assert page.evaluate("window.notReloaded === true")  # both swapped in place by htmx
+    page.wait_for_selector("#search-results >> text=sign-off from Dana")  # refreshed on memory-changed
+    results = page.inner_text("#search-results")
+    assert "2 matches" in results and "straight to main" not in results and "from Bob" not in results
     screenshot("workspace_06_note_forgotten_and_corrected")
 
     assert events.latest(NoteForgotten, seat=ana).event.user == "lena"

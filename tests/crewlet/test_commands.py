@@ -75,3 +75,15 @@ def test_create_seat_token_for_an_unknown_handle_is_an_error(db):
     with pytest.raises(CommandError, match="no seat with handle 'ghost'"):
         run("create_seat_token", "ghost")
     assert not ApiToken.objects.exists()
+
+
+def test_apply_config_prints_every_refused_key_one_a_line(db, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(toml().replace("[seats.ana]", "[learning.skill_curator]\ninterval_hours = 0\n\n[seats.ana]\ncolour = 'red'"))
+    err = StringIO()
+    with pytest.raises(SystemExit):
+        call_command("apply_config", str(bad), stdout=StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        f"{bad}: learning.skill_curator.interval_hours: must be at least 1, got 0",
+        f"{bad}: seats.ana.colour: unknown key (known: role, unit, display_name, token_budget, active, mcp_env)",
+    ]

@@ -23,7 +23,8 @@ class Command(BaseCommand):
         try:
             config.apply_text(text, path=str(Path(path).resolve()))
         except config.ConfigError as exc:
-            self.stderr.write(f"{path}: {exc}")
+            for problem in exc.problems:  # one line per refused key, like a compiler's
+                self.stderr.write(f"{path}: {problem}")
             sys.exit(1)
         from crewlet.models import ConfigRevision
 

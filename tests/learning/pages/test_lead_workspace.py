@@ -189,3 +189,138 @@ def test_the_event_log_separates_peoples_actions_from_telemetry(client, lead, se
     html = page[page.index('id="result_list"'):page.index("</table>", page.index('id="result_list"'))]
     assert "note_forgotten" in html and "prefetch_summary" not in html
     assert f"note_id={wrong.pk}" in html
+
+
+# ---- Recent actions: a lead's skill and note actions are Django LogEntries ------------------------------
+
+def log_entries(user):
+    from django.contrib.admin.models import LogEntry
+
+    return list(LogEntry.objects.filter(user=user).order_by("id").values_list("object_id", "action_flag",
+                                                                                "change_message"))
+
+
+def test_a_leads_skill_actions_land_in_recent_actions_and_an_agents_own_do_not(client, lead, seat):
+    from django.contrib.admin.models import CHANGE, LogEntry
+
+    from learning import skill_actions
+
+    skill = make_skill(seat, name="deploy-hotfix")
+    skill_actions.pin(skill=skill, actor=lead)
+    skill_actions.unpin(skill=skill, actor=lead)
+    skill_actions.archive(skill=skill, actor=lead)
+    skill_actions.restore(skill=skill, actor=lead)
+    skill_actions.rollback(skill=skill, to_version=1, actor=lead)
+    before = LogEntry.objects.count()
+    skill_actions.archive(skill=skill, actor=seat)  # the agent on its own skill: audited by its event alone
+
+    pk = str(skill.pk)
+    assert log_entries(lead) == [
+        (pk, CHANGE, "Pinned the skill"), (pk, CHANGE, "Unpinned the skill"), (pk, CHANGE, "Archived the skill"),
+        (pk, CHANGE, "Restored the skill"), (pk, CHANGE, "Rolled back to v1 (now v4)"),
+    ]
+    assert LogEntry.objects.count() == before
+    client.force_login(lead)
+    index = client.get(reverse("admin:index")).content.decode()
+    assert reverse("admin:learning_synthesizedskill_change", args=[skill.pk]) in index  # under "My actions"
+
+
+def test_a_skill_action_whose_audit_fails_leaves_no_log_entry(lead, seat, monkeypatch):
+    from learning import skill_actions
+
+    skill = make_skill(seat, name="deploy-hotfix")
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("the event log is down")
+
+    monkeypatch.setattr(events, "publish", refuse)
+    with pytest.raises(RuntimeError):
+        skill_actions.pin(skill=skill, actor=lead)
+    assert log_entries(lead) == [] and not SynthesizedSkill.objects.get(pk=skill.pk).pinned
+
+
+def test_a_leads_forget_and_correct_land_in_recent_actions(client, lead, seat):
+    from django.contrib.admin.models import CHANGE, DELETION
+
+    wrong, fixable = note(seat, "Hotfixes go straight to main"), note(seat, "Billing exports run hourly")
+    client.force_login(lead)
+    client.post(reverse("learning_pages:forget_note", args=["ana", wrong.pk]), {"reason": "wrong"})
+    client.post(reverse("learning_pages:correct_note", args=["ana", fixable.pk]), {"content": "Billing exports run nightly"})
+
+    assert log_entries(lead) == [(str(wrong.pk), DELETION, "Forgot the note of ana: wrong"),
+                                 (str(fixable.pk), CHANGE, "Corrected the note")]
+    index = client.get(reverse("admin:index")).content.decode()
+    assert "Hotfixes go straight to main" in index and "Billing exports run nightly" in index
+
+
+# ---- the memory page: results refresh in place; profile lists only with text ---------------------------
+
+def test_search_results_refresh_in_place_after_a_forget_or_a_correction(client, lead, seat):
+    from urllib.parse import unquote
+
+    gone = note(seat, "The billing export runs nightly")
+    fixed = note(seat, "The billing export writes CSV")
+    client.force_login(lead)
+    memory = reverse("learning_pages:memory", args=["ana"])
+    page = client.get(memory, {"q": "billing export"}).content.decode()
+    results = page[page.index('<div id="search-results"'):page.index('id="latest-reflection"')]
+    assert 'hx-trigger="memory-changed from:body"' in results and "2 matches" in results
+    refresh = unquote(results.split('hx-get="', 1)[1].split('"', 1)[0])
+    assert refresh == f"{memory}?q=billing export"
+
+    forgot = client.post(reverse("learning_pages:forget_note", args=["ana", gone.pk]), HTTP_HX_REQUEST="true")
+    corrected = client.post(reverse("learning_pages:correct_note", args=["ana", fixed.pk]),
+                            {"content": "The billing export writes Parquet"}, HTTP_HX_REQUEST="true")
+    assert forgot["HX-Trigger"] == corrected["HX-Trigger"] == "memory-changed"
+
+    again = client.get(memory, {"q": "billing export"}, HTTP_HX_REQUEST="true").content.decode()
+    assert again.startswith('<div id="search-results"')  # the fragment the event swaps in
+    assert "1 match " in again and "Parquet" in again and "nightly" not in again
+
+
+def test_profiles_list_topics_decisions_and_sensitivities_only_when_they_hold_text(client, lead, seat):
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="dana", communication_style="Terse",
+                                       topics=["", "billing exports"], past_decisions=[], sensitivities=["  "])
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="eli", communication_style="Chatty",
+                                       topics=[" "], past_decisions=[""], sensitivities=[])
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="fay", past_decisions=["ship on Fridays"],
+                                       sensitivities=["weekend pages"])
+    client.force_login(lead)
+
+    html = client.get(reverse("learning_pages:memory_section", args=["ana", "profiles"])).content.decode()
+
+    dana, eli, fay = (html[html.index(f"<strong>{name}</strong>"):].split("</span></li>")[0]
+                      for name in ("dana", "eli", "fay"))
+    assert "Topics" in dana and "billing exports" in dana and "Decisions" not in dana and "Sensitivities" not in dana
+    assert "Chatty" in eli and "profile-lists" not in eli
+    assert "Topics" not in fay and "ship on Fridays" in fay and "weekend pages" in fay
+
+
+# ---- trends: uses per skill ------------------------------------------------------------------------------
+
+def test_trends_list_uses_per_skill_for_the_window_linking_history_and_seat(client, lead, seat, other_seat):
+    from learning import tools
+
+    often, once = make_skill(seat, name="deploy-hotfix"), make_skill(seat, name="rotate-keys")
+    theirs = make_skill(other_seat, name="page-oncall")
+    for skill, times in ((often, 3), (once, 1), (theirs, 2)):
+        for i in range(times):
+            tools.run(seat=skill.seat, name="use_skill", run_id=f"run-{skill.name}-{i}", arguments={"name": skill.name})
+    old = events.rows(SkillUsed, seat=seat).filter(payload__skill_id=often.pk).first()
+    Event.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=10))
+    client.force_login(lead)
+
+    def table(**params):
+        html = client.get(reverse("learning_pages:trends"), params).content.decode()
+        section = html[html.index('id="uses-per-skill"'):]
+        section = section[:section.index("</section>")]
+        return [(row.split('data-skill="')[1].split('"')[0], row.split('class="num">')[1].split("<")[0])
+                for row in section.split("<tr ")[1:]], section
+
+    week, section = table(window="7")
+    assert week == [(str(often.pk), "2"), (str(theirs.pk), "2"), (str(once.pk), "1")]  # a tie in skill order
+    assert reverse("admin:learning_synthesizedskill_change", args=[often.pk]) in section
+    assert reverse("learning_pages:seat_skills", args=["bo"]) in section
+    month, _ = table(window="30", seat="ana")
+    assert month == [(str(often.pk), "3"), (str(once.pk), "1")]
+    assert [(u.name, u.seat_handle, u.uses) for u in trends.uses_per_skill(window_days=30)][0] == ("deploy-hotfix", "ana", 3)

@@ -120,8 +120,11 @@ def test_no_embeddings_configured(seat, call, serve_config):
 
 
 def test_unknown_embedder_kind_is_the_configurations_fault(seat, call, serve_config):
-    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
-                                            embeddings=schema.EmbeddingSpec(kind="nonsense")))
+    with pytest.raises(ValueError, match="nonsense"):
+        schema.EmbeddingSpec(kind="nonsense")  # the typed config refuses it; the seam still guards
+    spec = schema.EmbeddingSpec()
+    object.__setattr__(spec, "kind", "nonsense")
+    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")}, embeddings=spec))
     assert call("query_episodes", query="x").data["cause"] == "configuration"
 
 
