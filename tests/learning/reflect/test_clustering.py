@@ -131,4 +131,4 @@ def test_clustered_and_inline_share_the_skill_draft_purpose(seat, scripted):
     assert call["inputs"]["mode"] == "cluster" and call["inputs"]["cluster_size"] == 3
     assert "3 of the agent's recent turns ran this same shape" in call["messages"][1]["content"]
     assert skills.catalogue(seat).count() == skills_before + 1
-    assert SynthesizedSkill.objects.get().name == "cut-release-branch"
+    assert SynthesizedSkill.objects.get().name == "create-release-branch"

@@ -1,0 +1,62 @@
+"""Offline skills drafted from the 100 tau-bench dev runs are named for the task class, never the greeting.
+
+Every run is posted through the production intake (``store_turn``, as ``POST /turns`` stores it)
+and reflected by the offline provider: one seat per task, so each seat sees its task four times.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from learning.models import SynthesizedSkill
+from learning.purposes import task_class
+from tests import dev_data
+from tests.factories import SeatFactory
+from tests.learning.reflect.tau_turns import post_and_reflect
+
+GREETINGS_AND_COURTESIES = task_class.COURTESY | {"reaching", "help", "need", "like", "want", "gold", "member", "because"}
+
+
+@pytest.fixture
+def drafted(company, role, unit):
+    runs = sorted(dev_data.tau_runs(), key=lambda r: (r["trial"], r["task_id"]))
+    seats = {}
+
+    def seat_of(run):
+        task = run["task_id"]
+        if task not in seats:
+            seats[task] = SeatFactory(company=company, role=role, unit=unit, handle=f"airline-{task}")
+        return seats[task]
+
+    post_and_reflect(runs, seat_of)
+    tools = {t for run in runs for r in dev_data.tau_tool_rounds(run) for t in r}
+    return list(SynthesizedSkill.objects.order_by("seat__handle")), tools
+
+
+@pytest.mark.django_db
+def test_skills_are_named_for_the_task_class_from_tool_words_only(drafted):
+    skills, tools = drafted
+    names = sorted({s.name for s in skills})
+    print(f"{len(skills)} skills drafted from the tau-bench dev runs:", names)
+    for s in skills:
+        print(" ", s.seat.handle, s.name, "|", s.description[:150], "|", s.body.split("## When to use\n")[1].split("\n")[0][:160])
+    assert len(skills) >= 15
+    tool_words = {w for t in tools for w in task_class.tool_words(t)}
+    for skill in skills:
+        words = skill.name.split("-")
+        assert not set(words) & GREETINGS_AND_COURTESIES, skill.name
+        assert set(words) <= tool_words, skill.name
+        assert task_class.Action.of(skill.tool_sequence[0]) and set(words) <= {
+            w for t in skill.tool_sequence for w in task_class.tool_words(t)}, (skill.name, skill.tool_sequence)
+    assert {"update-reservation-flights", "book-reservation", "transfer-to-human-agents"} <= set(names)
+
+
+@pytest.mark.django_db
+def test_when_to_use_is_what_was_asked_never_the_greeting(drafted):
+    skills, _ = drafted
+    for skill in skills:
+        when = skill.body.split("## When to use\n", 1)[1].split("\n", 1)[0]
+        assert when.startswith(f"When asked to {skill.name.replace('-', ' ')}"), when
+        example = when.split('as in: "', 1)[1] if 'as in: "' in when else ""
+        first = example.split()[0].strip(",!.").lower() if example else ""
+        assert first not in task_class.COURTESY, when
