@@ -155,13 +155,13 @@ def name(tools: list[str], asks: list[str]) -> str:
 
 def is_courtesy(sentence: str) -> bool:
     """A greeting, a thanks or a sign-off: nothing in it but courtesy words and names."""
-    said = [w for w in vocabulary.words(sentence) if w not in vocabulary.STOPWORDS]
-    plain = [w for w in said if w not in COURTESY]
+    every = vocabulary.words(sentence)
+    plain = [w for w in every if w not in vocabulary.STOPWORDS and w not in COURTESY]
     if not plain:
         return True
     # "Hi, I'm Mia." / "Hello there, Ana here": a greeting whose rest is a name or two
     capitals = set(re.findall(r"\b[A-Z][a-z]+\b", sentence))
-    opens_with_greeting = bool(said) and said[0] in COURTESY
+    opens_with_greeting = bool(every) and every[0] in COURTESY
     return opens_with_greeting and len(plain) <= 2 and all(w.capitalize() in capitals or w == "here" for w in plain)
 
 

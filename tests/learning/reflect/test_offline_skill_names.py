@@ -6,6 +6,8 @@ and reflected by the offline provider: one seat per task, so each seat sees its 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from learning.models import SynthesizedSkill
@@ -17,7 +19,6 @@ from tests.learning.reflect.tau_turns import post_and_reflect
 GREETINGS_AND_COURTESIES = task_class.COURTESY | {"reaching", "help", "need", "like", "want", "gold", "member", "because"}
 
 
-@pytest.fixture
 def drafted(company, role, unit):
     runs = sorted(dev_data.tau_runs(), key=lambda r: (r["trial"], r["task_id"]))
     seats = {}
@@ -34,26 +35,38 @@ def drafted(company, role, unit):
 
 
 @pytest.mark.django_db
-def test_skills_are_named_for_the_task_class_from_tool_words_only(drafted):
-    skills, tools = drafted
+def test_offline_skills_drafted_from_the_tau_bench_dev_runs(company, role, unit):
+    """One pass over the data (100 runs through the intake and reflection), three promises checked."""
+    skills, tools = drafted(company, role, unit)
+    named_for_the_task_class_from_tool_words_only(skills, tools)
+    the_summary_the_steps_and_the_stored_run_agree(skills)
+    when_to_use_is_what_was_asked_never_the_greeting(skills)
+
+
+def named_for_the_task_class_from_tool_words_only(skills, tools):
     names = sorted({s.name for s in skills})
     print(f"{len(skills)} skills drafted from the tau-bench dev runs:", names)
     for s in skills:
         print(" ", s.seat.handle, s.name, "|", s.description[:150], "|", s.body.split("## When to use\n")[1].split("\n")[0][:160])
     assert len(skills) >= 15
-    tool_words = {w for t in tools for w in task_class.tool_words(t)}
+    assert {w for s in skills for w in s.name.split("-")} <= {w for t in tools for w in task_class.tool_words(t)}
     for skill in skills:
         words = skill.name.split("-")
         assert not set(words) & GREETINGS_AND_COURTESIES, skill.name
-        assert set(words) <= tool_words, skill.name
-        assert task_class.Action.of(skill.tool_sequence[0]) and set(words) <= {
-            w for t in skill.tool_sequence for w in task_class.tool_words(t)}, (skill.name, skill.tool_sequence)
+        assert set(words) <= {w for t in skill.tool_sequence for w in task_class.tool_words(t)}, skill.name
     assert {"update-reservation-flights", "book-reservation", "transfer-to-human-agents"} <= set(names)
 
 
-@pytest.mark.django_db
-def test_when_to_use_is_what_was_asked_never_the_greeting(drafted):
-    skills, _ = drafted
+def the_summary_the_steps_and_the_stored_run_agree(skills):
+    for skill in skills:
+        steps = re.findall(r"^\d+\. Call `([^`]+)`\.$", skill.body, re.M)
+        count, listed = re.fullmatch(r".*: the (\d+)-step run of (.*)\.", skill.description).groups()
+        assert int(count) == len(steps) and listed.split(", ") == steps, skill.name
+        run = [t for i, t in enumerate(skill.tool_sequence) if i == 0 or skill.tool_sequence[i - 1] != t]
+        assert steps == run, skill.name  # the stored run, a repeat in a row read once
+
+
+def when_to_use_is_what_was_asked_never_the_greeting(skills):
     for skill in skills:
         when = skill.body.split("## When to use\n", 1)[1].split("\n", 1)[0]
         assert when.startswith(f"When asked to {skill.name.replace('-', ' ')}"), when
