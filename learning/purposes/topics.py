@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 
 from learning import words as vocabulary
 from learning.purposes.task_class import stem
@@ -145,7 +146,7 @@ def phrases(sentence: str, *, names: frozenset[str] = frozenset()) -> list[list[
     return [p[-MAX_PHRASE_WORDS:] for p in found if len(p[-1]) >= MIN_HEAD_CHARS and p[-1].isalpha()]
 
 
-def topics(messages: list[str], *, subject: str = "", limit: int = 5, known: list[str] = ()) -> list[str]:
+def topics(messages: list[str], *, subject: str = "", limit: int = 5, known: Sequence[str] = ()) -> list[str]:
     """At most ``limit`` topics, most recurrent first: each a phrase whose head noun is in two sentences.
 
     A topic whose head noun is already one of ``known``'s ("kids" beside a known "kid") is not new.
