@@ -69,7 +69,7 @@ def _skip(seat: Seat, knobs) -> str | None:
         return "learning_off"
     if budgets.has_room(seat) is False:
         return "no_budget"
-    if skills.catalogue(seat).count() >= knobs.learning.skill_synthesis.max_skills_per_agent:
+    if skills.at_cap(seat, knobs.learning.skill_synthesis.max_skills_per_agent):
         return "max_skills_per_agent"
     if not aux.available(seat):
         return "no_auxiliary_model"

@@ -186,8 +186,7 @@ def _create(ctx, action: dict) -> dict:
     description, body = (action.get("description") or "").strip(), (action.get("body") or "").strip()
     if not (name and description and body):
         return _refused(action, "incomplete")
-    cap = ctx.knobs.learning.skill_synthesis.max_skills_per_agent
-    if skills.catalogue(ctx.seat).count() >= cap:
+    if skills.at_cap(ctx.seat, ctx.knobs.learning.skill_synthesis.max_skills_per_agent):
         return _refused(action, "max_skills_per_agent")
     try:
         skill = skills.create(

@@ -77,6 +77,15 @@ def test_min_tool_calls_counts_distinct_tools_not_repeated_calls(seat):
     assert run_clustered_synthesis(seat=seat)["results"][0]["why"] == "no_cluster"
 
 
+def test_an_archived_skill_counts_for_the_cap(seat, serve_config):
+    archived = skills.create(seat=seat, name="old-procedure", description="d", body="b", trigger="inline", tool_sequence=["x"])
+    SynthesizedSkill.objects.filter(pk=archived.pk).update(state=SynthesizedSkill.ARCHIVED)
+    serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(max_skills_per_agent=1)))
+    for i in range(3):
+        episode(seat, RELEASE, ask="Cut the release branch", age_minutes=i)
+    assert run_clustered_synthesis(seat=seat)["results"][0]["why"] == "max_skills_per_agent"
+
+
 def test_only_the_last_episode_fetch_limit_turns_are_read(seat, serve_config):
     serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(episode_fetch_limit=4)))
     for i in range(3):
