@@ -40,7 +40,9 @@ COURTESY = frozenset(
 # words before a noun that say which one of this conversation's, not what kind
 NOT_QUALIFIERS = frozenset(
     """upcoming recent current new old last next first second third other same previous existing entire whole
-    whole both each every another own certain specific particular few several many more most less""".split()
+    whole both each every another own certain specific particular few several many more most less separate single
+    additional extra direct cheaper cheapest later earlier original different exact correct proper right wrong
+    main usual quick simple""".split()
 )
 OPENER = re.compile(
     r"^(?:(?:(?:hi|hello|hey|hiya|howdy)(?:\s+there)?|greetings|dear|thanks|thank you|please|sorry|ok|okay|yes|yeah|"

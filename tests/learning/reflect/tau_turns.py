@@ -19,13 +19,13 @@ def customer(run: dict) -> dict:
     return {"handle": user, "external_id": "", "platform": "web", "display_name": name, "kind": "human"}
 
 
-def record(run: dict, seat_handle: str, *, n: int) -> TurnRecord:
+def record(run: dict, seat_handle: str, *, n: int, run_prefix: str = "tau") -> TurnRecord:
     rounds = dev_data.tau_tool_rounds(run)
     called = [t for r in rounds for t in r]
     ended = timezone.now() - timedelta(hours=200 - n)
     sender = customer(run)
     return TurnRecord.model_validate({
-        "run_id": f"tau-{run['task_id']}-{run['trial']}", "seat": seat_handle, "conversation_kind": "chat",
+        "run_id": f"{run_prefix}-{run['task_id']}-{run['trial']}", "seat": seat_handle, "conversation_kind": "chat",
         "conversation_id": f"web:{sender['handle']}:{run['task_id']}-{run['trial']}", "label": "Web chat message",
         "interactions": [{"sender": sender, "body": body} for body in dev_data.tau_user_messages(run)],
         "plan_summary": dev_data.tau_final_answer(run), "tools_called": called, "tool_sequence": called,
@@ -34,12 +34,12 @@ def record(run: dict, seat_handle: str, *, n: int) -> TurnRecord:
     })
 
 
-def post_and_reflect(runs: list[dict], seat_of) -> list[Turn]:
+def post_and_reflect(runs: list[dict], seat_of, *, run_prefix: str = "tau") -> list[Turn]:
     """Each run stored through the production intake and reflected, oldest first; ``seat_of(run)`` picks the seat."""
     stored = []
     for n, run in enumerate(runs):
         seat = seat_of(run)
-        turn, _ = turns.store_turn(seat=seat, record=record(run, seat.handle, n=n))
+        turn, _ = turns.store_turn(seat=seat, record=record(run, seat.handle, n=n, run_prefix=run_prefix))
         reflect_turn(turn.pk)
         stored.append(turn)
     return stored
