@@ -40,7 +40,7 @@ COURTESY = frozenset(
 # words before a noun that say which one of this conversation's, not what kind
 NOT_QUALIFIERS = frozenset(
     """upcoming recent current new old last next first second third other same previous existing entire whole
-    whole both each every another own certain specific particular few several many more most less separate single
+    both each every another own certain specific particular few several many more most less separate single
     additional extra direct cheaper cheapest later earlier original different exact correct proper right wrong
     main usual quick simple""".split()
 )
@@ -51,18 +51,6 @@ OPENER = re.compile(
 )
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def stem(word: str) -> str:
-    """A plural folded to its singular, so ``flights`` in a tool name meets ``flight`` in an ask."""
-    w = word.lower()
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
-        return w[:-2]
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
 
 
 def tool_words(tool: str) -> list[str]:
@@ -105,12 +93,12 @@ def _builtins() -> frozenset[str]:
 
 
 def ask_words(ask: str) -> list[str]:
-    return [stem(w) for w in vocabulary.words(ask)]
+    return [vocabulary.stem(w) for w in vocabulary.words(ask)]
 
 
 def _named(action: Action, asked: set[str]) -> tuple[int, int]:
-    head_named = int(bool(action.head) and stem(action.head) in asked)
-    return head_named, sum(1 for w in action.object if stem(w) in asked and w not in vocabulary.STOPWORDS)
+    head_named = int(bool(action.head) and vocabulary.stem(action.head) in asked)
+    return head_named, sum(1 for w in action.object if vocabulary.stem(w) in asked and w not in vocabulary.STOPWORDS)
 
 
 def acting(tools: list[str], ask: str) -> Action | None:
@@ -122,7 +110,7 @@ def acting(tools: list[str], ask: str) -> Action | None:
     candidates = [a for a in actions if a.acts] or [a for a in actions if a.verb not in READ_VERBS] or actions
     asked = set(ask_words(ask))
     order = {a.tool: i for i, a in enumerate(candidates)}  # the last call of each tool
-    return max(candidates, key=lambda a: (*_named(a, asked), int(stem(a.verb) in asked), order[a.tool]))
+    return max(candidates, key=lambda a: (*_named(a, asked), int(vocabulary.stem(a.verb) in asked), order[a.tool]))
 
 
 def qualifier(action: Action, ask: str) -> str:
@@ -131,7 +119,7 @@ def qualifier(action: Action, ask: str) -> str:
         return ""
     raw = re.findall(r"[A-Za-z0-9][A-Za-z0-9_'-]*", ask or "")
     for before, word in zip(raw, raw[1:], strict=False):
-        if stem(word) != stem(action.head):
+        if vocabulary.stem(word) != vocabulary.stem(action.head):
             continue
         low = before.lower()
         if (low in vocabulary.STOPWORDS or low in VERBS or low in COURTESY or low in NOT_QUALIFIERS
@@ -176,7 +164,7 @@ def work_sentence(asks: list[str], action: Action | None) -> str:
     sentences = [s.strip() for a in asks for s in SENTENCE.split(a or "") if s.strip()]
     plain = [s for s in sentences if not is_courtesy(s)]
     if action is not None:
-        wanted = {stem(w) for w in (action.head, action.verb) if w}
+        wanted = {vocabulary.stem(w) for w in (action.head, action.verb) if w}
         for s in plain:
             if wanted & set(ask_words(s)):
                 return without_courtesy(s)

@@ -16,7 +16,6 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from learning import words as vocabulary
-from learning.purposes.task_class import stem
 
 MIN_SENTENCES = 2  # the head noun turns up in at least this many of the person's sentences
 MAX_PHRASE_WORDS = 3
@@ -151,7 +150,7 @@ def topics(messages: list[str], *, subject: str = "", limit: int = 5, known: Seq
 
     A topic whose head noun is already one of ``known``'s ("kids" beside a known "kid") is not new.
     """
-    had = {stem(t.split()[-1]) for t in known if t.split()}
+    had = {vocabulary.stem(t.split()[-1]) for t in known if t.split()}
     names = frozenset(vocabulary.words(subject))
     said = sentences(messages)
     per_sentence = [phrases(s, names=names) for s in said]
@@ -161,8 +160,8 @@ def topics(messages: list[str], *, subject: str = "", limit: int = 5, known: Seq
     for n, found in enumerate(per_sentence):
         for phrase in found:
             for word in phrase:
-                in_sentences[stem(word)].add(n)
-            head = stem(phrase[-1])
+                in_sentences[vocabulary.stem(word)].add(n)
+            head = vocabulary.stem(phrase[-1])
             wording[head][" ".join(phrase)] += 1
             first_seen.setdefault(head, n)
     heads = [h for h in wording if len(in_sentences[h]) >= MIN_SENTENCES and h not in had]

@@ -12,9 +12,9 @@ import pytest
 
 from learning import turns
 from learning.models import CounterpartyProfile
-from learning.purposes.task_class import stem
 from learning.reflect import reflect_turn
 from learning.turn_record import TurnRecord
+from learning.words import stem
 from tests import dev_data
 from tests.learning.reflect.conftest import human, record
 from tests.learning.reflect.tau_turns import post_and_reflect
