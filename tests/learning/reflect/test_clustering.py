@@ -86,6 +86,15 @@ def test_an_archived_skill_counts_for_the_cap(seat, serve_config):
     assert run_clustered_synthesis(seat=seat)["results"][0]["why"] == "max_skills_per_agent"
 
 
+def test_an_archived_skill_counts_for_the_duplicate_check(seat):
+    archived = skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline", tool_sequence=RELEASE)
+    SynthesizedSkill.objects.filter(pk=archived.pk).update(state=SynthesizedSkill.ARCHIVED)
+    for i in range(3):
+        episode(seat, RELEASE, ask="Cut the release branch", age_minutes=i)
+    result = run_clustered_synthesis(seat=seat)["results"][0]
+    assert (result["why"], result["already_learned"]) == ("no_cluster", 1)  # an archived procedure is not re-drafted
+
+
 def test_only_the_last_episode_fetch_limit_turns_are_read(seat, serve_config):
     serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(episode_fetch_limit=4)))
     for i in range(3):
