@@ -168,6 +168,6 @@ def topics(messages: list[str], *, subject: str = "", limit: int = 5, known: Seq
     heads.sort(key=lambda h: (-len(in_sentences[h]), first_seen[h]))
     out = []
     for head in heads[:limit]:
-        ranked = sorted(wording[head].items(), key=lambda kv: (-kv[1], len(kv[0].split()), kv[0]))
+        ranked = sorted(wording[head].items(), key=lambda kv: (-kv[1], -len(kv[0].split()), kv[0]))  # said most, then most specific
         out.append(ranked[0][0])
     return out

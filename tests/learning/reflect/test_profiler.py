@@ -58,7 +58,7 @@ def test_a_profile_keeps_style_decisions_sensitivities_and_topics(seat, make_tur
     assert profile.communication_style.startswith("Writes")
     assert profile.past_decisions == ["Let's go with the blue-green rollout."]
     assert any("avoid Friday deploys" in s for s in profile.sensitivities)
-    assert profile.topics == ["rollout"]  # the one noun said twice
+    assert profile.topics == ["blue-green rollout"]  # the one noun said twice, in its most specific wording
     payload = events.rows(CounterpartyProfileUpdated, seat=seat).first().payload
     assert payload["subject_handle"] == "maya" and payload["subject_platform"] == "mattermost"
 
