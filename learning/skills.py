@@ -48,6 +48,11 @@ def held(seat: Seat) -> QuerySet[SynthesizedSkill]:
     return SynthesizedSkill.objects.filter(seat=seat)
 
 
+def at_cap(seat: Seat, cap: int) -> bool:
+    """The seat holds ``max_skills_per_agent`` skills, archived ones counted: no new skill, however drafted."""
+    return held(seat).count() >= cap
+
+
 def find(seat: Seat, name: str) -> SynthesizedSkill:
     skill = SynthesizedSkill.objects.filter(seat=seat, name=name).first()
     if skill is None:

@@ -194,6 +194,15 @@ class TurnRecord(BaseModel):
             raise ValueError("failure_set_by is set only when review_outcome is failed")
         return value
 
+    @field_validator("tool_iterations")
+    @classmethod
+    def _iterations_within_calls(cls, value, info: ValidationInfo):
+        calls = len(info.data.get("tools_called") or info.data.get("tool_sequence") or [])
+        if value is not None and value > calls:
+            raise ValueError(f"tool_iterations ({value}) exceeds the {calls} tool call(s) the record lists: "
+                             "an iteration is one assistant message that called at least one tool")
+        return value
+
     @field_validator("ended_at")
     @classmethod
     def _ends_after_start(cls, value, info: ValidationInfo):

@@ -1,4 +1,4 @@
-"""Words of a text, defined once: the stopword list, what a content word is, and a slug.
+"""Words of a text, defined once: the stopword list, what a content word is, a slug, and a plural's singular.
 
 The offline heuristics (reflection's and the turn start's) and the skill namers all read text
 through these, so two purposes never disagree on whether "how" or "thanks" carries meaning.
@@ -44,3 +44,15 @@ def content_words(text: str, *, identifiers: bool = True) -> list[str]:
 def slug(text: str, *, limit: int = SLUG_CHARS) -> str:
     """Lower-case letters and digits joined by single hyphens, at most ``limit`` characters."""
     return re.sub(r"[^a-z0-9]+", "-", (text or "").lower()).strip("-")[:limit].strip("-")
+
+
+def stem(word: str) -> str:
+    """A plural folded to its singular, so ``flights`` in a tool name meets ``flight`` in an ask."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w

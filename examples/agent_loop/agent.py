@@ -57,6 +57,7 @@ class TurnLog:
     run_id: str
     offered_skills: list[str] = field(default_factory=list)
     tools_called: list[str] = field(default_factory=list)
+    tool_iterations: int = 0  # the model's replies that called tools: one iteration each, however many calls
     results: list[tuple[str, str]] = field(default_factory=list)  # (tool, what the model read)
     answer: str = ""
     turn_status: str = ""
@@ -101,6 +102,7 @@ def run_turn(*, llm: openai.OpenAI, model: str, crewlet: CrewletClient, message:
         if not reply.tool_calls:
             log.answer = reply.content or ""
             break
+        log.tool_iterations += 1
         for call in reply.tool_calls:
             log.tools_called.append(call.function.name)
             result = run_tool(crewlet, builtins, message.run_id, call.function.name, json.loads(call.function.arguments))
@@ -110,6 +112,7 @@ def run_turn(*, llm: openai.OpenAI, model: str, crewlet: CrewletClient, message:
         run_id=message.run_id, conversation_kind="chat", conversation_id=message.conversation_id,
         review_outcome="done", label=f"Message from {message.sender}", interactions=interactions,
         plan_summary=log.answer, tools_called=log.tools_called, tool_sequence=log.tools_called,
+        tool_iterations=log.tool_iterations,
         replied=bool(log.answer),  # the final message went back to the person: engagement even with no tool
         started_at=started.isoformat(), ended_at=datetime.now(UTC).isoformat(),
     )

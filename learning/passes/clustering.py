@@ -46,7 +46,7 @@ def evidence(seat: Seat, knobs) -> list[Episode]:
         Episode.objects.filter(seat=seat, kind=Episode.RAW, review_outcome__in=("done", "failed"))
         .order_by("-ended_at", "-id")[: knobs.episode_fetch_limit]
     )
-    return [e for e in rows if len(e.tool_sequence or []) >= knobs.min_tool_calls]
+    return [e for e in rows if len(set(e.tool_sequence or [])) >= knobs.min_tool_calls]  # distinct tools, as inline
 
 
 def greedy_clusters(episodes: list[Episode], threshold: float) -> list[Cluster]:
@@ -69,7 +69,7 @@ def _skip(seat: Seat, knobs) -> str | None:
         return "learning_off"
     if budgets.has_room(seat) is False:
         return "no_budget"
-    if skills.catalogue(seat).count() >= knobs.learning.skill_synthesis.max_skills_per_agent:
+    if skills.at_cap(seat, knobs.learning.skill_synthesis.max_skills_per_agent):
         return "max_skills_per_agent"
     if not aux.available(seat):
         return "no_auxiliary_model"

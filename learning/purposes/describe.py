@@ -24,6 +24,7 @@ def turn_inputs(ctx) -> dict:
         "failure_reason": ctx.record.failure_reason,
         "tool_sequence": ctx.tool_sequence,
         "tool_calls": len(ctx.tools_called),
+        "tools_called": ctx.tools_called,
         "today": ctx.now.date().isoformat(),
     }
 

@@ -9,14 +9,13 @@ Observations are about what the person said, never about the agent.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from pydantic import BaseModel, ConfigDict
 
 from core.answers import Text, TextList
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning import words as vocabulary
 from learning.purposes import heuristics as h
+from learning.purposes import topics
 from learning.purposes.describe import as_json
 
 NAME = "profile_update"
@@ -36,7 +35,6 @@ Answer with one JSON object and nothing else:
 {{"communication_style": "...", "past_decisions": ["..."], "sensitivities": ["..."], "topics": ["..."]}}"""
 
 DECISION = re.compile(r"\b(let's|lets go|we'll go with|go with|decided|go ahead|approved?|ship it|we will|sign(?:ed)? off)\b", re.I)
-TOPIC_STOP = frozenset("prefer like want need think know make sure could should would also thing things stuff".split())
 SENSITIVE = re.compile(r"\b(don't|do not|never|avoid|worried|concerned|hate|annoy\w*|careful|please no)\b", re.I)
 
 
@@ -84,12 +82,6 @@ def _style(messages: list[str]) -> str:
     return f"Writes {style}" + (f"; {', '.join(traits)}" if traits else "") + "."
 
 
-def _topics(messages: list[str], subject: str) -> list[str]:
-    own = set(h.words(subject))
-    counts = Counter(w for m in messages for w in vocabulary.content_words(m, identifiers=False) if len(w) >= 4 and w not in own and w not in TOPIC_STOP)
-    return [w for w, _ in counts.most_common(5)]
-
-
 def observe(inputs: dict) -> dict:
     messages = list(inputs.get("messages") or [])
     sentences = [s for m in messages for s in h.sentences(m)]
@@ -98,7 +90,8 @@ def observe(inputs: dict) -> dict:
         "communication_style": _style(messages),
         "past_decisions": [h.finish(h.third_person(s, who)) for s in sentences if DECISION.search(s)][:3],
         "sensitivities": [h.finish(h.third_person(s, who)) for s in sentences if SENSITIVE.search(s)][:3],
-        "topics": _topics(messages, who),
+        "topics": topics.topics(messages, subject=who, limit=MAX_NEW,
+                                known=(inputs.get("existing") or {}).get("topics") or []),
     }
 
 

@@ -8,14 +8,13 @@ any of the three is dropped by the caller rather than written with the gap.
 from __future__ import annotations
 
 import re
-from collections import Counter
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from core.answers import Text
 from core.purposes import Purpose, read_json, says_nothing, system_user
 from learning import words as vocabulary
-from learning.purposes import heuristics as h
+from learning.purposes import task_class
 from learning.purposes.describe import as_json, describe_turn
 
 NAME = "skill_draft"
@@ -89,21 +88,6 @@ def _generalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def _name(asks: list[str], tools: list[str]) -> str:
-    counts: Counter = Counter()
-    order: list[str] = []
-    for ask in asks:
-        for w in vocabulary.content_words(ask, identifiers=False):  # keys, versions, dates name the incident
-            counts[w] += 1
-            if w not in order:
-                order.append(w)
-    ranked = sorted(order, key=lambda w: (-counts[w], order.index(w))) if len(asks) > 1 else order
-    picked = ranked[:3]
-    if picked:
-        return vocabulary.slug("-".join(picked))
-    return vocabulary.slug(f"{tools[0]}-to-{tools[-1]}") if tools else ""
-
-
 def _steps(tools: list[str]) -> list[str]:
     steps: list[str] = []
     for tool in tools:
@@ -124,15 +108,19 @@ def draft(inputs: dict) -> dict:
         return {"decline": True, "reason": "the first run of this shape; not yet a pattern"}
     members = inputs.get("members") if cluster else [inputs]
     asks = [m.get("asked") or m.get("woken_by") or "" for m in members or []]
-    name = _name(asks, tools)
-    title = name.replace("-", " ").capitalize()
-    first_ask = next((s for s in (h.sentences(_generalise(a)) for a in asks) if s), [""])[0]
-    steps = "\n".join(f"{n}. Call `{tool}`." for n, tool in enumerate(_steps(tools), start=1))
-    summary = f"{title}: the {len(_steps(tools))}-step run of {', '.join(dict.fromkeys(tools))}."
-    body = (
-        f"# {title}\n\n## When to use\nWhen asked for work like: {first_ask or title}\n\n"
-        f"## Steps\n{steps}\n"
-    )
+    # the acting tool is read from every call of the turn where the record has them (a runtime may post a
+    # final round that holds only the reply); the steps are the run that is stored with the skill
+    called = [t for m in members or [] for t in (m.get("tools_called") or [])] or tools
+    action = task_class.acting(called, "\n".join(asks))
+    name = task_class.name(called, asks) or vocabulary.slug(f"{tools[0]}-to-{tools[-1]}")
+    what = task_class.phrase(action, name)
+    title = what.capitalize()
+    example = _generalise(task_class.work_sentence(asks, action))
+    steps = _steps(tools)
+    numbered = "\n".join(f"{n}. Call `{tool}`." for n, tool in enumerate(steps, start=1))
+    summary = f"{title}: the {len(steps)}-step run of {', '.join(steps)}."
+    when = f"When asked to {what}" + (f", as in: \"{example}\"" if example else ".")
+    body = f"# {title}\n\n## When to use\n{when}\n\n## Steps\n{numbered}\n"
     return {"name": name, "summary": summary, "body": body}
 
 

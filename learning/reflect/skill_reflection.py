@@ -1,7 +1,8 @@
 """Skill reflection riding the persistence pass (spec/skill-reflection.md).
 
-The conversation accumulates a reflection signal when a turn's tool calls reach
-``min_tool_iterations`` or a worker attached to it completes successfully. When the signal is set
+The conversation accumulates a reflection signal when a turn's tool-call iterations (the record's
+``tool_iterations``: one assistant message with tool calls each) reach ``min_tool_iterations``, or
+a worker attached to it completes successfully. When the signal is set
 and the per-conversation cooldown allows, the next persistence pass runs with skill reflection on:
 its prompt gains the reflection section and its answer may read, patch, add reference files to,
 create or archive the seat's skills, under agent-origin rails applied here mechanically: only
@@ -185,8 +186,7 @@ def _create(ctx, action: dict) -> dict:
     description, body = (action.get("description") or "").strip(), (action.get("body") or "").strip()
     if not (name and description and body):
         return _refused(action, "incomplete")
-    cap = ctx.knobs.learning.skill_synthesis.max_skills_per_agent
-    if skills.catalogue(ctx.seat).count() >= cap:
+    if skills.at_cap(ctx.seat, ctx.knobs.learning.skill_synthesis.max_skills_per_agent):
         return _refused(action, "max_skills_per_agent")
     try:
         skill = skills.create(

@@ -48,7 +48,7 @@ def applies(ctx) -> str | None:
         return "unsettled"
     if len(set(ctx.tools_called)) < knobs.min_tool_calls:  # distinct tools the turn called: one tool five times is one
         return "too_few_tools"
-    if skills.held(ctx.seat).count() >= knobs.max_skills_per_agent:
+    if skills.at_cap(ctx.seat, knobs.max_skills_per_agent):
         return "max_skills_per_agent"
     if duplicate_of(ctx.seat, ctx.tool_sequence, knobs.duplicate_jaccard_threshold):
         return "duplicate_skill"

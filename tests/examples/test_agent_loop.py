@@ -41,6 +41,9 @@ def test_three_turns_prefetch_tools_turn_and_reflection_through_http(live_server
     assert [log.turn_status for log in logs] == ["accepted"] * 3
     assert Turn.objects.filter(reflected_at__isnull=False).count() == 3
     assert Episode.objects.filter(seat=seat).count() == 3
+    for log in logs:  # the loop's iterations, one per reply that called tools, are what skill reflection counts
+        posted = Turn.objects.get(run_id=log.run_id).payload
+        assert posted["tool_iterations"] == log.tool_iterations and 1 <= log.tool_iterations <= len(log.tools_called)
     skill = SynthesizedSkill.objects.get(seat=seat)  # two runs of one procedure became a skill
     assert logs[2].offered_skills == [skill.name] and logs[2].tools_called[0] == "use_skill"
     assert "query_episodes" in logs[2].tools_called

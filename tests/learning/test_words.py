@@ -28,3 +28,8 @@ def test_one_slug_with_each_callers_length():
     assert words.slug("Cut the release -- branch!") == "cut-the-release-branch"
     assert len(words.slug("x" * 200)) == words.SLUG_CHARS
     assert draft.slug("!!!") == "lesson" and len(draft.slug("y" * 200)) == 60
+
+
+def test_a_plural_meets_its_singular_and_a_singular_ending_in_s_is_kept():
+    assert [words.stem(w) for w in ("flights", "baggages", "batches", "policies", "status", "class", "analysis")] \
+        == ["flight", "baggage", "batch", "policy", "status", "class", "analysis"]

@@ -107,6 +107,14 @@ def test_failure_set_by_is_only_for_a_failed_turn(seat, seat_token, api_client):
     assert ok.status_code == 202
 
 
+def test_tool_iterations_are_at_most_the_calls_the_record_lists(seat, seat_token, api_client):
+    response = api_client.post(URL, record(seat, tools_called=["a", "b"], tool_iterations=3), token=seat_token)
+    assert response.status_code == 422 and response.json()["errors"][0]["field"] == "tool_iterations"
+    assert not Turn.objects.exists()
+    ok = api_client.post(URL, record(seat, tools_called=["a", "b", "a"], tool_iterations=2), token=seat_token)
+    assert ok.status_code == 202 and Turn.objects.get().payload["tool_iterations"] == 2
+
+
 def test_every_field_the_gates_read_rides_on_the_record(seat, seat_token, api_client):
     body = record(seat, schedule="", worker_completed=True, self_persisted=True, skills_offered=[3, 4],
                   tools_called=["a", "b", "a"], ask="asked", subject_is_label=False, work_item="jira:PLAT-1")

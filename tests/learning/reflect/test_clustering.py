@@ -13,7 +13,7 @@ from learning import skills
 from learning.models import Episode, SynthesizedSkill
 from learning.passes.clustering import greedy_clusters, run_clustered_synthesis
 
-TRIAGE = ["search_logs", "search_logs", "open_ticket", "search_logs", "search_logs"]
+TRIAGE = ["search_logs", "read_dashboard", "search_logs", "query_metrics", "open_ticket", "post_alert_note"]
 RELEASE = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]
 DEPLOY = ["kubectl_get", "kubectl_apply", "kubectl_rollout", "grafana_query", "mattermost_post_message"]
 
@@ -26,7 +26,7 @@ def episode(seat, tools, *, ask="Alert: cache memory high", outcome="done", kind
 
 def test_the_largest_cluster_is_drafted_with_a_real_run_as_its_tool_sequence(seat):
     members = [episode(seat, TRIAGE[:i] + TRIAGE[i:], age_minutes=i) for i in range(4)]
-    permuted = episode(seat, ["open_ticket", "search_logs", "search_logs", "search_logs", "search_logs"], age_minutes=9)
+    permuted = episode(seat, list(reversed(TRIAGE)), age_minutes=9)
     for i in range(3):
         episode(seat, RELEASE, ask="Cut the release branch", age_minutes=20 + i)
     result = run_clustered_synthesis(seat=seat)
@@ -63,12 +63,36 @@ def test_a_cluster_below_min_size_is_not_drafted(seat):
 def test_only_raw_settled_turns_with_enough_tools_are_evidence(seat):
     episode(seat, TRIAGE, kind=Episode.COMPACTED)
     episode(seat, TRIAGE, outcome="self_iterate")
-    episode(seat, TRIAGE[:4])
+    episode(seat, TRIAGE[:4])  # three distinct tools
     episode(seat, TRIAGE, age_minutes=1)
     episode(seat, TRIAGE, age_minutes=2)
     assert run_clustered_synthesis(seat=seat)["results"][0]["why"] == "no_cluster"
     episode(seat, TRIAGE, outcome="failed", age_minutes=3)
     assert run_clustered_synthesis(seat=seat)["drafted"] == 1
+
+
+def test_min_tool_calls_counts_distinct_tools_not_repeated_calls(seat):
+    for i in range(3):
+        episode(seat, ["search_logs", "open_ticket"] * 3, age_minutes=i)  # six calls of two tools, three times
+    assert run_clustered_synthesis(seat=seat)["results"][0]["why"] == "no_cluster"
+
+
+def test_an_archived_skill_counts_for_the_cap(seat, serve_config):
+    archived = skills.create(seat=seat, name="old-procedure", description="d", body="b", trigger="inline", tool_sequence=["x"])
+    SynthesizedSkill.objects.filter(pk=archived.pk).update(state=SynthesizedSkill.ARCHIVED)
+    serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(max_skills_per_agent=1)))
+    for i in range(3):
+        episode(seat, RELEASE, ask="Cut the release branch", age_minutes=i)
+    assert run_clustered_synthesis(seat=seat)["results"][0]["why"] == "max_skills_per_agent"
+
+
+def test_an_archived_skill_counts_for_the_duplicate_check(seat):
+    archived = skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline", tool_sequence=RELEASE)
+    SynthesizedSkill.objects.filter(pk=archived.pk).update(state=SynthesizedSkill.ARCHIVED)
+    for i in range(3):
+        episode(seat, RELEASE, ask="Cut the release branch", age_minutes=i)
+    result = run_clustered_synthesis(seat=seat)["results"][0]
+    assert (result["why"], result["already_learned"]) == ("no_cluster", 1)  # an archived procedure is not re-drafted
 
 
 def test_only_the_last_episode_fetch_limit_turns_are_read(seat, serve_config):
@@ -131,4 +155,4 @@ def test_clustered_and_inline_share_the_skill_draft_purpose(seat, scripted):
     assert call["inputs"]["mode"] == "cluster" and call["inputs"]["cluster_size"] == 3
     assert "3 of the agent's recent turns ran this same shape" in call["messages"][1]["content"]
     assert skills.catalogue(seat).count() == skills_before + 1
-    assert SynthesizedSkill.objects.get().name == "cut-release-branch"
+    assert SynthesizedSkill.objects.get().name == "create-release-branch"

@@ -31,7 +31,7 @@ def test_the_fixtures_teach_each_seat_what_the_issue_promises(company, role, uni
     assert notes["diary_long"] == "Maya prefers short bullet-point status updates over long paragraphs."
     assert notes["diary_short"].startswith("Maya is on vacation through ")
     skill = SynthesizedSkill.objects.get(seat__handle="bo")
-    assert skill.name == "cut-release-branch" and skill.version == 4
+    assert skill.name == "create-release-branch" and skill.version == 4
     assert "Observed in practice:" in skill.body and "Counter-example:" in skill.body and "Priya corrected" in skill.body
     assert set(CounterpartyProfile.objects.filter(observer__handle="cy").values_list("subject_handle", flat=True)) == {"tom", "maya"}
     assert Episode.objects.filter(task_summary="ana was assigned scheduled work weekly-report").exists()

@@ -67,8 +67,8 @@ def test_a_repeated_five_tool_procedure_is_drafted_and_a_first_run_declined():
               "outcome": "done", "tool_sequence": tools, "prior_runs": 0}
     assert skill_draft.parse(skill_draft.offline(inputs))["decline"] is True
     draft = skill_draft.parse(skill_draft.offline({**inputs, "prior_runs": 1}))
-    assert draft["name"] == "cut-release-branch" and draft["missing"] == []
-    assert "4.3" not in draft["name"] and "When asked for work like: <ticket>: Cut release <n>" in draft["body"]
+    assert draft["name"] == "create-release-branch" and draft["missing"] == []
+    assert "4.3" not in draft["name"] and "When asked to create release branch, as in: \"Cut the release branch for <n> and run the checklist.\"" in draft["body"]
     assert [line for line in draft["body"].splitlines() if line[:1].isdigit()] == [f"{i}. Call `{t}`." for i, t in enumerate(tools, 1)]
 
 

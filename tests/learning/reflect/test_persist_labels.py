@@ -1,5 +1,5 @@
 """The offline PersistDecider against real messages from the dev data, labelled by hand
-(``data/persist_labels.tsv``: references only; the text is read from ``../shared/bench-data``).
+(``data/persist_labels.tsv``: references only; the text is read from the bench data, ``tests/dev_data.py``).
 
 No request or instruction is ever stored; what is stored as LONG or SHORT is what the label says
 at least 90% of the time; and enough is stored that the precision is not of an empty set.
@@ -7,42 +7,28 @@ at least 90% of the time; and enough is stored that the precision is not of an e
 
 from __future__ import annotations
 
-import json
-import os
-import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from learning.purposes.persist_decision import decide
+from tests import dev_data
 
-ROOT = Path(__file__).resolve().parents[3]
 LABELS = Path(__file__).with_name("data") / "persist_labels.tsv"
 MIN_PRECISION = 0.9
 MIN_STORED = {"LONG": 10, "SHORT": 4}  # so that a precision is measured over something
 
 
-def bench_data() -> Path:
-    return Path(os.environ.get("CREWLET_BENCH_DATA") or ROOT.parent / "shared" / "bench-data")
-
-
 def messages() -> dict[str, tuple[str, str]]:
     """reference -> (sender, text), for every LoCoMo dialog turn and every tau-bench user message."""
-    base = bench_data()
-    if not base.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the dev data is missing at {base} (set CREWLET_BENCH_DATA)")
-        pytest.skip(f"the dev data is not at {base} (set CREWLET_BENCH_DATA)")
     out = {}
-    for conv in json.loads((base / "locomo" / "locomo-dev.json").read_text()):
-        for key, turns in conv["conversation"].items():
-            if re.fullmatch(r"session_\d+", key):
-                for t in turns:
-                    out[f"locomo:{conv['sample_id']}:{t['dia_id']}"] = (t["speaker"], t["text"])
-    for run in json.loads((base / "tau-bench" / "airline-dev.json").read_text()):
-        said = [m["content"] for m in run["traj"] if m.get("role") == "user" and m.get("content")]
-        for i, text in enumerate(said):
+    for conv in dev_data.locomo():
+        for session in dev_data.locomo_sessions(conv["conversation"]):
+            for t in session:
+                out[f"locomo:{conv['sample_id']}:{t['dia_id']}"] = (t["speaker"], t["text"])
+    for run in dev_data.tau_runs():
+        for i, text in enumerate(dev_data.tau_user_messages(run)):
             out[f"tau:{run['task_id']}:{run['trial']}:{i}"] = (run["info"]["task"]["user_id"], text)
     return out
 

@@ -51,13 +51,14 @@ def test_one_row_per_observer_subject_and_platform(seat, other_seat, make_turn):
 
 
 def test_a_profile_keeps_style_decisions_sensitivities_and_topics(seat, make_turn):
-    turn = make_turn(interactions=[human("Let's go with the blue-green rollout. Please avoid Friday deploys, I'm worried about weekends.")])
+    turn = make_turn(interactions=[human(
+        "Let's go with the blue-green rollout. Please avoid Friday deploys, I'm worried about the rollout on weekends.")])
     reflect_turn(turn.pk)
     profile = CounterpartyProfile.objects.get()
     assert profile.communication_style.startswith("Writes")
     assert profile.past_decisions == ["Let's go with the blue-green rollout."]
     assert any("avoid Friday deploys" in s for s in profile.sensitivities)
-    assert "rollout" in profile.topics or "deploys" in profile.topics
+    assert profile.topics == ["blue-green rollout"]  # the one noun said twice, in its most specific wording
     payload = events.rows(CounterpartyProfileUpdated, seat=seat).first().payload
     assert payload["subject_handle"] == "maya" and payload["subject_platform"] == "mattermost"
 

@@ -270,6 +270,15 @@ def test_create_is_agent_origin_guarded_by_name_and_cap(ctx, seat, serve_config)
     assert skill_reflection.apply_action(TurnContext.of(ctx.turn), other, read={})["why"] == "max_skills_per_agent"
 
 
+def test_an_archived_skill_counts_for_the_cap_on_create(ctx, seat, serve_config):
+    kept = skills.create(seat=seat, name="old-procedure", description="d", body="b", trigger="inline")
+    skill_actions.archive(skill=kept, actor=seat, reason="retired")
+    serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(max_skills_per_agent=1)))
+    action = {"action": "create", "name": "rotate-api-keys", "description": "Rotate keys", "body": "# Rotate\n## Steps\n1. x"}
+    assert skill_reflection.apply_action(TurnContext.of(ctx.turn), action, read={})["why"] == "max_skills_per_agent"
+    assert not SynthesizedSkill.objects.filter(name="rotate-api-keys").exists()
+
+
 def test_a_read_of_a_skill_that_is_not_the_seats_is_refused_and_the_pass_ends(seat, make_turn, scripted, other_seat):
     skills.create(seat=other_seat, name="theirs", description="d", body="secret", trigger="inline")
     scripted.queue("persist_decision", json.dumps({"classification": "NOOP", "skill_actions": [{"action": "read", "name": "theirs"}]}))

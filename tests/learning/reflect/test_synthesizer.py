@@ -86,8 +86,8 @@ def test_the_first_run_of_a_shape_is_declined_and_a_repeat_is_drafted(seat, make
     turn = release_turn(make_turn, tool_sequence=[RELEASE[0], RELEASE[2], RELEASE[1], RELEASE[3], RELEASE[4]])
     reflect_turn(turn.pk)
     skill = SynthesizedSkill.objects.get()
-    assert skill.name == "cut-release-branch" and skill.trigger == "inline" and skill.origin_turn_id == turn.run_id
-    assert skill.body.startswith("---\nname: cut-release-branch\ndescription: ")
+    assert skill.name == "create-release-branch" and skill.trigger == "inline" and skill.origin_turn_id == turn.run_id
+    assert skill.body.startswith("---\nname: create-release-branch\ndescription: ")
     assert "## Steps" in skill.body and "1. Call `jira_get_issue`." in skill.body
     assert skill.tool_sequence == turn.payload["tool_sequence"]
     event = events.rows(SkillSynthesized, seat=seat).first()

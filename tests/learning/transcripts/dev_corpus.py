@@ -2,18 +2,18 @@
 
 It is never copied into the repository: tests read it from ``../shared/bench-data/claude-code``
 (CI has a copy of shared/ beside the clone) and skip what needs it when it is absent.
-``CREWLET_BENCH_DATA`` points elsewhere (a developer's worktree that has no shared/ beside it).
+``CREWLET_BENCH_DATA`` points elsewhere; where else it is looked for is ``tests/dev_data.py``'s.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-BENCH_DATA = Path(os.environ.get("CREWLET_BENCH_DATA") or ROOT.parent / "shared" / "bench-data")
+from tests.dev_data import bench_data
+
+BENCH_DATA = bench_data()
 CLAUDE_CODE = BENCH_DATA / "claude-code"
 
 

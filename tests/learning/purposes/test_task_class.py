@@ -1,0 +1,60 @@
+"""The task class an offline skill is named for: the acting tool, the one whose object the ask names."""
+
+from learning.purposes import skill_draft, task_class
+
+TAU = ["get_user_details", "get_reservation_details", "search_direct_flight", "calculate", "think"]
+
+
+def test_a_tool_name_reads_as_namespace_verb_and_object():
+    assert task_class.Action.of("git_create_branch") == task_class.Action("git_create_branch", "create", ("branch",))
+    assert task_class.Action.of("update_reservation_flights").object == ("reservation", "flights")
+    assert task_class.Action.of("jiraTransition").verb == "transition"
+    assert not task_class.Action.of("get_user_details").acts and task_class.Action.of("cancel_reservation").acts
+
+
+def test_the_acting_tool_names_the_work_not_the_reads_around_it():
+    assert task_class.name([*TAU, "update_reservation_flights", "think"], ["Hi! I need to change my flight."]) \
+        == "update-reservation-flights"
+
+
+def test_when_several_tools_act_the_one_whose_object_the_ask_names_wins():
+    tools = [*TAU, "update_reservation_baggages", "update_reservation_flights"]
+    assert task_class.name(tools, ["Hello, I want to add two bags to my baggage allowance."]) == "update-reservation-baggages"
+    assert task_class.name(tools, ["Hello, I want to move my flights to Friday."]) == "update-reservation-flights"
+    # neither object named: the verb the ask names, then the last to act
+    tools = [*TAU, "cancel_reservation", "book_reservation"]
+    assert task_class.name(tools, ["Please cancel it."]) == "cancel-reservation"
+    assert task_class.name(tools, ["Sort out my trip."]) == "book-reservation"
+
+
+def test_the_agents_own_memory_tools_never_name_the_work():
+    assert task_class.name(["use_skill", "query_episodes", "run_tests", "open_pr"], ["Ship the fix."]) == "open-pr"
+    assert task_class.name(["use_skill", "run_tests", "open_pr"], ["Fix the flaky test."]) == "run-flaky-tests"
+    assert task_class.name(["use_skill", "query_episodes"], ["anything"]) == ""
+
+
+def test_the_ask_adds_one_qualifier_never_a_name_an_identifier_or_a_filler():
+    tools = ["jira_get_issue", "git_create_branch"]
+    assert task_class.name(tools, ["Cut the release branch for 4.2."]) == "create-release-branch"
+    for ask in ("Cut the Ana branch.", "Cut the v42 branch.", "Cut the new branch.", "Cut my branch."):
+        assert task_class.name(tools, [ask]) == "create-branch", ask
+
+
+def test_when_to_use_skips_greetings_and_courtesies():
+    asks = ["Hi there!", "Thanks so much.", "Hey, I need to change my flight to Denver, please."]
+    action = task_class.acting(["update_reservation_flights"], "\n".join(asks))
+    assert task_class.work_sentence(asks, action) == "I need to change my flight to Denver, please."
+    assert task_class.is_courtesy("Hello, I'm Mia Li.") and not task_class.is_courtesy("Hi, my flight was cancelled.")
+
+
+def test_the_draft_lists_the_same_steps_in_its_summary_and_its_body():
+    tools = ["get_user_details", "get_reservation_details", "get_reservation_details", "think",
+             "get_reservation_details", "update_reservation_flights"]
+    inputs = {"mode": "turn", "asked": "Hi! I want to change my flight.", "outcome": "done", "tool_sequence": tools,
+              "prior_runs": 1}
+    draft = skill_draft.draft(inputs)
+    steps = [line.split("`")[1] for line in draft["body"].splitlines() if line[:1].isdigit()]
+    assert steps == ["get_user_details", "get_reservation_details", "think", "get_reservation_details",
+                     "update_reservation_flights"]
+    assert draft["summary"] == f"Update reservation flights: the 5-step run of {', '.join(steps)}."
+    assert 'When asked to update reservation flights, as in: "I want to change my flight."' in draft["body"]
