@@ -40,8 +40,8 @@ class EmbeddingSpec:
     dimensions: int = 0  # 0 = the model's own width
     max_input_chars: int = 1000  # a longer text is split between words and pooled
     timeout_seconds: float = 10.0
-    requests_per_minute: int = 16  # per node, the fill's request budget
-    bytes_per_minute: int = 1_000_000  # across the company, shared among nodes
+    requests_per_minute: int = 16  # the fill's request budget per wall-clock minute, every sender together
+    bytes_per_minute: int = 1_000_000  # the company's text budget per wall-clock minute, every sender together
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from learning.models.episodes import Episode, EpisodePiece
 from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
 from learning.models.reflection import SeatReflectionLock
-from learning.models.runtime import Duty, PrefetchSnapshot, RefreshLedger
+from learning.models.runtime import Duty, FillMinute, PrefetchSnapshot, RefreshLedger
 from learning.models.skills import SkillVersion, SynthesizedSkill
 from learning.models.turns import ConversationState, Turn
 
@@ -16,6 +16,7 @@ __all__ = [
     "Duty",
     "Episode",
     "EpisodePiece",
+    "FillMinute",
     "LearningHealth",
     "OnboardingMarker",
     "PrefetchSnapshot",
