@@ -355,3 +355,32 @@ def test_a_shard_stored_without_a_vector_climbs_once_the_fill_embeds_it(seat, fi
     summary = ingest(paths=[str(tmp_path)], seat=seat)  # nothing new to read; the waiting shards climb
     assert summary.episodes == 0
     assert Shard.objects.filter(status=Shard.PUBLISHED, evidence__distinct_sources=2).count() == 1
+
+
+def _embedded_turn(seat, embedder, did: str):
+    """A raw turn whose whole-text vector is current but whose lines have none (a turn written before
+    the line search): only its lines are left for the fill."""
+    from learning import episodes
+
+    row = episode(seat, age_days=1, plan_summary=did)
+    row.set_vector(embedder.vector(episodes.text_of(row)), embedder.model)
+    row.save()
+    return row
+
+
+def test_a_turn_whose_lines_were_refused_alone_is_offered_alone_after_its_hour(seat, fake_embedder, fill_config, now):
+    fill_config()
+    good = _embedded_turn(seat, fake_embedder, "Opened a PR.")
+    poison = _embedded_turn(seat, fake_embedder, "POISON line.")
+    label = good.task_summary
+    first = fill(fake_embedder, now)
+    assert fake_embedder.calls == [[label, "Opened a PR.", label, "POISON line."],
+                                   [label, "Opened a PR."], [label, "POISON line."]]
+    assert first["pieces_filled"] == 1 and Episode.objects.get(pk=poison.pk).embed_pieces == {"alone": True}
+
+    fake_embedder.calls.clear()
+    later = _embedded_turn(seat, fake_embedder, "Merged the fix.")
+    after = fill(fake_embedder, now + timedelta(minutes=61))
+    # alone again (refused again, it costs its own request), not with the newer turn's lines
+    assert fake_embedder.calls == [[label, "POISON line."], [label, "Merged the fix."]]
+    assert after["pieces_filled"] == 1 and later.pieces.count() == 2 and poison.pieces.count() == 0
