@@ -6,6 +6,7 @@ The database is transactional: a late call is recorded on its own worker thread'
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import replace
 
@@ -140,3 +141,24 @@ def test_compaction_is_charged_and_runs_with_the_budget_spent(seat, slow_server,
     assert report["clusters_folded"] == 1
     sent, charged = settled(server)
     assert sent["condense"] == 4 and sent["compaction_summary"] == 1 and charged == sent
+
+
+def test_a_prefetch_call_no_block_collected_is_charged(seat, slow_server, run, monkeypatch):  # noqa: F811
+    from knowledge.pages import save_page
+    from learning.prefetch import knowledge_block
+
+    server = slow_server(0.0, knowledge=schema.Knowledge(backend="native", scope=["ENG"]))
+    save_page(container_key="ENG", title="Key rotation runbook", body="steps to rotate the payment signing key")
+
+    def fails_before_collecting(ctx, future):
+        for _ in range(500):  # once its call has reached the server
+            if server.requests:
+                break
+            time.sleep(0.02)
+        raise RuntimeError("the block broke before it read its answer")
+
+    monkeypatch.setattr(knowledge_block, "_finish", fails_before_collecting)
+    result = run(ask="How do we rotate the payment signing key?")
+    assert block(result, "relevant_knowledge")["text"] == ""
+    sent, charged = settled(server)
+    assert sent["knowledge_query"] == 1 and charged == sent
