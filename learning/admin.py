@@ -31,6 +31,7 @@ from learning.models import (
     Duty,
     Episode,
     EpisodePiece,
+    FillMinute,
     LearningHealth,
     OnboardingMarker,
     PrefetchSnapshot,
@@ -311,6 +312,13 @@ class OnboardingMarkerAdmin(ReadOnlyAdmin):
 @admin.register(Duty)
 class DutyAdmin(ReadOnlyAdmin):
     list_display = ("name", "holder", "lease_until", "last_started_at", "last_finished_at")
+
+
+@admin.register(FillMinute)
+class FillMinuteAdmin(ReadOnlyAdmin):
+    """What the embedding fill sent each wall-clock minute, every sender together (kept an hour)."""
+
+    list_display = ("minute", "requests", "bytes")
 
 
 @admin.register(SeatReflectionLock)

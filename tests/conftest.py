@@ -16,6 +16,7 @@ from crewlet.config import schema
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory, token_for
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+LATE_CALL_WAIT_SECONDS = 60.0  # longer than any fake provider a test slows down
 
 pytest_plugins = [
     "tests.review_fixtures",  # lead, staff_user (the leads' review tests)
@@ -49,6 +50,20 @@ def _serve_test_config():
     config.use(None)
     reset_embedder()
     ScriptedProvider.reset()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After each test's teardown (its database rolled back or flushed), wait for every auxiliary
+    call it left running past a deadline: one still out would take the next test's scripted
+    answers. A call that never returns fails the test that left it."""
+    from core import late_spend
+
+    result = yield
+    left = late_spend.wait(LATE_CALL_WAIT_SECONDS)
+    if left:
+        pytest.fail(f"{left} late auxiliary call(s) left by this test never returned in {LATE_CALL_WAIT_SECONDS:.0f} s")
+    return result
 
 
 @pytest.fixture

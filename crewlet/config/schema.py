@@ -94,8 +94,8 @@ class EmbeddingSpec:
         1000, f"A longer text is split between words and pooled; at most {LOCAL_MAX_INPUT_CHARS} for kind 'local'.",
         **MAX_INPUT_CHARS)
     timeout_seconds: StrictFloat = knob(10.0, "Seconds one request may take.", **TIMEOUT)
-    requests_per_minute: StrictInt = knob(16, "Per node, the embedding fill's request budget.", **AT_LEAST_ONE)
-    bytes_per_minute: StrictInt = knob(1_000_000, "Across the company, the text budget per minute, shared among nodes.",
+    requests_per_minute: StrictInt = knob(16, "The embedding fill's request budget per wall-clock minute, every sender together.", **AT_LEAST_ONE)
+    bytes_per_minute: StrictInt = knob(1_000_000, "The company's text budget per wall-clock minute, every sender together.",
                                        **AT_LEAST_ONE)
 
 

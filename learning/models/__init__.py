@@ -6,7 +6,7 @@ from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
 from learning.models.promotion import PromotionDraft
 from learning.models.reflection import SeatReflectionLock
-from learning.models.runtime import Duty, PrefetchSnapshot, RefreshLedger
+from learning.models.runtime import Duty, FillMinute, PrefetchSnapshot, RefreshLedger
 from learning.models.skills import SkillVersion, SynthesizedSkill
 from learning.models.turns import ConversationState, Turn
 
@@ -17,6 +17,7 @@ __all__ = [
     "Duty",
     "Episode",
     "EpisodePiece",
+    "FillMinute",
     "LearningHealth",
     "OnboardingMarker",
     "PrefetchSnapshot",

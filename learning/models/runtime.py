@@ -41,3 +41,15 @@ class RefreshLedger(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["seat", "run_id"], name="ledger_run_id_per_seat")]
+
+
+class FillMinute(models.Model):
+    """What the embedding fill sent in one wall-clock minute, whoever sent it (the scheduled tick,
+    ``run_pass embed_fill``, ``backfill_embeddings``): the company's one budget for that minute."""
+
+    minute = models.DateTimeField(unique=True)  # the minute's start
+    requests = models.PositiveIntegerField(default=0)
+    bytes = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.minute:%Y-%m-%d %H:%M}: {self.requests} requests, {self.bytes} bytes"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from core import aux, budgets, events
+from core import aux, events
 from core.event_types import SkillSynthesized
 from crewlet import config
 from crewlet.models import Seat
@@ -67,8 +67,6 @@ def _skip(seat: Seat, knobs) -> str | None:
         return "no_role"
     if not seat.role.learns or not knobs.learning.enabled or not knobs.learning.skill_synthesis.enabled:
         return "learning_off"
-    if budgets.has_room(seat) is False:
-        return "no_budget"
     if skills.at_cap(seat, knobs.learning.skill_synthesis.max_skills_per_agent):
         return "max_skills_per_agent"
     if not aux.available(seat):

@@ -5,9 +5,6 @@ the same pid is a different holder. The claim is one conditional UPDATE — free
 expired — then read back; anything short of reading our own id back (a database error, a race
 lost) is no claim: not knowing whether a peer holds the duty is exactly when running anyway
 produces the double write. Release clears the lease and records what the pass did.
-
-Nodes running passes heartbeat a ``node:<host>`` row; the embedding fill shares the company's
-byte budget among the live ones (or among ``CREWLET_NODES`` when that is set).
 """
 
 from __future__ import annotations
@@ -32,8 +29,6 @@ from learning.models import Duty
 log = logging.getLogger("learning.passes.duties")
 
 INCARNATION = uuid.uuid4().hex[:12]
-HEARTBEAT_PREFIX = "node:"
-HEARTBEAT_TTL = timedelta(minutes=5)  # a node that ran no pass for five minutes no longer shares the budget
 DEFAULT_LEASE = timedelta(seconds=int(settings.Q_CLUSTER["timeout"]) + 60)  # past the queue's own kill
 
 
@@ -125,30 +120,3 @@ def run_singleton(name: str, fn: Callable[[], dict], *, lease: timedelta = DEFAU
 
 def _jsonable(result: dict) -> dict:
     return to_jsonable_python(result)
-
-
-def heartbeat(*, now: datetime | None = None) -> None:
-    """Say this node runs passes; best effort (a missed beat only widens the others' share)."""
-    now = now or timezone.now()
-    name = f"{HEARTBEAT_PREFIX}{socket.gethostname()}"
-    try:
-        _ensure_row(name)
-        Duty.objects.filter(name=name).update(holder=holder_id(), lease_until=now + HEARTBEAT_TTL, last_started_at=now)
-    except DatabaseError:
-        log.warning("node heartbeat could not be written", exc_info=True)
-
-
-def node_count(*, now: datetime | None = None) -> int:
-    """Nodes running passes: ``CREWLET_NODES`` when set, else live heartbeat rows (at least one)."""
-    declared = getattr(settings, "CREWLET_NODES", None) or os.environ.get("CREWLET_NODES")
-    if declared:
-        try:
-            return max(1, int(declared))
-        except ValueError:
-            log.warning("CREWLET_NODES=%r is not a number; counting heartbeats", declared)
-    now = now or timezone.now()
-    try:
-        live = Duty.objects.filter(name__startswith=HEARTBEAT_PREFIX, lease_until__gt=now).count()
-    except DatabaseError:
-        return 1
-    return max(1, live)

@@ -6,10 +6,12 @@ own model) and a shard stored without a vector can climb; pages so the knowledge
 vector half. Pages belong to no seat: they are filled after every seat's rows.
 
 A minute is one pass over every active seat, held to what the provider answers and to what it
-sends, refused requests included: ``providers.embeddings.requests_per_minute`` (16) requests on
-this node, and this node's share of ``bytes_per_minute`` (1,000,000 across the company, shared
-equally among the nodes running passes: ``CREWLET_NODES`` when set, else the live ``node:<host>``
-heartbeat duties). A request carries at most the minute's bytes over its requests, so no row
+sends, refused requests included: ``providers.embeddings.requests_per_minute`` (16) requests and
+``bytes_per_minute`` (1,000,000) bytes. The fill is one singleton over the shared database, so the
+company's whole budget is its own; and the budget belongs to the wall-clock minute, not to a run:
+every sender (the tick, ``run_pass embed_fill``, ``backfill_embeddings``) charges the minute's one
+ledger row (``fill_ledger``), so together they send one minute's budget. A request carries at most
+the minute's bytes over its requests, so no row
 takes more of the account's minute than any other: a row longer than that is sent a request at a
 time across minutes (``memory_fill_input_continued``), its pieces' vectors kept in
 ``embed_pieces`` and pooled into one vector of the whole text when the last is in.
@@ -17,13 +19,14 @@ time across minutes (``memory_fill_input_continued``), its pieces' vectors kept 
 - a rate limit, a timeout, a server error, a refused key or an unserved model ends the minute
   for every seat; the next minute starts at that seat and sends that request again;
 - a refused batch is split in halves until the note it refuses is alone; that note is held back
-  an hour (``embed_held_until``), then offered again alone; a refused piece of a long row holds
+  an hour (``embed_held_until``) and marked (``embed_pieces = {"alone": true}``), then offered
+  again alone, never with its neighbours, until it is accepted; a refused piece of a long row holds
   the row with the pieces before it kept, so the retry resumes at that piece;
 - a vector with no direction costs only its row, held an hour (``memory_fill_vector_unusable``);
 - a refusal that is the minute's first answer is judged by one plain word sent alone: refused
   too, it is the configuration's (``memory_fill_configuration_refused``; nothing is sent for an
   hour, or until providers.embeddings' model, width, limits or endpoint change, which also
-  releases every held row); accepted, it was the notes', which are isolated as above;
+  releases every held row and clears the "alone" marks); accepted, it was the notes', which are isolated as above;
 - a minute that runs out starts the next at the seat it ran out at.
 
 The pause, the cursor and the provider fingerprint live in the ``learning.embed_fill.state``
@@ -52,7 +55,7 @@ from knowledge.models import Page
 from knowledge.pages import embed_text as page_text
 from learning import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
-from learning.passes import duties
+from learning.passes import fill_ledger
 from learning.passes.fill_pieces import fill_pieces
 from learning.passes.fill_requests import EndMinute, Minute, RanOut, Row, fill_rows
 from learning.transcripts.models import Shard
@@ -140,8 +143,11 @@ def save_state(state: dict) -> None:
 
 
 def release_holds() -> int:
-    """An apply that changes the provider tries every held row again at once."""
+    """An apply that changes the provider tries every held row again at once, with its neighbours
+    (what was refused alone was refused by the old provider)."""
     with transaction.atomic():
+        for model in EMBEDDED:
+            model.objects.filter(embed_pieces__alone=True).update(embed_pieces=None)
         return sum(
             model.objects.filter(embed_held_until__isnull=False).update(embed_held_until=None)
             for model in EMBEDDED
@@ -168,10 +174,11 @@ def _seats_from(cursor: int | None, seat: Seat | None) -> list:
 
 
 def budget_for(spec, embedder, now: datetime) -> Minute:
-    nodes = duties.node_count(now=now)
-    share = spec.bytes_per_minute // nodes
-    return Minute(embedder=embedder, now=now, requests_left=spec.requests_per_minute, bytes_left=share,
-                  request_bytes=max(1, share // max(1, spec.requests_per_minute)), nodes=nodes)
+    """This sender's view of ``now``'s wall-clock minute: the company's whole budget, shared with
+    every other sender in the same minute through the ledger."""
+    return Minute(embedder=embedder, now=now, started=fill_ledger.open_minute(now),
+                  max_requests=spec.requests_per_minute, max_bytes=spec.bytes_per_minute,
+                  request_bytes=max(1, spec.bytes_per_minute // max(1, spec.requests_per_minute)))
 
 
 def dry_run_counts(seats, embedder, now: datetime, only_model: str | None = None) -> dict:
@@ -210,7 +217,9 @@ def run_fill(
     stopped = _fill_seats(seats, minute, state, cursor_moves=seat is None, only_model=only_model, progress=progress)
     save_state(state)
     paused_now = {"paused_until": state["paused_until"]} if state.get("paused_until") else {}
-    return {"ran": True, "model": embedder.model, "dim": embedder.dim, "nodes": minute.nodes,
+    minute_requests, minute_bytes = fill_ledger.spent(minute.started)
+    return {"ran": True, "model": embedder.model, "dim": embedder.dim, "minute": minute.started.isoformat(),
+            "minute_requests": minute_requests, "minute_bytes": minute_bytes,
             "released_holds": released, "stopped": stopped, **paused_now, **minute.report}
 
 

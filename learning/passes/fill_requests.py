@@ -17,6 +17,7 @@ from core.providers.errors import ConfigurationError, RefusedError, TransientErr
 from core.vectors import pool, usable
 from knowledge.models import Page
 from learning.models import DiaryEntry, Episode
+from learning.passes import fill_ledger
 from learning.transcripts.models import Shard
 
 _REF = {DiaryEntry: "diary", Episode: "episode"}
@@ -24,6 +25,7 @@ _REF = {DiaryEntry: "diary", Episode: "episode"}
 log = logging.getLogger("learning.passes.embed_fill")
 
 HOLD = timedelta(hours=1)  # a refused or directionless row is offered again after an hour
+ALONE = {"alone": True}  # ``embed_pieces`` of a row refused alone: after its hour it is offered alone again
 PROBE_WORD = "hello"  # the one plain word that judges a first refusal
 MAX_INPUTS_PER_REQUEST = 256
 
@@ -71,12 +73,15 @@ def _bytes(text: str) -> int:
 
 @dataclass
 class Minute:
+    """One sender's share of the wall-clock minute ``started``: every request is charged to the
+    minute's ledger (``fill_ledger``) before it is sent; ``report`` counts what this sender sent."""
+
     embedder: Embedder
     now: datetime
-    requests_left: int
-    bytes_left: int
+    started: datetime  # the wall-clock minute whose budget this is
+    max_requests: int
+    max_bytes: int
     request_bytes: int
-    nodes: int = 1
     answers: int = 0
     report: dict = field(default_factory=lambda: {
         "requests": 0, "bytes": 0, "filled": 0, "held_refused": 0, "held_unusable": 0, "held_empty": 0,
@@ -85,11 +90,10 @@ class Minute:
     })
 
     def request(self, texts: list[str]) -> list[list[float]]:
-        """One request, charged before it is sent; typed failures become the minute's end."""
+        """One request, charged to the minute before it is sent; typed failures become the minute's end."""
         size = sum(_bytes(t) for t in texts)
-        if self.requests_left < 1 or size > self.bytes_left:
+        if not fill_ledger.charge(self.started, size, max_requests=self.max_requests, max_bytes=self.max_bytes):
             raise RanOut()
-        self.requests_left, self.bytes_left = self.requests_left - 1, self.bytes_left - size
         self.report["requests"] += 1
         self.report["bytes"] += size
         try:
@@ -133,6 +137,11 @@ def hold(row: Row, minute: Minute, *, reason: str, pieces: dict | None = None, p
         log.warning("embedding fill: %s (%d bytes) %s; held back for an hour", row.ref, row.nbytes, reason)
 
 
+def refused_alone(obj) -> bool:
+    """Whether the row was refused alone (and so, once its hour is up, is offered alone again)."""
+    return isinstance(obj.embed_pieces, dict) and obj.embed_pieces.get("alone") is True
+
+
 def store(row: Row, vector: list[float], minute: Minute) -> None:
     """Setting the vector clears the hold and any kept pieces."""
     type(row.obj).objects.filter(pk=row.obj.pk).update(
@@ -149,7 +158,7 @@ def send_rows(rows: list[Row], minute: Minute) -> None:
     except RefusedError:
         minute.judge_first_refusal()
         if len(rows) == 1:
-            hold(rows[0], minute, reason="refused")
+            hold(rows[0], minute, reason="refused", pieces=ALONE)
             return
         half = len(rows) // 2
         send_rows(rows[:half], minute)
@@ -241,7 +250,8 @@ def send_long(row: Row, minute: Minute) -> None:
 
 
 def fill_rows(rows, minute: Minute) -> None:
-    """Batch a seat's rows within the per-request share; long rows go a request at a time."""
+    """Batch a seat's rows within the per-request share; long rows go a request at a time, and a row
+    refused alone before is sent alone."""
     batch: list[Row] = []
 
     def flush():
@@ -256,6 +266,10 @@ def fill_rows(rows, minute: Minute) -> None:
         if is_long(row, minute):
             flush()
             send_long(row, minute)
+            continue
+        if refused_alone(row.obj):  # refused alone before: offered alone, never again with its neighbours
+            flush()
+            send_rows([row], minute)
             continue
         if batch and (sum(r.nbytes for r in batch) + row.nbytes > minute.request_bytes
                       or sum(len(r.pieces) for r in batch) + len(row.pieces) > MAX_INPUTS_PER_REQUEST):

@@ -1,7 +1,7 @@
 """Queue entry points for the background loops: thin, by dotted path, one a loop.
 
-Each tick asks the config in force whether its pass is on (off claims nothing), heartbeats the
-node, claims the loop's duty and runs the pass under it.
+Each tick asks the config in force whether its pass is on (off claims nothing), claims the loop's
+duty and runs the pass under it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ def tick(name: str, **kwargs) -> dict:
     loop = schedules.LOOPS[name]
     if not loop.enabled(config.current()):
         return {"ran": False, "why": f"{name} is off in the config in force"}
-    duties.heartbeat()
     fn = schedules.service(name)
     result = duties.run_singleton(loop.schedule_name, lambda: fn(**kwargs))
     log.info("pass %s: %s", name, {k: v for k, v in result.items() if not isinstance(v, (list, dict))})

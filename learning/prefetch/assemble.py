@@ -82,7 +82,10 @@ def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
         ctx.turn_vector()
     ctx.arm_deadline()
     started.update({module.NAME: _start(module, ctx) for module in VECTOR_BLOCKS})
-    return [_finish(module.NAME, started[module.NAME]) for module in BLOCKS]
+    try:
+        return [_finish(module.NAME, started[module.NAME]) for module in BLOCKS]
+    finally:
+        ctx.release_uncollected()  # a call a failed block never collected is charged too
 
 
 def frozen(*, seat: Seat, run_id: str) -> dict | None:

@@ -5,6 +5,9 @@ The ask is embedded at most once a turn (shared by the memory and episode search
 on worker threads against ONE deadline (``prefetch.AuxTimeout`` past the recall) so the prefetch's
 worst case is the embed plus thirty seconds rather than thirty seconds a block.
 
+A call still running at the deadline, or one no block collected, is handed to ``core.late_spend``:
+cancelled if it was never sent, else charged when it returns (``release_uncollected``).
+
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
 made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
 snapshot and the summary event in one transaction (``flush_writes``).
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from core import aux
+from core import aux, late_spend
 from core.providers.embeddings import EmbedResult, embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from crewlet.models import Seat
@@ -49,6 +52,7 @@ class PrefetchContext:
     _embedding: EmbedResult | None = field(default=None, repr=False)
     _deferred: list = field(default_factory=list, repr=False)
     _embedding_future: concurrent.futures.Future | None = field(default=None, repr=False)
+    _uncollected: set = field(default_factory=set, repr=False)
 
     @classmethod
     def start(cls, *, seat: Seat, request: PrefetchRequest) -> PrefetchContext:
@@ -107,8 +111,9 @@ class PrefetchContext:
         return max(0.0, self.deadline - time.monotonic())
 
     def submit(self, purpose: str, inputs: dict, *, max_tokens: int | None = None) -> concurrent.futures.Future:
-        """Start one auxiliary call on a worker thread; its spend is recorded by ``collect``."""
-        return _pool.submit(
+        """Start one auxiliary call on a worker thread; its spend is recorded by ``collect`` (or, never
+        collected, by ``release_uncollected``)."""
+        future = _pool.submit(
             aux.call,
             seat=self.seat,
             stage="turn",
@@ -118,13 +123,18 @@ class PrefetchContext:
             max_tokens=max_tokens,
             defer_record=True,
         )
+        self._uncollected.add(future)
+        return future
 
     def collect(self, future: concurrent.futures.Future):
-        """The call's parsed answer, or ``AuxDidNotAnswer`` once the shared deadline has passed."""
+        """The call's parsed answer, or ``AuxDidNotAnswer`` once the shared deadline has passed (the
+        late call is cancelled, or charged when it returns)."""
+        self._uncollected.discard(future)
         try:
             result = future.result(timeout=self.remaining())
         except concurrent.futures.TimeoutError:
             log.warning("prefetch auxiliary call for %s did not answer by the deadline", self.seat.handle)
+            late_spend.abandon(future)
             raise AuxDidNotAnswer("deadline") from None
         except Exception as exc:  # a provider error or an unparseable answer: the block degrades
             log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
@@ -133,3 +143,10 @@ class PrefetchContext:
             raise AuxDidNotAnswer(str(exc)) from exc
         self.defer(result.record)  # the spend, charged in the turn start's one transaction
         return result.value
+
+    def release_uncollected(self) -> int:
+        """Hand every call no block collected to ``late_spend``: never sent, or charged all the same."""
+        calls, self._uncollected = self._uncollected, set()
+        for future in calls:
+            late_spend.abandon(future)
+        return len(calls)

@@ -1,7 +1,8 @@
 """A small JSON HTTP server on 127.0.0.1 (random port) in a thread, for the fakes of external APIs.
 
 A fake records every request it receives and answers from a plan: queue ``answer(...)``,
-``fail(status)`` or ``stall(seconds)``; with the plan empty it answers its default (or what its
+``fail(status)`` or ``stall(seconds)``; ``delay`` (seconds) makes every request a slow one, and ``hold(after=n)`` keeps every request past
+the first ``n`` waiting until ``release()``; with the plan empty it answers its default (or what its
 ``responder(body)`` says). A ``mode`` (one of ``MODES``) makes every request behave like a kind
 of real server; ``rejects`` names request parameters answered 400 as unsupported. Subclasses
 name their routes and shape the bodies of the API they stand for.
@@ -70,6 +71,9 @@ class FakeServer:
         self.requests: list[Recorded] = []
         self.api_key: str | None = None  # when set, any other key is answered 401
         self.models: set[str] | None = None  # when set, any other model is answered 404
+        self.delay = 0.0  # seconds every request takes before it is answered (a slow provider)
+        self._held_after: int | None = None
+        self._held = threading.Event()
         self._plan: deque = deque([Failure(429, "rate limited")] if mode == "rate_limited_once" else [])
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -92,6 +96,7 @@ class FakeServer:
 
     def close(self) -> None:
         self._release.set()
+        self._held.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -113,6 +118,14 @@ class FakeServer:
     def stall(self, seconds: float):
         self._queue(Stall(seconds))
 
+    def hold(self, *, after: int) -> None:
+        """Answer the first ``after`` requests; keep every later one waiting until ``release()``."""
+        self._held_after = after
+        self._held.clear()
+
+    def release(self) -> None:
+        self._held.set()
+
     def _queue(self, step) -> None:
         with self._lock:
             self._plan.append(step)
@@ -128,6 +141,10 @@ class FakeServer:
     def serve(self, request: Recorded) -> tuple[int, dict, dict]:
         with self._lock:
             self.requests.append(request)
+            held = self._held_after is not None and len(self.requests) > self._held_after
+        if held:
+            while not (self._held.wait(POLL_SECONDS) or self._release.is_set()):
+                pass
         handler = self.routes.get((request.method, request.path))
         if handler is None:
             return 404, {}, self.error_body(404, f"no route {request.method} {request.path}")
@@ -137,6 +154,8 @@ class FakeServer:
         for param in sorted(self.rejects):
             if param in (request.body or {}):
                 return 400, {}, self.unsupported_body(param)
+        if self.delay:
+            self._release.wait(self.delay)
         step = self._next(request.body or {})
         if isinstance(step, Stall):
             self._release.wait(step.seconds)

@@ -1,23 +1,12 @@
 import threading
-import time
 
 import pytest
 
+from core import late_spend
 from core.models import Event
 from core.providers.errors import TransientError
 from core.providers.llm.scripted import ScriptedProvider
-from learning import limits, rewrites
-
-
-@pytest.fixture(autouse=True)
-def idle_pool():
-    """Each test starts with no rewrite of an earlier test still running (a late one would take its answers)."""
-    workers = limits.MAX_CONCURRENT_REWRITES
-    barrier = threading.Barrier(workers)
-    for future in [rewrites._pool.submit(barrier.wait) for _ in range(workers)]:
-        future.result()  # all workers were free at once: every earlier rewrite has finished
-    ScriptedProvider.reset()  # and forget what those late rewrites asked
-    yield
+from learning import rewrites
 
 
 def test_short_texts_are_whole_and_long_ones_condensed_and_labelled(seat):
@@ -36,21 +25,58 @@ def test_a_text_no_rewrite_reached_is_named_by_its_size(seat, role):
     assert out[0].mode == "size" and "800 bytes" in out[0].render()
 
 
-def test_all_rewrites_share_one_deadline(seat, role, monkeypatch):
-    role.llm_auxiliary = ["scripted"]
-    role.save()
-    original = ScriptedProvider.complete
+def gated(monkeypatch, answered_at_once: int):
+    """The scripted provider answers its first ``answered_at_once`` calls at once; later calls wait
+    until the test sets the returned event (they are still running at any deadline before that)."""
+    original, release, lock = ScriptedProvider.complete, threading.Event(), threading.Lock()
+    seen = []
 
-    def slow(self, *a, **k):
-        time.sleep(0.5)
+    def complete(self, *a, **k):
+        with lock:
+            seen.append(1)
+            n = len(seen)
+        if n > answered_at_once:
+            release.wait(30)
         return original(self, *a, **k)
 
-    monkeypatch.setattr(ScriptedProvider, "complete", slow)
-    out = rewrites.rewrite_all(seat=seat, texts=["y " * 400] * 8, max_bytes=100, stage="turn", timeout=0.8)
-    # four at a time, 0.5 s each: the second wave cannot finish inside one shared 0.8 s deadline
-    # (a deadline per wave would have let all eight through)
-    assert sum(r.mode == "size" for r in out) >= 4
-    assert sum(r.mode == "rewrite" for r in out) <= 4
+    monkeypatch.setattr(ScriptedProvider, "complete", complete)
+    return release
+
+
+def _made():
+    return sum(c["purpose"] == "condense" for c in ScriptedProvider.calls)
+
+
+@pytest.mark.django_db(transaction=True)  # late calls are recorded on their own threads' connections
+def test_all_rewrites_share_one_deadline_and_the_late_ones_are_charged(seat, role, monkeypatch):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    release = gated(monkeypatch, answered_at_once=4)
+
+    out = rewrites.rewrite_all(seat=seat, texts=["y " * 400] * 12, max_bytes=100, stage="turn", timeout=0.8)
+
+    # four at a time: the first four answer, the second four are still running at the one shared
+    # deadline, and the last four never started (a deadline per wave would have let all through)
+    assert [r.mode for r in out] == ["rewrite"] * 4 + ["size"] * 8
+    release.set()
+    assert late_spend.wait(30) == 0
+    assert _made() == 8  # the four that never started were cancelled, never sent
+    assert _rows() == [("answered", True)] * 8  # and every one sent is charged, late ones included
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rewrite_still_running_at_the_deadline_does_not_send_its_retry(seat, role, monkeypatch):
+    role.llm_auxiliary = ["scripted"]
+    role.save()
+    ScriptedProvider.queue("condense", "word " * 40, "the short version")  # over the bound, then within
+    release = gated(monkeypatch, answered_at_once=0)
+
+    (out,) = rewrites.rewrite_all(seat=seat, texts=["z " * 400], max_bytes=100, stage="turn", timeout=0.3)
+
+    assert out.mode == "size"
+    release.set()
+    assert late_spend.wait(30) == 0
+    assert _made() == 1 and _rows() == [("answered", True)]  # the late answer charged, no retry sent
 
 
 def _rows():

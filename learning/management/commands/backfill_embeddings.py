@@ -1,7 +1,8 @@
 """``manage.py backfill_embeddings [--model NAME]``: run the embedding fill minute after minute until done.
 
-Each minute is the scheduled fill's own minute, under its duty and its budget; a minute that ran
-out (or that the provider ended) waits for the next. ``--model NAME`` re-embeds only the rows
+Each minute is the scheduled fill's own minute, under its duty and the same wall-clock minute's
+budget (``fill_ledger``: what the tick already sent this minute is not sent again); a minute that
+ran out (or that the provider ended) waits for the next minute to start. ``--model NAME`` re-embeds only the rows
 stamped with that model (``none`` for the vectorless). It stops when nothing is left to send, when
 the fill is paused on a configuration refusal, or after ``--max-minutes``.
 """
@@ -9,6 +10,7 @@ the fill is paused on a configuration refusal, or after ``--max-minutes``.
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 from django.core.management import BaseCommand, CommandError
 from django.utils import timezone
@@ -17,8 +19,6 @@ from core.providers.embeddings import get_embedder
 from crewlet.models import Seat
 from learning.management.commands._progress import bar, load_embedder
 from learning.passes import duties, embed_fill
-
-MINUTE = 60.0
 
 
 class Command(BaseCommand):
@@ -36,8 +36,9 @@ class Command(BaseCommand):
         total = self._left(embedder, model)
         totals = {"filled": 0, "held": 0, "requests": 0, "minutes": 0}
         with bar(self.stdout, total=total, desc="backfill", unit="row") as advance:
-            for _ in range(max_minutes):
-                started = time.monotonic()
+            for minute in range(max_minutes):
+                if minute:
+                    _wait_for_the_next_minute()
                 result = duties.run_singleton("learning.embed_fill", lambda: embed_fill.run_fill(only_model=model))
                 totals["minutes"] += 1
                 if not result.get("ran"):
@@ -54,7 +55,6 @@ class Command(BaseCommand):
                         break
                     if result.get("paused_until"):
                         break
-                time.sleep(max(0.0, MINUTE - (time.monotonic() - started)))
         left = self._left(embedder, model)
         self.stdout.write(
             f"  {totals['minutes']} minute(s), {totals['requests']} request(s); {left} row(s) still without a vector"
@@ -67,3 +67,10 @@ class Command(BaseCommand):
         for seat in Seat.objects.filter(active=True):
             count += sum(qs.count() for qs in embed_fill.pending(seat, model=embedder.model, dim=embedder.dim, now=now, only_model=model))
         return count + embed_fill.pending_pages(model=embedder.model, dim=embedder.dim, now=now, only_model=model).count()
+
+
+def _wait_for_the_next_minute() -> None:
+    """Sleep until the next wall-clock minute starts: its budget is the next one the fill may spend."""
+    now = timezone.now()
+    nxt = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    time.sleep(max(0.0, (nxt - now).total_seconds()))

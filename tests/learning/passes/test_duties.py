@@ -3,7 +3,6 @@ from unittest import mock
 
 import pytest
 from django.db import DatabaseError
-from django.test import override_settings
 
 from learning.models import Duty
 from learning.passes import duties
@@ -60,17 +59,3 @@ def test_a_failing_pass_still_releases_its_duty():
         duties.run_singleton("learning.retention", lambda: (_ for _ in ()).throw(RuntimeError("boom")))
     row = Duty.objects.get(name="learning.retention")
     assert row.holder == "" and "boom" in row.last_result["error"]
-
-
-def test_nodes_are_counted_by_live_heartbeats(now):
-    assert duties.node_count(now=now) == 1
-    duties.heartbeat(now=now)
-    Duty.objects.create(name="node:other-host", holder="h", lease_until=now + timedelta(minutes=1))
-    Duty.objects.create(name="node:gone-host", holder="h", lease_until=now - timedelta(minutes=1))
-    assert duties.node_count(now=now) == 2
-
-
-@override_settings(CREWLET_NODES="3")
-def test_the_crewlet_nodes_setting_overrides_the_heartbeats(now):
-    duties.heartbeat(now=now)
-    assert duties.node_count(now=now) == 3

@@ -1,13 +1,14 @@
+import io
 from datetime import timedelta
 
 import pytest
-from django.test import override_settings
+from django.utils import timezone
 
 from core.models import Event
 from core.providers.embeddings.base import pieces_of
 from core.providers.errors import ConfigurationError, RateLimitedError, TransientError
 from core.vectors import pool
-from learning.models import DiaryEntry, Duty, Episode
+from learning.models import DiaryEntry, Episode, FillMinute
 from learning.passes import embed_fill
 from learning.passes.fill_requests import HOLD, PROBE_WORD
 from tests.learning.passes.conftest import episode, note
@@ -70,22 +71,38 @@ def test_a_minute_sends_at_most_sixteen_requests_and_the_next_resumes(seat, fake
     assert second["filled"] == 4 and vectorless() == set()
 
 
-def test_bytes_per_minute_are_shared_among_live_nodes(seat, fake_embedder, fill_config, now):
-    fill_config(requests_per_minute=4, bytes_per_minute=400)
-    for host in ("node:a", "node:b"):
-        Duty.objects.create(name=host, holder=host, lease_until=now + timedelta(minutes=3))
-    Duty.objects.create(name="node:dead", holder="x", lease_until=now - timedelta(minutes=1))
-    for i in range(10):
-        note(seat, f"note {i} " + "w" * 40)  # 47 bytes: one a request at a 50-byte share
-    result = fill(fake_embedder, now)
-    assert result["nodes"] == 2 and result["bytes"] <= 200 and result["requests"] == 4
+def _run(command, *args):
+    from django.core.management import call_command
+
+    call_command(command, *args, stdout=io.StringIO(), stderr=io.StringIO())
 
 
-@override_settings(CREWLET_NODES=4)
-def test_the_crewlet_nodes_setting_decides_the_share(seat, fake_embedder, fill_config, now):
-    fill_config(requests_per_minute=16, bytes_per_minute=400)
-    note(seat, "x" * 90)  # over a 100-byte minute's 6-byte request share: sent a piece at a time
-    assert fill(fake_embedder, now)["nodes"] == 4
+def test_one_wall_clock_minute_is_one_company_budget_whoever_sends(seat, fill_config, monkeypatch):
+    """The scheduled tick, ``run_pass embed_fill`` and ``backfill_embeddings`` in the same minute send,
+    together, exactly one minute's budget: the company's whole budget, split among no nodes."""
+    from learning.passes import tasks
+
+    minute = timezone.now().replace(second=20, microsecond=0)
+    monkeypatch.setattr(timezone, "now", lambda: minute)  # all three senders inside one wall-clock minute
+    fill_config(requests_per_minute=4, bytes_per_minute=400)  # a 100-byte share a request
+    for i in range(4):
+        note(seat, f"note {i} " + "w" * 40)  # 47 bytes: two to a request
+
+    tick = tasks.embed_fill()
+    assert (tick["requests"], tick["bytes"], tick["filled"]) == (2, 188, 4)
+    for i in range(4, 10):
+        note(seat, f"note {i} " + "w" * 40)
+    _run("run_pass", "embed_fill")  # the operator, in the same minute: what is left of it, not a new one
+    assert len(vectorless()) == 2
+    assert (FillMinute.objects.get().requests, FillMinute.objects.get().bytes) == (4, 376)
+    _run("backfill_embeddings", "--max-minutes", "1")  # nothing left of the minute: sends nothing
+    assert len(vectorless()) == 2
+    assert (FillMinute.objects.get().requests, FillMinute.objects.get().bytes) == (4, 376)
+
+    monkeypatch.setattr(timezone, "now", lambda: minute + timedelta(minutes=1))
+    nxt = tasks.embed_fill()
+    assert (nxt["requests"], nxt["bytes"], nxt["filled"], nxt["minute_requests"]) == (1, 94, 2, 1)
+    assert vectorless() == set()
 
 
 @pytest.mark.parametrize(
@@ -119,16 +136,52 @@ def test_a_refused_batch_is_split_until_the_refused_note_is_alone_and_held(seat,
     assert vectorless() == {poison.pk}
 
 
-def test_a_held_note_is_offered_again_alone_after_the_hour(seat, fake_embedder, fill_config, now):
+def test_a_note_refused_alone_is_offered_again_alone_and_only_after_its_hour(seat, fake_embedder, fill_config, now):
     fill_config()
-    note(seat, "POISON note")
-    fill(fake_embedder, now)
-    sent = len(fake_embedder.calls)
-    fill(fake_embedder, now + timedelta(minutes=30))
-    assert len(fake_embedder.calls) == sent
+    poison = note(seat, "POISON note")
+    note(seat, "alpha note")
+    first = fill(fake_embedder, now)
+    assert fake_embedder.calls == [["POISON note", "alpha note"], [PROBE_WORD], ["POISON note"], ["alpha note"]]
+    assert (first["requests"], first["filled"], first["held_refused"]) == (4, 1, 1)
+
+    fake_embedder.calls.clear()
+    note(seat, "beta note"), note(seat, "gamma note")
+    within = fill(fake_embedder, now + timedelta(minutes=30))
+    assert fake_embedder.calls == [["beta note", "gamma note"]]  # within its hour it is not offered at all
+    assert (within["requests"], within["filled"]) == (1, 2)
+
+    fake_embedder.calls.clear()
+    note(seat, "delta note"), note(seat, "epsilon note")
+    after = fill(fake_embedder, now + timedelta(minutes=61))
+    # after the hour: alone (refused again, it costs one request and the judging word), never
+    # batched with its neighbours, whose batch goes through whole
+    assert fake_embedder.calls == [["POISON note"], [PROBE_WORD], ["delta note", "epsilon note"]]
+    assert (after["requests"], after["filled"], after["held_refused"]) == (3, 2, 1)
+    assert DiaryEntry.objects.get(pk=poison.pk).embed_held_until == now + timedelta(minutes=61) + HOLD
+
     fake_embedder.refuse_marker = "never-matches"
-    result = fill(fake_embedder, now + timedelta(minutes=61))
-    assert fake_embedder.calls[-1] == ["POISON note"] and result["filled"] == 1
+    fake_embedder.calls.clear()
+    note(seat, "zeta note"), note(seat, "eta note")
+    last = fill(fake_embedder, now + timedelta(minutes=122))
+    assert fake_embedder.calls == [["POISON note"], ["zeta note", "eta note"]]  # accepted alone
+    assert (last["requests"], last["filled"]) == (2, 3)
+    stored = DiaryEntry.objects.get(pk=poison.pk)
+    assert stored.embedding is not None and stored.embed_pieces is None and vectorless() == set()
+
+
+def test_a_change_of_provider_offers_the_notes_refused_alone_with_their_neighbours(seat, fake_embedder, fill_config, now):
+    fill_config()
+    poison = note(seat, "POISON note")
+    note(seat, "alpha note")
+    fill(fake_embedder, now)
+    assert DiaryEntry.objects.get(pk=poison.pk).embed_pieces == {"alone": True}
+    fill_config(bytes_per_minute=999_999)  # one of the four: what was refused was refused by the old provider
+    fake_embedder.refuse_marker = "never-matches"
+    fake_embedder.calls.clear()
+    note(seat, "beta note")
+    result = fill(fake_embedder, now + timedelta(minutes=1))
+    assert fake_embedder.calls == [["POISON note", "beta note"]]
+    assert (result["released_holds"], result["requests"], result["filled"]) == (1, 1, 2) and vectorless() == set()
 
 
 def test_a_directionless_vector_holds_back_only_its_row(seat, fake_embedder, fill_config, now):
@@ -146,16 +199,20 @@ def test_a_directionless_vector_holds_back_only_its_row(seat, fake_embedder, fil
 
 def test_a_first_refusal_refused_again_alone_pauses_the_fill_for_an_hour(seat, fake_embedder, fill_config, now):
     fill_config()
-    note(seat, "a perfectly fine note")
+    texts = ["a perfectly fine note", "another fine note", "a third fine note"]
+    for text in texts:
+        note(seat, text)
     fake_embedder.refuse_all = True
     result = fill(fake_embedder, now)
-    assert fake_embedder.calls == [["a perfectly fine note"], [PROBE_WORD]] and result["judged"] == "configuration"
+    assert fake_embedder.calls == [texts, [PROBE_WORD]] and result["judged"] == "configuration"
+    assert (result["requests"], result["filled"], result["held_refused"]) == (2, 0, 0)
     assert Event.objects.filter(name="memory_fill_configuration_refused").count() == 1
-    assert DiaryEntry.objects.get().embed_held_until is None  # the notes are not blamed
+    assert DiaryEntry.objects.filter(embed_held_until__isnull=False).count() == 0  # the notes are not blamed
     paused = fill(fake_embedder, now + timedelta(minutes=30))
     assert paused["ran"] is False and len(fake_embedder.calls) == 2
     fake_embedder.refuse_all = False
-    assert fill(fake_embedder, now + timedelta(minutes=61))["filled"] == 1
+    again = fill(fake_embedder, now + timedelta(minutes=61))
+    assert fake_embedder.calls[2:] == [texts] and (again["requests"], again["filled"]) == (1, 3)
 
 
 def test_a_pause_is_lifted_and_holds_released_when_the_embeddings_config_changes(
@@ -298,3 +355,32 @@ def test_a_shard_stored_without_a_vector_climbs_once_the_fill_embeds_it(seat, fi
     summary = ingest(paths=[str(tmp_path)], seat=seat)  # nothing new to read; the waiting shards climb
     assert summary.episodes == 0
     assert Shard.objects.filter(status=Shard.PUBLISHED, evidence__distinct_sources=2).count() == 1
+
+
+def _embedded_turn(seat, embedder, did: str):
+    """A raw turn whose whole-text vector is current but whose lines have none (a turn written before
+    the line search): only its lines are left for the fill."""
+    from learning import episodes
+
+    row = episode(seat, age_days=1, plan_summary=did)
+    row.set_vector(embedder.vector(episodes.text_of(row)), embedder.model)
+    row.save()
+    return row
+
+
+def test_a_turn_whose_lines_were_refused_alone_is_offered_alone_after_its_hour(seat, fake_embedder, fill_config, now):
+    fill_config()
+    good = _embedded_turn(seat, fake_embedder, "Opened a PR.")
+    poison = _embedded_turn(seat, fake_embedder, "POISON line.")
+    label = good.task_summary
+    first = fill(fake_embedder, now)
+    assert fake_embedder.calls == [[label, "Opened a PR.", label, "POISON line."],
+                                   [label, "Opened a PR."], [label, "POISON line."]]
+    assert first["pieces_filled"] == 1 and Episode.objects.get(pk=poison.pk).embed_pieces == {"alone": True}
+
+    fake_embedder.calls.clear()
+    later = _embedded_turn(seat, fake_embedder, "Merged the fix.")
+    after = fill(fake_embedder, now + timedelta(minutes=61))
+    # alone again (refused again, it costs its own request), not with the newer turn's lines
+    assert fake_embedder.calls == [[label, "POISON line."], [label, "Merged the fix."]]
+    assert after["pieces_filled"] == 1 and later.pieces.count() == 2 and poison.pieces.count() == 0
