@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
 
 from core import events
 from core.event_types import EpisodeWritten
@@ -100,30 +99,48 @@ def _embed(text: str):
     return results[0], pieces, [r.vector for r in results[1:]]
 
 
-def run(ctx) -> dict:
+def run(ctx):
+    """The embed (no transaction open); returns the write that files the episode."""
     fields = _fields(ctx)
     text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
     vector, pieces, piece_vectors = _embed(text)
-    with transaction.atomic():
-        # this run's own episode first (a redelivered pass), else the work item's latest (a re-run)
-        mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
-        existing = mine.filter(run_id=fields["run_id"]).first() if fields["run_id"] else None
-        if existing is None and fields["work_key"]:
-            existing = mine.filter(work_key=fields["work_key"]).first()
-        episode = existing or Episode(seat=ctx.seat)
-        for key, value in fields.items():
-            setattr(episode, key, value)
-        episode.set_vector(vector.vector, vector.model)
-        episode.save()
-        if episode.embedding is not None:
-            episodes.write_pieces(episode, pieces, piece_vectors, vector.model)
-        else:
-            episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
-    events.publish(
-        EpisodeWritten(
-            episode_id=episode.pk, replaced=existing is not None, embedded=episode.embedding is not None,
-            label=episode.task_summary,
-        ),
-        seat=ctx.seat, turn_id=ctx.run_id,
-    )
-    return {"episode_id": episode.pk, "replaced": existing is not None, "embedded": episode.embedding is not None}
+
+    def write() -> dict:
+        episode, existing = _file(ctx, fields, vector, pieces, piece_vectors)
+        events.publish(
+            EpisodeWritten(
+                episode_id=episode.pk, replaced=existing, embedded=episode.embedding is not None,
+                label=episode.task_summary,
+            ),
+            seat=ctx.seat, turn_id=ctx.run_id,
+        )
+        return {"episode_id": episode.pk, "replaced": existing, "embedded": episode.embedding is not None}
+
+    return write
+
+
+def _existing(ctx, fields: dict) -> Episode | None:
+    """This run's own episode first (a redelivered pass), else the work item's latest (a re-run); each
+    lookup is one of the table's indexes (the run id's unique one, the work key's)."""
+    mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
+    if fields["run_id"]:
+        found = mine.filter(run_id=fields["run_id"]).exclude(run_id="").first()
+        if found is not None:
+            return found
+    if fields["work_key"]:
+        return mine.filter(work_key=fields["work_key"]).first()
+    return None
+
+
+def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple[Episode, bool]:
+    existing = _existing(ctx, fields)
+    episode = existing or Episode(seat=ctx.seat)
+    for key, value in fields.items():
+        setattr(episode, key, value)
+    episode.set_vector(vector.vector, vector.model)
+    episode.save(force_insert=existing is None)
+    if episode.embedding is not None:
+        episodes.write_pieces(episode, pieces, piece_vectors, vector.model, replace=existing is not None)
+    elif existing is not None:
+        episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
+    return episode, existing is not None
