@@ -14,6 +14,7 @@ asserts nothing.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import resource
 import subprocess
@@ -53,9 +54,12 @@ def _counting(connection):
     """A statement counter and a commit counter on ``connection`` (the calling thread's): returns
     ``(counts, stop)``. A write outside any atomic block is its own transaction and counted as one."""
     counts = {"statements": 0, "transactions": 0}
+    shapes: collections.Counter = collections.Counter()
+    counts["shapes"] = shapes  # type: ignore[assignment]
 
     def wrapper(execute, sql, params, many, context):
         counts["statements"] += 1
+        shapes[" ".join(sql.split())[:110]] += 1
         if not connection.in_atomic_block and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
             counts["transactions"] += 1
         return execute(sql, params, many, context)
@@ -135,6 +139,9 @@ def child(turns: int, threads: int) -> None:
     import django
 
     django.setup()
+    import logging
+
+    logging.getLogger("learning.reflect").setLevel(logging.WARNING)  # a drained turn's task logs at INFO
     if os.environ.get("CREWLET_BENCH_WAL") == "1":
         from django.db.backends.signals import connection_created
 
@@ -169,8 +176,8 @@ def child(turns: int, threads: int) -> None:
         ids = []
         for n in range(count):
             rec = _record(n, seats[n % 3].handle)
-            rec["run_id"] = f"{prefix}-{rec['run_id']}"
-            turn = Turn.objects.create(run_id=rec["run_id"], work_key=f"{prefix}-{rec['work_key']}", seat=seats[n % 3],
+            rec["run_id"], rec["work_key"] = f"{prefix}-{rec['run_id']}", f"{prefix}-{rec['work_key']}"
+            turn = Turn.objects.create(run_id=rec["run_id"], work_key=rec["work_key"], seat=seats[n % 3],
                                        conversation_id=rec["conversation_id"], conversation_kind="chat",
                                        review_outcome=rec["review_outcome"], payload=rec)
             ids.append(turn.pk)
@@ -206,6 +213,7 @@ def child(turns: int, threads: int) -> None:
         profiler.disable()
         pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profiler).print_callers("deepcopy")
 
     RING.clear()
     ids = store("par")
@@ -244,6 +252,9 @@ def child(turns: int, threads: int) -> None:
     print(f"  {threads} threads:  {turns / parallel:7.1f} turns/s (3 seats, passes for one seat serialised)")
     print(f"  per turn: {counts['statements'] / n_counted:.1f} statements, {counts['transactions'] / n_counted:.2f} transactions"
           f" (over {n_counted} turns)")
+    if os.environ.get("CREWLET_BENCH_SQL") == "1":
+        for shape, n in counts["shapes"].most_common():
+            print(f"    {n / n_counted:5.2f}  {shape}")
     print(f"  peak traced Python memory over {len(mem)} turns (separate run): {peak / 1e6:.1f} MB; process max RSS {rss_mb:.0f} MB")
     print(f"  turns left unreflected: {unreflected}")
 

@@ -148,7 +148,7 @@ def _commit(ctx: TurnContext, result: PassResult, prepared: dict, started: float
     """The write half: ONE transaction, or (it failed) the spend charged alone and the turn left."""
     try:
         with transaction.atomic(), events.batched():
-            if ctx.notes.get("signal_due"):
+            if ctx.notes.get("signal_due") and skill_reflection.earned(ctx):
                 _write_signal(ctx)
             result.workers = {name: _apply_worker(name, p, ctx) for name, p in prepared.items()}
             if not result.gate:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Q
 
 from core import events
 from core.event_types import EpisodeWritten
@@ -119,26 +120,33 @@ def run(ctx):
     return write
 
 
-def _existing(ctx, fields: dict) -> Episode | None:
-    """This run's own episode first (a redelivered pass), else the work item's latest (a re-run); each
-    lookup is one of the table's indexes (the run id's unique one, the work key's)."""
-    mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
+def _existing(ctx, fields: dict) -> int | None:
+    """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a
+    re-run). ONE read of ids, each half on its own index (the run id's unique one, the work key's)."""
+    match = Q()
     if fields["run_id"]:
-        found = mine.filter(run_id=fields["run_id"]).exclude(run_id="").first()
-        if found is not None:
-            return found
+        match |= Q(run_id=fields["run_id"]) & ~Q(run_id="")
     if fields["work_key"]:
-        return mine.filter(work_key=fields["work_key"]).first()
-    return None
+        match |= Q(work_key=fields["work_key"])
+    if not match:
+        return None
+    rows = list(Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW).filter(match).order_by("id").values_list("id", "run_id"))
+    mine = [pk for pk, run_id in rows if fields["run_id"] and run_id == fields["run_id"]]
+    return (mine or [pk for pk, _ in rows] or [None])[0]
 
 
 def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple[Episode, bool]:
+    """Insert the episode, or overwrite the one it replaces with one UPDATE; then its line vectors."""
     existing = _existing(ctx, fields)
-    episode = existing or Episode(seat=ctx.seat)
-    for key, value in fields.items():
-        setattr(episode, key, value)
+    episode = Episode(seat=ctx.seat, **fields)
     episode.set_vector(vector.vector, vector.model)
-    episode.save(force_insert=existing is None)
+    if existing is None:
+        episode.save(force_insert=True)
+    else:
+        episode.pk = existing
+        vector_fields = {"embedding": episode.embedding, "embedding_model": episode.embedding_model,
+                         "embedding_dim": episode.embedding_dim}
+        Episode.objects.filter(pk=existing).update(**fields, **vector_fields)
     if episode.embedding is not None:
         episodes.write_pieces(episode, pieces, piece_vectors, vector.model, replace=existing is not None)
     elif existing is not None:

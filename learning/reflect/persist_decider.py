@@ -42,7 +42,7 @@ def applies(ctx) -> str | None:
 
 def build_inputs(ctx, *, reflect: bool) -> dict:
     inputs = turn_inputs(ctx)
-    inputs["recent_notes"] = [e.content for e in diary.recent(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)]
+    inputs["recent_notes"] = diary.recent_texts(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
     if reflect:
         inputs["skill_reflection"] = {
             "skills": skill_reflection.catalogue_inputs(ctx.seat),

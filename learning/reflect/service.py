@@ -20,10 +20,11 @@ log = logging.getLogger("learning.reflect")
 
 DRAIN_TURNS = 20  # turns one task reflects under one lease, its own included
 DRAIN_SECONDS = 20.0  # no further turn is started past this; the rest wait for their own tasks
+SEAT_ROWS = ("seat", "seat__role", "seat__role__company", "seat__company", "seat__unit")  # what a pass reads of its seat
 
 
 def _load(turn_ids: list[int]) -> list[Turn]:
-    rows = Turn.objects.select_related("seat", "seat__role", "seat__company", "seat__unit").in_bulk(turn_ids)
+    rows = Turn.objects.select_related(*SEAT_ROWS).in_bulk(turn_ids)
     return [rows[i] for i in turn_ids if i in rows]
 
 
@@ -58,7 +59,7 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     under the lock, so two deliveries of one task never both run its pass. A pass closed by
     ``no_budget`` leaves the turn unreflected (the ceiling may move) and ends the drain.
     """
-    turn = Turn.objects.select_related("seat", "seat__role", "seat__company", "seat__unit").filter(pk=turn_id).first()
+    turn = Turn.objects.select_related(*SEAT_ROWS).filter(pk=turn_id).first()
     if turn is None:
         log.info("reflect_turn %s: the turn is gone", turn_id)
         return {"turn": turn_id, "status": "gone"}
