@@ -3,17 +3,19 @@
 Under the one lease the task also drains the seat's other unreflected turns, oldest first, its own
 among them (at most ``DRAIN_TURNS`` turns or ``DRAIN_SECONDS``): a turn whose own task was lost
 (a worker killed mid-pass, a failed enqueue) is taken by the seat's next task instead of waiting
-for the backlog sweep, and a queue of one seat's turns pays for its lock once. A task whose turn
-was already drained returns after one row read.
+for the backlog sweep, and a queue of one seat's turns pays for its lock once and for one flush
+to disk (``durability.deferred``: each pass still commits alone). A task whose turn was already
+drained returns after one row read.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from contextlib import nullcontext
 
 from learning.models import Turn
-from learning.reflect import dispatcher
+from learning.reflect import dispatcher, durability
 from learning.reflect.lock import LockTimeout, seat_lock
 
 log = logging.getLogger("learning.reflect")
@@ -70,14 +72,16 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     try:
         with seat_lock(turn.seat):
             deadline, others = time.monotonic() + DRAIN_SECONDS, True
-            for queued in _load(_queue(turn) if drain else [turn_id]):
-                if queued.reflected_at is not None or (queued.pk != turn_id and not others):
-                    continue
-                outcome = _reflect_one(queued, now=now)
-                if queued.pk == turn_id:
-                    mine = outcome
-                # no budget for one turn is none for the next; past the drain's time the rest wait for their tasks
-                others = others and outcome.get("gate") not in dispatcher.TRANSIENT_GATES and time.monotonic() < deadline
+            queue = [t for t in _load(_queue(turn) if drain else [turn_id]) if t.reflected_at is None]
+            with durability.deferred(turn_id) if len(queue) > 1 else nullcontext():
+                for queued in queue:
+                    if queued.pk != turn_id and not others:
+                        continue
+                    outcome = _reflect_one(queued, now=now)
+                    if queued.pk == turn_id:
+                        mine = outcome
+                    # no budget for one turn is none for the next; past the drain's time the rest wait for their tasks
+                    others = others and outcome.get("gate") not in dispatcher.TRANSIENT_GATES and time.monotonic() < deadline
     except LockTimeout as exc:
         log.warning("reflect_turn %s left for the backlog: %s", turn_id, exc)
         return {"turn": turn_id, "status": "lock_timeout"}

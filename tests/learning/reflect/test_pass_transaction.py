@@ -197,3 +197,32 @@ def test_one_failing_turn_in_a_drain_costs_the_others_nothing(seat, make_turn):
     with mock.patch.object(dispatcher, "reflect", failing_for_the_first):
         assert reflect_turn(mine.pk)["status"] == "reflected"
     assert Turn.objects.get(pk=waiting.pk).reflected_at is None  # left for the backlog sweep
+
+
+def _durability_setting() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA synchronous" if connection.vendor == "sqlite" else "SHOW synchronous_commit")
+        return str(cursor.fetchone()[0])
+
+
+def test_a_drain_defers_each_pass_flush_to_one_durable_commit_and_restores_the_connection(seat, make_turn):
+    """Each drained pass still commits alone (the next pass reads it); the flush to disk is deferred
+    to one durable commit at the drain's end, and the connection is left as it was found."""
+    _lost(make_turn, 2)
+    mine = make_turn()
+    before = _durability_setting()
+    during = []
+    real = dispatcher.reflect
+
+    def recording(turn, **kw):
+        during.append(_durability_setting())
+        return real(turn, **kw)
+
+    with counted() as seen, mock.patch.object(dispatcher, "reflect", recording):
+        assert reflect_turn(mine.pk)["status"] == "reflected"
+    deferred = "1" if connection.vendor == "sqlite" else "off"
+    assert during == [deferred] * 3 and _durability_setting() == before != deferred
+    passes = [writes for writes in seen["committed"] if any("seat_reflection_locks" not in w for w in writes)]
+    assert len(passes) == 3  # one commit a pass
+    durable = [w for w in seen["outside"] if "seat_reflection_locks" not in w]
+    assert len(durable) == 1 and durable[0].startswith('UPDATE "learning_turn"')  # the one durable commit
