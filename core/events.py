@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +34,7 @@ def _open_batch() -> list | None:
 
 
 @contextmanager
-def batched():
+def batched() -> Iterator[list]:
     """Hold the telemetry published inside the block and write it in ONE bulk insert at the end.
 
     Nested: an inner batch that ends cleanly hands its events to the outer one; an inner batch left

@@ -12,6 +12,7 @@ their passes wrote, and the next task or the backlog sweep reflects them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.db import connection
@@ -27,7 +28,7 @@ def _sqlite_wal() -> bool:
 
 
 @contextmanager
-def deferred(anchor_turn_id: int):
+def deferred(anchor_turn_id: int) -> Iterator[None]:
     """Commits inside skip their own flush; the exit flushes them all by one durable write (the
     ``anchor_turn_id`` row's ``reflected_at`` rewritten to itself)."""
     from learning.models import Turn

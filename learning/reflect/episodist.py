@@ -132,7 +132,8 @@ def _existing(ctx, fields: dict) -> int | None:
         return None
     rows = list(Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW).filter(match).order_by("id").values_list("id", "run_id"))
     mine = [pk for pk, run_id in rows if fields["run_id"] and run_id == fields["run_id"]]
-    return (mine or [pk for pk, _ in rows] or [None])[0]
+    found = mine or [pk for pk, _ in rows]
+    return found[0] if found else None
 
 
 def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple[Episode, bool]:
