@@ -9,7 +9,10 @@ the reads, every model call (its spend deferred) and every embed; each worker's 
 what it would write. The second is ONE transaction: the skill-reflection signal, each worker's
 writes in its own savepoint (a failed write is rolled back alone, with the events it announced),
 the pass's spend in one charge, its events in one bulk insert, and the turn's ``reflected_at``.
-A pass that cannot commit still charges its spend and leaves the turn for a later pass.
+The write half is first tried with no savepoint (one round trip fewer a worker); a failure
+anywhere rolls that try back and it runs again with the savepoints, so a failed worker still
+costs only its own writes. A pass that cannot commit still charges its spend and leaves the turn
+for a later pass.
 """
 
 from __future__ import annotations
@@ -87,8 +90,11 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
     return None
 
 
-def _write_signal(ctx: TurnContext) -> None:
+def _write_signal(ctx: TurnContext, *, isolated: bool = True) -> None:
     """Write the skill-reflection signal; a failed write is logged and never skips the pass."""
+    if not isolated:
+        skill_reflection.accumulate(ctx)
+        return
     try:
         with transaction.atomic():  # a savepoint: a failed write leaves the pass's transaction usable
             skill_reflection.accumulate(ctx)
@@ -108,12 +114,15 @@ def _prepare_worker(worker, ctx: TurnContext):
         return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
 
 
-def _apply_worker(name: str, prepared, ctx: TurnContext) -> WorkerOutcome:
-    """The second half, inside the pass's transaction: the worker's writes in their own savepoint."""
+def _apply_worker(name: str, prepared, ctx: TurnContext, *, isolated: bool = True) -> WorkerOutcome:
+    """The second half, inside the pass's transaction: the worker's writes, in their own savepoint
+    when ``isolated`` (otherwise a failure propagates: the whole write half is retried isolated)."""
     if isinstance(prepared, (WorkerSkipped, WorkerFailed)):
         return prepared
     if not callable(prepared):
         return WorkerRan(result=prepared or {})
+    if not isolated:
+        return WorkerRan(result=prepared() or {})
     try:
         with transaction.atomic(), events.batched():  # a failed write takes its own events with it
             return WorkerRan(result=prepared() or {})
@@ -144,20 +153,36 @@ def run_pass(ctx: TurnContext) -> PassResult:
     return result
 
 
+def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: float, *, isolated: bool) -> None:
+    """ONE transaction: the signal, the workers' writes, the spend, the events, the turn's mark.
+
+    Not ``isolated``: no savepoints at all, and any failure rolls the whole of it back (the first
+    try of every pass: most passes fail nowhere). ``isolated``: each worker's writes (and the
+    signal, and the events) in a savepoint of their own, a failure costing only its own writes.
+    """
+    ctx.notes.pop(skill_reflection.NAME, None)  # what an earlier, rolled-back try applied
+    with transaction.atomic(), events.batched(isolated=isolated):
+        if ctx.notes.get("signal_due") and skill_reflection.earned(ctx):
+            _write_signal(ctx, isolated=isolated)
+        result.workers = {name: _apply_worker(name, p, ctx, isolated=isolated) for name, p in prepared.items()}
+        if not result.gate:
+            result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
+        aux.record_batch(ctx.seat, ctx.spend)
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        _publish(ctx, result)
+        if not result.reflectable_again:
+            Turn.objects.filter(pk=ctx.turn.pk).update(reflected_at=timezone.now())
+
+
 def _commit(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:
     """The write half: ONE transaction, or (it failed) the spend charged alone and the turn left."""
     try:
-        with transaction.atomic(), events.batched():
-            if ctx.notes.get("signal_due") and skill_reflection.earned(ctx):
-                _write_signal(ctx)
-            result.workers = {name: _apply_worker(name, p, ctx) for name, p in prepared.items()}
-            if not result.gate:
-                result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
-            aux.record_batch(ctx.seat, ctx.spend)
-            result.duration_ms = int((time.monotonic() - started) * 1000)
-            _publish(ctx, result)
-            if not result.reflectable_again:
-                Turn.objects.filter(pk=ctx.turn.pk).update(reflected_at=timezone.now())
+        try:
+            _write_half(ctx, result, prepared, started, isolated=False)
+        except Exception:
+            log.info("turn %s: a write failed; the pass's writes are retried, each worker in its own savepoint",
+                     ctx.run_id, exc_info=True)
+            _write_half(ctx, result, prepared, started, isolated=True)
     except Exception:
         log.exception("reflection pass for turn %s could not commit; left for a later pass", ctx.run_id)
         result.committed = False

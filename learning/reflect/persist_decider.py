@@ -9,6 +9,7 @@ rule lives: a note past it is skipped and logged, never trimmed); DOC is a logge
 
 from __future__ import annotations
 
+import copy
 import logging
 
 from core import aux, events
@@ -72,7 +73,7 @@ def run(ctx):
     def write() -> dict:
         if reflect:
             skill_reflection.apply_pending(ctx)
-        return store(ctx, answer, entry=entry)
+        return store(ctx, answer, entry=copy.copy(entry))  # a copy: a retried write inserts afresh
 
     return write
 

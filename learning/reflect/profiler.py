@@ -9,6 +9,7 @@ auxiliary call or write is logged and reported under ``failed``, and the later s
 
 from __future__ import annotations
 
+import copy
 import logging
 
 from django.db import IntegrityError, transaction
@@ -104,12 +105,14 @@ def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> Co
     one conditional UPDATE (or one INSERT for a new person); a row that moved meanwhile is merged again
     under a row lock."""
     if existing is not None:
-        seen = existing.observations
-        _merged(existing, sender, answer)
+        merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
+        _merged(merged, sender, answer)
         fields = ["display_name", "communication_style", *profile_update.FIELDS, "observations"]
-        values = {f: getattr(existing, f) for f in fields}
-        if CounterpartyProfile.objects.filter(pk=existing.pk, observations=seen).update(**values, updated_at=timezone.now()):
-            return existing
+        values = {f: getattr(merged, f) for f in fields}
+        if CounterpartyProfile.objects.filter(pk=existing.pk, observations=existing.observations).update(
+            **values, updated_at=timezone.now()
+        ):
+            return merged
     else:
         profile = CounterpartyProfile(**_key(ctx, sender))
         _merged(profile, sender, answer)

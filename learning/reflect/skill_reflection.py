@@ -132,7 +132,7 @@ def converse(ctx, inputs: dict, ask) -> dict:
 
 def apply_pending(ctx) -> None:
     """The conversation's write actions under the rails, then the signal consumed (the write half)."""
-    rounds, read, refused_reads, writes = ctx.notes.pop("skill_reflection_pending")
+    rounds, read, refused_reads, writes = ctx.notes["skill_reflection_pending"]  # kept: a retried write half reapplies
     applied = refused_reads + [apply_action(ctx, a, read=read) for a in writes]
     _consume(ctx)
     ctx.notes[NAME] = WorkerRan(result={"rounds": rounds, "read": sorted(read), "actions": applied})
