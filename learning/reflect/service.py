@@ -14,6 +14,7 @@ import logging
 import time
 from contextlib import nullcontext
 
+from crewlet.models import Seat
 from learning.models import Turn
 from learning.reflect import dispatcher, durability
 from learning.reflect.lock import LockTimeout, seat_lock
@@ -30,16 +31,16 @@ def _load(turn_ids: list[int]) -> list[Turn]:
     return [rows[i] for i in turn_ids if i in rows]
 
 
-def _queue(turn: Turn) -> list[int]:
-    """The seat's unreflected turns to drain under this lease, oldest first, ``turn`` always among them."""
+def _queue(turn_id: int, seat_id: int, received_at) -> list[int]:
+    """The seat's unreflected turns to drain under this lease, oldest first, ``turn_id`` always among them."""
     waiting = list(
-        Turn.objects.filter(seat_id=turn.seat_id, reflected_at__isnull=True)
-        .exclude(pk=turn.pk)
+        Turn.objects.filter(seat_id=seat_id, reflected_at__isnull=True)
+        .exclude(pk=turn_id)
         .order_by("received_at", "id")
         .values_list("id", "received_at")[: DRAIN_TURNS - 1]
     )
-    waiting.append((turn.pk, turn.received_at))
-    return [turn_id for turn_id, _ in sorted(waiting, key=lambda row: (row[1], row[0]))]
+    waiting.append((turn_id, received_at))
+    return [pk for pk, _ in sorted(waiting, key=lambda row: (row[1], row[0]))]
 
 
 def _reflect_one(turn: Turn, *, now=None) -> dict:
@@ -61,18 +62,20 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     under the lock, so two deliveries of one task never both run its pass. A pass closed by
     ``no_budget`` leaves the turn unreflected (the ceiling may move) and ends the drain.
     """
-    turn = Turn.objects.select_related(*SEAT_ROWS).filter(pk=turn_id).first()
-    if turn is None:
+    row = Turn.objects.filter(pk=turn_id).values_list("seat_id", "received_at", "reflected_at").first()
+    if row is None:
         log.info("reflect_turn %s: the turn is gone", turn_id)
         return {"turn": turn_id, "status": "gone"}
-    if turn.reflected_at is not None:
-        log.info("reflect_turn %s: already reflected at %s", turn_id, turn.reflected_at)
+    seat_id, received_at, reflected_at = row
+    if reflected_at is not None:  # a redelivery, or a turn an earlier task drained: this one row read
+        log.info("reflect_turn %s: already reflected at %s", turn_id, reflected_at)
         return {"turn": turn_id, "status": "already_reflected"}
     mine = {"turn": turn_id, "status": "already_reflected"}
     try:
-        with seat_lock(turn.seat):
+        with seat_lock(Seat(pk=seat_id)):
             deadline, others = time.monotonic() + DRAIN_SECONDS, True
-            queue = [t for t in _load(_queue(turn) if drain else [turn_id]) if t.reflected_at is None]
+            queued_ids = _queue(turn_id, seat_id, received_at) if drain else [turn_id]
+            queue = [t for t in _load(queued_ids) if t.reflected_at is None]  # re-read under the lock
             with durability.deferred(turn_id) if len(queue) > 1 else nullcontext():
                 for queued in queue:
                     if queued.pk != turn_id and not others:
