@@ -20,6 +20,8 @@ from django.db.models import F
 
 log = logging.getLogger("learning.reflect.durability")
 
+PG_LEVELS = ("on", "off", "local", "remote_write", "remote_apply")  # synchronous_commit's values
+
 
 def _sqlite_wal() -> bool:
     with connection.cursor() as cursor:
@@ -44,8 +46,10 @@ def deferred(anchor_turn_id: int) -> Iterator[None]:
             restore = f"PRAGMA synchronous={int(cursor.fetchone()[0])}"
             cursor.execute("PRAGMA synchronous=NORMAL")
         elif vendor == "postgresql":
+            cursor.execute("SHOW synchronous_commit")
+            level = str(cursor.fetchone()[0])
+            restore = f"SET synchronous_commit TO {level}" if level in PG_LEVELS else "RESET synchronous_commit"
             cursor.execute("SET synchronous_commit TO off")
-            restore = "RESET synchronous_commit"
     try:
         yield
     finally:
