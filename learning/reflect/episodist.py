@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db.models import Q
 
 from core import events
 from core.event_types import EpisodeWritten
@@ -122,15 +121,17 @@ def run(ctx):
 
 def _existing(ctx, fields: dict) -> int | None:
     """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a
-    re-run). ONE read of ids, each half on its own index (the run id's unique one, the work key's)."""
-    match = Q()
+    re-run). ONE statement of ids, a UNION of two lookups each on its own index (the run id's unique
+    one, the work key's): an OR of the two would scan every episode of the seat."""
+    base = Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
+    parts = []
     if fields["run_id"]:
-        match |= Q(run_id=fields["run_id"]) & ~Q(run_id="")
+        parts.append(base.filter(run_id=fields["run_id"]).exclude(run_id="").values_list("id", "run_id"))
     if fields["work_key"]:
-        match |= Q(work_key=fields["work_key"])
-    if not match:
+        parts.append(base.filter(work_key=fields["work_key"]).values_list("id", "run_id"))
+    if not parts:
         return None
-    rows = list(Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW).filter(match).order_by("id").values_list("id", "run_id"))
+    rows = sorted(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
     mine = [pk for pk, run_id in rows if fields["run_id"] and run_id == fields["run_id"]]
     found = mine or [pk for pk, _ in rows]
     return found[0] if found else None
