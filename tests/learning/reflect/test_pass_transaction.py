@@ -44,8 +44,9 @@ def counted():
         yield seen
 
 
-def writes_to(seen: dict, table: str, verb: str) -> list[str]:
-    return [s for s in seen["sql"] if s.lstrip().upper().startswith(verb) and f'"{table}"' in s.split("(")[0] + s[:80]]
+def statements_on(seen: dict, table: str, verb: str) -> list[str]:
+    """The statements of one verb naming ``table`` first (a UNION's parenthesised arms included)."""
+    return [s for s in seen["sql"] if s.lstrip("( ").upper().startswith(verb) and f'"{table}"' in s[:80]]
 
 
 def test_an_engaged_pass_commits_once_with_one_event_insert_and_one_charge(seat, make_turn):
@@ -57,8 +58,13 @@ def test_an_engaged_pass_commits_once_with_one_event_insert_and_one_charge(seat,
     passes = [writes for writes in seen["committed"] if any("seat_reflection_locks" not in w for w in writes)]
     assert len(passes) == 1
     assert all("seat_reflection_locks" in sql for sql in seen["outside"])
-    assert len(writes_to(seen, "learning_event", "INSERT")) == 1
-    assert len(writes_to(seen, "crewlet_budgetcounter", "UPDATE")) == 2  # one charge: the seat's counter and the company's
+    assert len(statements_on(seen, "learning_event", "INSERT")) == 1
+    assert len(statements_on(seen, "crewlet_budgetcounter", "UPDATE")) == 2  # one charge: the seat's counter and the company's
+    # no repeated reads: the counterparty's profile once, the episode to replace once, the turn's row
+    # once before the lock and once under it
+    assert len(statements_on(seen, "counterparty_profiles", "SELECT")) == 1
+    assert len(statements_on(seen, "episodes", "SELECT")) == 1
+    assert len([s for s in seen["sql"] if s.lstrip("( ").startswith("SELECT") and 'FROM "learning_turn"' in s]) == 3  # + the drain's queue
     assert {r.event.NAME for r in events.recorded(EpisodeWritten, seat=seat)} == {"episode_written"}
     spends = list(events.recorded(AuxiliarySpend, seat=seat))
     assert {s.event.purpose for s in spends} >= {"persist_decision", "profile_update"}
