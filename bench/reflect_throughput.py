@@ -14,7 +14,9 @@ asserts nothing.
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -49,11 +51,106 @@ def _record(n: int, seat: str) -> dict:
     return base
 
 
+def _counting(connection):
+    """A statement counter and a commit counter on ``connection`` (the calling thread's): returns
+    ``(counts, stop)``. A write outside any atomic block is its own transaction and counted as one."""
+    counts = {"statements": 0, "transactions": 0}
+    shapes: collections.Counter = collections.Counter()
+    counts["shapes"] = shapes  # type: ignore[assignment]
+
+    def wrapper(execute, sql, params, many, context):
+        counts["statements"] += 1
+        shapes[re.sub(r'"s\d+_x\d+"', '"sp"', " ".join(sql.split()))[:110]] += 1  # savepoints by kind, not name
+        if not connection.in_atomic_block and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
+            counts["transactions"] += 1
+        return execute(sql, params, many, context)
+
+    real_commit = connection.commit
+
+    def commit():
+        counts["transactions"] += 1
+        return real_commit()
+
+    connection.commit = commit
+    handle = connection.execute_wrapper(wrapper)
+    handle.__enter__()
+
+    def stop():
+        handle.__exit__(None, None, None)
+        del connection.commit
+
+    return counts, stop
+
+
+def _floor_rows(turn_ids):
+    """What the reflection of each turn wrote, cloned so it can be written again: per turn, the
+    inserts by model (new run ids and names) and the rows it updated (profiles, budget counters)."""
+    from core.models import Event
+    from crewlet.models import BudgetCounter
+    from learning.models import CounterpartyProfile, DiaryEntry, Episode, EpisodePiece, SynthesizedSkill, Turn
+
+    plans = []
+    for turn in Turn.objects.filter(pk__in=turn_ids).order_by("id"):
+        run = turn.run_id
+        episode = Episode.objects.filter(seat_id=turn.seat_id, run_id=run).first()
+        pieces = list(EpisodePiece.objects.filter(episode=episode)) if episode else []
+        rows = {"events": list(Event.objects.filter(turn_id=run)), "diary": list(DiaryEntry.objects.filter(turn_id=run)),
+                "skills": list(SynthesizedSkill.objects.filter(origin_turn_id=run))}
+        for obj in [*rows["events"], *rows["diary"], *rows["skills"], *pieces]:
+            obj.pk = None
+        for skill in rows["skills"]:
+            skill.name = f"{skill.name} (floor)"
+        if episode is not None:
+            episode.pk, episode.run_id = None, f"floor-{run}"
+        profiles = [e.payload["profile_id"] for e in rows["events"] if e.name == "counterparty_profile_updated"]
+        counters = list(BudgetCounter.objects.filter(scope="seat", scope_id=turn.seat_id).values_list("pk", flat=True))
+        counters += list(BudgetCounter.objects.filter(scope="company").values_list("pk", flat=True))
+        plans.append((turn.pk, episode, pieces, rows, profiles, counters if rows["events"] else []))
+    return plans, (CounterpartyProfile, BudgetCounter, DiaryEntry, Episode, EpisodePiece, SynthesizedSkill, Turn, Event)
+
+
+def _write_floor(plans, models, *, deferred: bool = False) -> float:
+    """The floor: each turn's rows written again, one transaction a turn, one statement a table
+    (``deferred``: flushed to disk once every 20 turns, as a drain does, instead of at every commit)."""
+    from django.db import transaction
+    from django.db.models import F
+    from django.utils import timezone
+
+    from learning.reflect import durability
+
+    CounterpartyProfile, BudgetCounter, DiaryEntry, Episode, EpisodePiece, SynthesizedSkill, Turn, Event = models
+    started = time.perf_counter()
+    for i, (turn_id, episode, pieces, rows, profiles, counters) in enumerate(plans):
+        if deferred and i % 20 == 0:
+            flush = durability.deferred(turn_id)
+            flush.__enter__()
+        with transaction.atomic():
+            if episode is not None:
+                episode.save(force_insert=True)
+                for piece in pieces:
+                    piece.episode_id = episode.pk
+                EpisodePiece.objects.bulk_create(pieces)
+            DiaryEntry.objects.bulk_create(rows["diary"])
+            SynthesizedSkill.objects.bulk_create(rows["skills"])
+            Event.objects.bulk_create(rows["events"])
+            if profiles:
+                CounterpartyProfile.objects.filter(pk__in=profiles).update(observations=F("observations") + 1)
+            if counters:
+                BudgetCounter.objects.filter(pk__in=counters).update(tokens=F("tokens") + 1)
+            Turn.objects.filter(pk=turn_id).update(reflected_at=timezone.now())
+        if deferred and (i % 20 == 19 or i == len(plans) - 1):
+            flush.__exit__(None, None, None)
+    return time.perf_counter() - started
+
+
 def child(turns: int, threads: int) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crewlet.settings")
     import django
 
     django.setup()
+    import logging
+
+    logging.getLogger("learning.reflect").setLevel(logging.WARNING)  # a drained turn's task logs at INFO
     if os.environ.get("CREWLET_BENCH_WAL") == "1":
         from django.db.backends.signals import connection_created
 
@@ -84,25 +181,56 @@ def child(turns: int, threads: int) -> None:
     unit = Unit.objects.create(company=company, key="eng", name="Eng")
     seats = [Seat.objects.create(company=company, role=role, unit=unit, handle=h) for h in ("ana", "bo", "cy")]
 
-    def store(prefix: str) -> list[int]:
+    def store(prefix: str, count: int = turns) -> list[int]:
         ids = []
-        for n in range(turns):
+        for n in range(count):
             rec = _record(n, seats[n % 3].handle)
-            rec["run_id"] = f"{prefix}-{rec['run_id']}"
-            turn = Turn.objects.create(run_id=rec["run_id"], work_key=f"{prefix}-{rec['work_key']}", seat=seats[n % 3],
+            rec["run_id"], rec["work_key"] = f"{prefix}-{rec['run_id']}", f"{prefix}-{rec['work_key']}"
+            turn = Turn.objects.create(run_id=rec["run_id"], work_key=rec["work_key"], seat=seats[n % 3],
                                        conversation_id=rec["conversation_id"], conversation_kind="chat",
                                        review_outcome=rec["review_outcome"], payload=rec)
             ids.append(turn.pk)
         return ids
 
-    tracemalloc.start()
+    # sequential, timed with nothing else in the loop
     ids = store("seq")
     started = time.perf_counter()
     for turn_id in ids:
         reflect_turn(turn_id)
     sequential = time.perf_counter() - started
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+
+    # the floor, same run: the rows those passes wrote, written again one transaction a turn
+    plans, models = _floor_rows(ids)
+    floor = _write_floor(plans, models)
+    for episode in [p[1] for p in plans if p[1] is not None]:
+        episode.pk, episode.run_id = None, f"{episode.run_id}-again"  # written a second time, as new rows
+    for plan in plans:
+        for obj in [*plan[2], *plan[3]["events"], *plan[3]["diary"], *plan[3]["skills"]]:
+            obj.pk = None
+        for skill in plan[3]["skills"]:
+            skill.name = f"{skill.name} again"
+    floor_deferred = _write_floor(plans, models, deferred=True)
+
+    # statements and transactions a turn, counted on their own set of turns
+    counted = store("cnt", min(turns, 100))
+    counts, stop = _counting(connection)
+    for turn_id in counted:
+        reflect_turn(turn_id)
+    stop()
+
+    if os.environ.get("CREWLET_BENCH_PROFILE") == "1":  # where the time goes, on its own set of turns
+        import cProfile
+        import pstats
+
+        profiled = store("prof", min(turns, 100))
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for turn_id in profiled:
+            reflect_turn(turn_id)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profiler).print_callers("deepcopy")
 
     RING.clear()
     ids = store("par")
@@ -122,13 +250,31 @@ def child(turns: int, threads: int) -> None:
     for t in pool:
         t.join()
     parallel = time.perf_counter() - started
+
+    # peak memory: its own run, tracemalloc on (it slows a loop about threefold: never the timed one)
+    mem = store("mem", min(turns, 100))
+    tracemalloc.start()
+    for turn_id in mem:
+        reflect_turn(turn_id)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+
     unreflected = Turn.objects.filter(reflected_at__isnull=True).count()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     journal = " (WAL, synchronous=NORMAL)" if os.environ.get("CREWLET_BENCH_WAL") == "1" and connection.vendor == "sqlite" else ""
+    n_counted = len(counted)
     print(f"engine {connection.vendor}{journal}: {turns} turns")
-    print(f"  sequential: {turns / sequential:7.1f} turns/s ({sequential * 1000 / turns:.1f} ms a turn)")
+    print(f"  sequential: {turns / sequential:7.1f} turns/s ({sequential * 1000 / turns:.1f} ms a turn)"
+          f"   floor, same run: {turns / floor:7.1f} turns/s ({floor * 1000 / turns:.1f} ms) -> {sequential / floor:.1f}x the floor")
+    print(f"  floor with the drain's deferred flush (one durable commit every 20 turns): {turns / floor_deferred:7.1f} turns/s"
+          f" ({floor_deferred * 1000 / turns:.1f} ms) -> {sequential / floor_deferred:.1f}x")
     print(f"  {threads} threads:  {turns / parallel:7.1f} turns/s (3 seats, passes for one seat serialised)")
-    print(f"  peak traced Python memory during the sequential run: {peak / 1e6:.1f} MB; process max RSS {rss_mb:.0f} MB")
+    print(f"  per turn: {counts['statements'] / n_counted:.1f} statements, {counts['transactions'] / n_counted:.2f} transactions"
+          f" (over {n_counted} turns)")
+    if os.environ.get("CREWLET_BENCH_SQL") == "1":
+        for shape, n in counts["shapes"].most_common():
+            print(f"    {n / n_counted:5.2f}  {shape}")
+    print(f"  peak traced Python memory over {len(mem)} turns (separate run): {peak / 1e6:.1f} MB; process max RSS {rss_mb:.0f} MB")
     print(f"  turns left unreflected: {unreflected}")
 
 

@@ -58,13 +58,14 @@ def charge(seat: Seat, tokens: int) -> None:
 
     start = window_start(seat.company.budget_window)
     for scope, scope_id in (("seat", seat.pk), ("company", seat.company_id)):
-        with transaction.atomic():
-            updated = BudgetCounter.objects.filter(scope=scope, scope_id=scope_id, window_start=start).update(
-                tokens=F("tokens") + tokens
+        updated = BudgetCounter.objects.filter(scope=scope, scope_id=scope_id, window_start=start).update(
+            tokens=F("tokens") + tokens
+        )
+        if updated:
+            continue
+        with transaction.atomic():  # the window's first charge: the row is created (or raced and updated)
+            _row, created = BudgetCounter.objects.get_or_create(
+                scope=scope, scope_id=scope_id, window_start=start, defaults={"tokens": tokens}
             )
-            if not updated:
-                _row, created = BudgetCounter.objects.get_or_create(
-                    scope=scope, scope_id=scope_id, window_start=start, defaults={"tokens": tokens}
-                )
-                if not created:
-                    BudgetCounter.objects.filter(pk=_row.pk).update(tokens=F("tokens") + tokens)
+            if not created:
+                BudgetCounter.objects.filter(pk=_row.pk).update(tokens=F("tokens") + tokens)

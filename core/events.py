@@ -1,12 +1,17 @@
 """The one way an observable state change is announced: an append-only ``Event`` row.
 
 ``publish`` takes an instance of a class in the catalogue (``core.event_types``); readers get
-instances back (``latest``, ``recorded``), old rows included.
+instances back (``latest``, ``recorded``), old rows included. Inside ``batched()`` telemetry is
+held and written in one bulk insert when the outermost batch closes (a reflection pass: one INSERT
+for its events); an event that is not telemetry is always written at once.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic
@@ -19,6 +24,41 @@ if TYPE_CHECKING:
     from crewlet.models import Seat
 
 log = logging.getLogger("core.events")
+
+_batches = threading.local()  # the open batches of this thread, innermost last
+
+
+def _open_batch() -> list | None:
+    stack = getattr(_batches, "stack", None)
+    return stack[-1] if stack else None
+
+
+@contextmanager
+def batched(*, isolated: bool = True) -> Iterator[list]:
+    """Hold the telemetry published inside the block and write it in ONE bulk insert at the end.
+
+    Nested: an inner batch that ends cleanly hands its events to the outer one; an inner batch left
+    by an exception drops them (they announced writes its savepoint rolled back). Only the
+    outermost batch writes, inside whatever transaction is open there: under its own savepoint, a
+    failure logged (``isolated``), or plainly, a failure raised to a caller that will retry.
+    """
+    stack = _batches.__dict__.setdefault("stack", [])
+    held: list = []
+    stack.append(held)
+    try:
+        yield held
+    except BaseException:
+        stack.pop()
+        raise
+    stack.pop()
+    if stack:
+        stack[-1].extend(held)
+    elif isolated:
+        _insert(held)
+    elif held:
+        from core.models import Event
+
+        Event.objects.bulk_create(held)
 
 
 def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = "", trace_id: str = ""):
@@ -33,6 +73,11 @@ def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = 
     )
     if not event.BEST_EFFORT:
         return Event.objects.create(**fields)
+    held = _open_batch()
+    if held is not None:
+        row = Event(**fields)
+        held.append(row)
+        return row
     try:
         with transaction.atomic():  # a savepoint: a failed telemetry write never breaks the caller's transaction
             return Event.objects.create(**fields)
@@ -52,6 +97,19 @@ def publish_many(items: list[tuple[EventPayload, Any, str]]) -> None:
             raise TypeError(f"publish_many takes events from core.event_types, not {type(event).__name__}")
     rows = [Event(name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "", payload=event.model_dump(mode="json"))
             for event, seat, turn_id in items]
+    held = _open_batch()
+    if held is not None:
+        held.extend(rows)
+        return
+    _insert(rows)
+
+
+def _insert(rows: list) -> None:
+    """One bulk insert of telemetry rows, under a savepoint; a failure is logged, never raised."""
+    from core.models import Event
+
+    if not rows:
+        return
     try:
         with transaction.atomic():
             Event.objects.bulk_create(rows)

@@ -67,8 +67,9 @@ def prepare(
 
 
 def store(entry: DiaryEntry) -> DiaryEntry:
-    """Insert a prepared note and hold the LONG cap; the new note itself is never the cap's victim."""
-    with transaction.atomic():
+    """Insert a prepared note and hold the LONG cap; the new note itself is never the cap's victim
+    (in a transaction of its own, or the caller's: a failure propagates to the caller's savepoint)."""
+    with transaction.atomic(savepoint=False):
         entry.save()
         if entry.kind == DiaryEntry.LONG:
             enforce_long_cap(entry.seat, keep=entry.pk)
@@ -102,8 +103,17 @@ def recall(*, seat: Seat, vector, model: str, limit: int = MEMORY_VECTOR_LIMIT, 
     return nearest_rows(live(seat, now), vector, model, limit=limit, max_distance=RECALL_MAX_DISTANCE)
 
 
+def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
+    return live(seat, now).order_by("-created_at", "-id")
+
+
 def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
-    return list(live(seat, now).order_by("-created_at", "-id")[:limit])
+    return list(_newest(seat, now)[:limit])
+
+
+def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[str]:
+    """The same notes as ``recent``, their text only (no vectors decoded)."""
+    return list(_newest(seat, now).values_list("content", flat=True)[:limit])
 
 
 def candidates(*, seat: Seat, vector, model: str, now=None) -> list[DiaryEntry]:

@@ -34,9 +34,11 @@ def search_pieces(text: str, max_chars: int) -> list[str]:
     return [piece for line in lines if line for piece in pieces_of(line, max_chars)]
 
 
-def write_pieces(episode: Episode, pieces: list[str], vectors: list, model: str) -> int:
-    """Replace the episode's line vectors (a piece with no usable vector is left out)."""
-    EpisodePiece.objects.filter(episode=episode).delete()
+def write_pieces(episode: Episode, pieces: list[str], vectors: list, model: str, *, replace: bool = True) -> int:
+    """Replace the episode's line vectors (a piece with no usable vector is left out); ``replace=False``
+    for an episode just inserted, which has none to delete."""
+    if replace:
+        EpisodePiece.objects.filter(episode=episode).delete()
     rows = [EpisodePiece(episode=episode, ordinal=i, embedding=list(v), embedding_model=model, embedding_dim=len(v))
             for i, (_piece, v) in enumerate(zip(pieces, vectors, strict=True)) if usable(v)]
     EpisodePiece.objects.bulk_create(rows)

@@ -46,6 +46,8 @@ class Episode(EmbeddedMixin):
             models.Index(fields=["seat", "kind", "started_at"]),
             models.Index(fields=["seat", "conversation_id", "ended_at"]),
             models.Index(fields=["seat", "work_key"]),
+            # the synthesizer's prior runs: a seat's newest raw episodes first, read off the index, not sorted
+            models.Index(fields=["seat", "kind", "ended_at"], name="episodes_seat_kind_ended_idx"),
         ]
         constraints = [
             # a redelivered pass (a worker killed after the insert, before the turn was marked) replaces

@@ -25,6 +25,7 @@ class TurnContext:
     record: TurnRecord
     now: datetime = field(default_factory=timezone.now)
     notes: dict = field(default_factory=dict)
+    spend: list = field(default_factory=list)  # the pass's auxiliary calls, charged once when it commits
 
     @classmethod
     def of(cls, turn, *, now: datetime | None = None) -> TurnContext:
@@ -96,6 +97,22 @@ class TurnContext:
     @property
     def what_it_did(self) -> str:
         return self.record.plan_summary
+
+    # --- the pass's model calls ---------------------------------------------------------------
+    def consult(self, purpose: str, inputs: dict):
+        """One reflection-stage auxiliary answer; its spend (a failed call's too) is held for the
+        pass's one charge (``dispatcher._commit``), never recorded here."""
+        from core import aux
+
+        try:
+            answer = aux.call(seat=self.seat, stage="reflection", purpose=purpose, turn_id=self.run_id,
+                              inputs=inputs, defer_record=True)
+        except Exception as exc:
+            if getattr(exc, "attempts", None):
+                self.spend.append(exc)
+            raise
+        self.spend.append(answer)
+        return answer.value
 
     # --- config in force for this seat ------------------------------------------------------
     @property

@@ -3,6 +3,16 @@
 Gates, in order, each recorded by name per worker per turn on ``reflection_completed``:
 no_workers, no_role, role_opted_out, no_budget, duplicate, no_engagement, then each worker's own.
 A failed worker is logged and reported by name; the others still run and the pass completes.
+
+A pass has two halves. The first (``run_pass`` up to ``_commit``) opens no transaction: the gates,
+the reads, every model call (its spend deferred) and every embed; each worker's ``run`` returns
+what it would write. The second is ONE transaction: the skill-reflection signal, each worker's
+writes in its own savepoint (a failed write is rolled back alone, with the events it announced),
+the pass's spend in one charge, its events in one bulk insert, and the turn's ``reflected_at``.
+The write half is first tried with no savepoint (one round trip fewer a worker); a failure
+anywhere rolls that try back and it runs again with the savepoints, so a failed worker still
+costs only its own writes. A pass that cannot commit still charges its spend and leaves the turn
+for a later pass.
 """
 
 from __future__ import annotations
@@ -12,9 +22,11 @@ import time
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import timezone
 
-from core import budgets, events
+from core import aux, budgets, events
 from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
+from learning.models import Turn
 from learning.reflect import registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
@@ -39,10 +51,11 @@ class PassResult:
     gate: str | None
     workers: dict[str, WorkerOutcome] = field(default_factory=dict)
     duration_ms: int = 0
+    committed: bool = True  # False: the write half failed; the turn is left for a later pass
 
     @property
     def reflectable_again(self) -> bool:
-        return self.gate in TRANSIENT_GATES
+        return self.gate in TRANSIENT_GATES or not self.committed
 
     @property
     def failed(self) -> list[str]:
@@ -71,29 +84,50 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
         return NO_BUDGET
     if RING.seen((ctx.seat.pk, ctx.run_id)):
         return DUPLICATE
-    _accumulate_signal(ctx)  # the signal outlives a turn that engaged with nothing
+    ctx.notes["signal_due"] = True  # the signal outlives a turn that engaged with nothing
     if _no_engagement(ctx):
         return NO_ENGAGEMENT
     return None
 
 
-def _accumulate_signal(ctx: TurnContext) -> None:
+def _write_signal(ctx: TurnContext, *, isolated: bool = True) -> None:
     """Write the skill-reflection signal; a failed write is logged and never skips the pass."""
+    if not isolated:
+        skill_reflection.accumulate(ctx)
+        return
     try:
-        with transaction.atomic():  # a savepoint: a failed write leaves the pass's connection usable
+        with transaction.atomic():  # a savepoint: a failed write leaves the pass's transaction usable
             skill_reflection.accumulate(ctx)
     except Exception:
         log.exception("skill-reflection signal write failed on turn %s", ctx.run_id)
 
 
-def _run_worker(worker, ctx: TurnContext) -> WorkerOutcome:
+def _prepare_worker(worker, ctx: TurnContext):
+    """The first half of one worker: its outcome, or the write that will produce it."""
     try:
         gate = worker.applies(ctx)
         if gate:
             return WorkerSkipped(gate=gate)
-        return WorkerRan(result=worker.run(ctx) or {})
+        return worker.run(ctx)
     except Exception as exc:  # isolation: one worker's bug costs neither the others nor the pass
         log.exception("reflection worker %s failed on turn %s", worker.NAME, ctx.run_id)
+        return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
+
+
+def _apply_worker(name: str, prepared, ctx: TurnContext, *, isolated: bool = True) -> WorkerOutcome:
+    """The second half, inside the pass's transaction: the worker's writes, in their own savepoint
+    when ``isolated`` (otherwise a failure propagates: the whole write half is retried isolated)."""
+    if isinstance(prepared, (WorkerSkipped, WorkerFailed)):
+        return prepared
+    if not callable(prepared):
+        return WorkerRan(result=prepared or {})
+    if not isolated:
+        return WorkerRan(result=prepared() or {})
+    try:
+        with transaction.atomic(), events.batched():  # a failed write takes its own events with it
+            return WorkerRan(result=prepared() or {})
+    except Exception as exc:
+        log.exception("reflection worker %s failed writing turn %s", name, ctx.run_id)
         return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
 
 
@@ -107,14 +141,59 @@ def run_pass(ctx: TurnContext) -> PassResult:
     except Exception as exc:
         log.exception("reflection gates failed on turn %s", ctx.run_id)
         result.gate = f"gate_error: {type(exc).__name__}"
+    prepared: dict = {}
     if result.gate:
-        result.workers = {w.NAME: WorkerSkipped(gate=result.gate) for w in wired}
+        prepared = {w.NAME: WorkerSkipped(gate=result.gate) for w in wired}
     else:
+        skill_reflection.earned(ctx)  # this turn's own signal counts for its own persistence pass
         ctx.notes["skill_reflection_gate"] = skill_reflection.applies(ctx)
         for worker in wired:
-            result.workers[worker.NAME] = _run_worker(worker, ctx)
-        result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
-    result.duration_ms = int((time.monotonic() - started) * 1000)
+            prepared[worker.NAME] = _prepare_worker(worker, ctx)
+    _commit(ctx, result, prepared, started)
+    return result
+
+
+def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: float, *, isolated: bool) -> None:
+    """ONE transaction: the signal, the workers' writes, the spend, the events, the turn's mark.
+
+    Not ``isolated``: no savepoints at all, and any failure rolls the whole of it back (the first
+    try of every pass: most passes fail nowhere). ``isolated``: each worker's writes (and the
+    signal, and the events) in a savepoint of their own, a failure costing only its own writes.
+    """
+    ctx.notes.pop(skill_reflection.NAME, None)  # what an earlier, rolled-back try applied
+    with transaction.atomic(), events.batched(isolated=isolated):
+        if ctx.notes.get("signal_due") and skill_reflection.earned(ctx):
+            _write_signal(ctx, isolated=isolated)
+        result.workers = {name: _apply_worker(name, p, ctx, isolated=isolated) for name, p in prepared.items()}
+        if not result.gate:
+            result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
+        aux.record_batch(ctx.seat, ctx.spend)
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        _publish(ctx, result)
+        if not result.reflectable_again:
+            Turn.objects.filter(pk=ctx.turn.pk).update(reflected_at=timezone.now())
+
+
+def _commit(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:
+    """The write half: ONE transaction, or (it failed) the spend charged alone and the turn left."""
+    try:
+        try:
+            _write_half(ctx, result, prepared, started, isolated=False)
+        except Exception:
+            log.info("turn %s: a write failed; the pass's writes are retried, each worker in its own savepoint",
+                     ctx.run_id, exc_info=True)
+            _write_half(ctx, result, prepared, started, isolated=True)
+    except Exception:
+        log.exception("reflection pass for turn %s could not commit; left for a later pass", ctx.run_id)
+        result.committed = False
+        RING.forget((ctx.seat.pk, ctx.run_id))  # its next pass is not a duplicate of this one
+        try:
+            aux.record_batch(ctx.seat, ctx.spend)  # every completion made for the seat is charged
+        except Exception:
+            log.exception("spend of the uncommitted pass for turn %s could not be recorded", ctx.run_id)
+
+
+def _publish(ctx: TurnContext, result: PassResult) -> None:
     events.publish(
         ReflectionCompleted(
             turn=ctx.turn.pk,
@@ -128,7 +207,6 @@ def run_pass(ctx: TurnContext) -> PassResult:
         seat=ctx.seat,
         turn_id=ctx.run_id,
     )
-    return result
 
 
 def reflect(turn, *, now=None) -> PassResult:

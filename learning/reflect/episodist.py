@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
 
 from core import events
 from core.event_types import EpisodeWritten
@@ -100,30 +99,58 @@ def _embed(text: str):
     return results[0], pieces, [r.vector for r in results[1:]]
 
 
-def run(ctx) -> dict:
+def run(ctx):
+    """The embed (no transaction open); returns the write that files the episode."""
     fields = _fields(ctx)
     text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
     vector, pieces, piece_vectors = _embed(text)
-    with transaction.atomic():
-        # this run's own episode first (a redelivered pass), else the work item's latest (a re-run)
-        mine = Episode.objects.select_for_update().filter(seat=ctx.seat, kind=Episode.RAW)
-        existing = mine.filter(run_id=fields["run_id"]).first() if fields["run_id"] else None
-        if existing is None and fields["work_key"]:
-            existing = mine.filter(work_key=fields["work_key"]).first()
-        episode = existing or Episode(seat=ctx.seat)
-        for key, value in fields.items():
-            setattr(episode, key, value)
-        episode.set_vector(vector.vector, vector.model)
-        episode.save()
-        if episode.embedding is not None:
-            episodes.write_pieces(episode, pieces, piece_vectors, vector.model)
-        else:
-            episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
-    events.publish(
-        EpisodeWritten(
-            episode_id=episode.pk, replaced=existing is not None, embedded=episode.embedding is not None,
-            label=episode.task_summary,
-        ),
-        seat=ctx.seat, turn_id=ctx.run_id,
-    )
-    return {"episode_id": episode.pk, "replaced": existing is not None, "embedded": episode.embedding is not None}
+
+    def write() -> dict:
+        episode, existing = _file(ctx, fields, vector, pieces, piece_vectors)
+        events.publish(
+            EpisodeWritten(
+                episode_id=episode.pk, replaced=existing, embedded=episode.embedding is not None,
+                label=episode.task_summary,
+            ),
+            seat=ctx.seat, turn_id=ctx.run_id,
+        )
+        return {"episode_id": episode.pk, "replaced": existing, "embedded": episode.embedding is not None}
+
+    return write
+
+
+def _existing(ctx, fields: dict) -> int | None:
+    """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a
+    re-run). ONE statement of ids, a UNION of two lookups each on its own index (the run id's unique
+    one, the work key's): an OR of the two would scan every episode of the seat."""
+    base = Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
+    parts = []
+    if fields["run_id"]:
+        parts.append(base.filter(run_id=fields["run_id"]).exclude(run_id="").values_list("id", "run_id"))
+    if fields["work_key"]:
+        parts.append(base.filter(work_key=fields["work_key"]).values_list("id", "run_id"))
+    if not parts:
+        return None
+    rows = sorted(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
+    mine = [pk for pk, run_id in rows if fields["run_id"] and run_id == fields["run_id"]]
+    found = mine or [pk for pk, _ in rows]
+    return found[0] if found else None
+
+
+def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple[Episode, bool]:
+    """Insert the episode, or overwrite the one it replaces with one UPDATE; then its line vectors."""
+    existing = _existing(ctx, fields)
+    episode = Episode(seat=ctx.seat, **fields)
+    episode.set_vector(vector.vector, vector.model)
+    if existing is None:
+        episode.save(force_insert=True)
+    else:
+        episode.pk = existing
+        vector_fields = {"embedding": episode.embedding, "embedding_model": episode.embedding_model,
+                         "embedding_dim": episode.embedding_dim}
+        Episode.objects.filter(pk=existing).update(**fields, **vector_fields)
+    if episode.embedding is not None:
+        episodes.write_pieces(episode, pieces, piece_vectors, vector.model, replace=existing is not None)
+    elif existing is not None:
+        episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
+    return episode, existing is not None

@@ -9,6 +9,7 @@ rule lives: a note past it is skipped and logged, never trimmed); DOC is a logge
 
 from __future__ import annotations
 
+import copy
 import logging
 
 from core import aux, events
@@ -42,7 +43,7 @@ def applies(ctx) -> str | None:
 
 def build_inputs(ctx, *, reflect: bool) -> dict:
     inputs = turn_inputs(ctx)
-    inputs["recent_notes"] = [e.content for e in diary.recent(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)]
+    inputs["recent_notes"] = diary.recent_texts(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
     if reflect:
         inputs["skill_reflection"] = {
             "skills": skill_reflection.catalogue_inputs(ctx.seat),
@@ -54,38 +55,61 @@ def build_inputs(ctx, *, reflect: bool) -> dict:
 
 def _ask(ctx):
     def ask(inputs: dict) -> dict:
-        return aux.call(
-            seat=ctx.seat, stage="reflection", purpose=persist_decision.NAME, turn_id=ctx.run_id, inputs=inputs
-        ).value
+        return ctx.consult(persist_decision.NAME, inputs)
 
     return ask
 
 
-def run(ctx) -> dict:
+def run(ctx):
+    """The decision (model call and the note's embed, no writes); returns the write that stores it."""
     reflect = skill_reflection.due(ctx)
     inputs = build_inputs(ctx, reflect=reflect)
     ask = _ask(ctx)
     answer = skill_reflection.converse(ctx, inputs, ask) if reflect else ask(inputs)
     if ctx.record.self_persisted:
         answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
-    return store(ctx, answer)
+    entry = _prepare_note(ctx, answer)
+
+    def write() -> dict:
+        if reflect:
+            skill_reflection.apply_pending(ctx)
+        return store(ctx, answer, entry=copy.copy(entry))  # a copy: a retried write inserts afresh
+
+    return write
 
 
-def store(ctx, answer: dict) -> dict:
-    """Act on one decision and announce it with ``persist_decider_completed``."""
+def _prepare_note(ctx, answer: dict):
+    """The note checked and embedded before the pass's transaction, or None (no note, or over a limit)."""
+    classification = answer["classification"]
+    if classification not in KINDS:
+        return None
+    try:
+        return diary.prepare(
+            seat=ctx.seat, content=answer["content"], kind=KINDS[classification], ttl_days=answer.get("ttl_days"),
+            source="persist_decider", turn_id=ctx.run_id, now=ctx.now,
+        )
+    except limits.LimitExceeded:
+        return None  # ``store`` checks again and reports the limit
+
+
+def store(ctx, answer: dict, *, entry=None) -> dict:
+    """Act on one decision and announce it with ``persist_decider_completed`` (``entry``: the note
+    already prepared, so no embed runs here)."""
     classification, content = answer["classification"], answer["content"]
     outcome = {"classification": classification, "ttl_until": None, "entry_id": None, "reason": answer.get("reason", "")}
     if classification in KINDS:
         try:
-            entry = diary.write(
-                seat=ctx.seat,
-                content=content,
-                kind=KINDS[classification],
-                ttl_days=answer.get("ttl_days"),
-                source="persist_decider",
-                turn_id=ctx.run_id,
-                now=ctx.now,
-            )
+            if entry is None:
+                entry = diary.prepare(
+                    seat=ctx.seat,
+                    content=content,
+                    kind=KINDS[classification],
+                    ttl_days=answer.get("ttl_days"),
+                    source="persist_decider",
+                    turn_id=ctx.run_id,
+                    now=ctx.now,
+                )
+            diary.store(entry)
             outcome.update(entry_id=entry.pk, ttl_until=entry.ttl_until)
         except limits.LimitExceeded as exc:  # nobody is there to ask for a tighter note
             log.warning("persist decider skipped a %s note for %s: %s", classification, ctx.seat.handle, exc)

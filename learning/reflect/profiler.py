@@ -9,10 +9,12 @@ auxiliary call or write is logged and reported under ``failed``, and the later s
 
 from __future__ import annotations
 
+import copy
 import logging
 
-from django.db import transaction
-from django.db.models import F
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from core import aux, events
 from core.event_types import CounterpartyProfileUpdated
@@ -59,61 +61,120 @@ def _merge(old: list, new: list) -> list:
     return merged[-MAX_ITEMS:]
 
 
-def observe(ctx, sender, messages: list[str]) -> CounterpartyProfile:
-    key = {"observer": ctx.seat, "subject_handle": sender.handle, "subject_external_id": sender.external_id,
-           "subject_platform": sender.platform}
-    existing = CounterpartyProfile.objects.filter(**key).first()
-    answer = aux.call(
-        seat=ctx.seat,
-        stage="reflection",
-        purpose=profile_update.NAME,
-        turn_id=ctx.run_id,
-        inputs={
-            "seat": ctx.seat.handle,
-            "subject": sender.name,
-            "platform": sender.platform,
-            "woken_by": ctx.label,
-            "messages": messages,
-            "existing": {
-                "communication_style": existing.communication_style if existing else "",
-                **{f: getattr(existing, f) if existing else [] for f in profile_update.FIELDS},
-            },
+def _key(ctx, sender) -> dict:
+    return {"observer": ctx.seat, "subject_handle": sender.handle, "subject_external_id": sender.external_id,
+            "subject_platform": sender.platform}
+
+
+def _known(ctx, subjects) -> dict[tuple, CounterpartyProfile]:
+    """The profiles the seat already keeps of these senders: ONE read for the whole pass."""
+    if not subjects:
+        return {}
+    match = Q()
+    for sender, _ in subjects:
+        match |= Q(subject_handle=sender.handle, subject_external_id=sender.external_id, subject_platform=sender.platform)
+    rows = CounterpartyProfile.objects.filter(observer=ctx.seat).filter(match)
+    return {(p.subject_handle, p.subject_external_id, p.subject_platform): p for p in rows}
+
+
+def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) -> dict:
+    """What these messages add to the profile (the model call; no writes)."""
+    return ctx.consult(profile_update.NAME, {
+        "seat": ctx.seat.handle,
+        "subject": sender.name,
+        "platform": sender.platform,
+        "woken_by": ctx.label,
+        "messages": messages,
+        "existing": {
+            "communication_style": existing.communication_style if existing else "",
+            **{f: getattr(existing, f) if existing else [] for f in profile_update.FIELDS},
         },
-    ).value
-    with transaction.atomic():
-        profile, _ = CounterpartyProfile.objects.select_for_update().get_or_create(**key)
-        profile.display_name = sender.display_name or profile.display_name
-        profile.communication_style = answer["communication_style"] or profile.communication_style
-        for field in profile_update.FIELDS:
-            setattr(profile, field, _merge(getattr(profile, field), answer[field]))
-        profile.observations = F("observations") + 1
-        profile.save()
-        profile.refresh_from_db()
+    })
+
+
+def _merged(profile: CounterpartyProfile, sender, answer: dict) -> None:
+    profile.display_name = sender.display_name or profile.display_name
+    profile.communication_style = answer["communication_style"] or profile.communication_style
+    for field in profile_update.FIELDS:
+        setattr(profile, field, _merge(getattr(profile, field), answer[field]))
+    profile.observations = (profile.observations or 0) + 1
+
+
+def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> CounterpartyProfile:
+    """Merge the answer into the profile. The profile read before the model call is written back by
+    one conditional UPDATE (or one INSERT for a new person); a row that moved meanwhile is merged again
+    under a row lock."""
+    if existing is not None:
+        merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
+        _merged(merged, sender, answer)
+        fields = ["display_name", "communication_style", *profile_update.FIELDS, "observations"]
+        values = {f: getattr(merged, f) for f in fields}
+        if CounterpartyProfile.objects.filter(pk=existing.pk, observations=existing.observations).update(
+            **values, updated_at=timezone.now()
+        ):
+            return merged
+    else:
+        profile = CounterpartyProfile(**_key(ctx, sender))
+        _merged(profile, sender, answer)
+        try:
+            with transaction.atomic():
+                profile.save(force_insert=True)
+            return profile
+        except IntegrityError:
+            pass  # created meanwhile: merge into that row
+    profile, _ = CounterpartyProfile.objects.select_for_update().get_or_create(**_key(ctx, sender))
+    _merged(profile, sender, answer)
+    profile.save()
     return profile
 
 
-def run(ctx) -> dict:
-    updated, failed = [], {}
-    for sender, messages in subjects_of(ctx):
+def _announce(ctx, profile: CounterpartyProfile) -> None:
+    events.publish(
+        CounterpartyProfileUpdated(
+            profile_id=profile.pk,
+            subject_handle=profile.subject_handle,
+            subject_external_id=profile.subject_external_id,
+            subject_platform=profile.subject_platform,
+            observations=profile.observations,
+        ),
+        seat=ctx.seat,
+        turn_id=ctx.run_id,
+    )
+
+
+def run(ctx):
+    """Each sender's model call (no writes); returns the write that merges every answer."""
+    subjects = subjects_of(ctx)
+    known = _known(ctx, subjects)
+    answers, failed = [], {}
+    for sender, messages in subjects:
         subject = sender.handle or sender.external_id
+        existing = known.get((sender.handle, sender.external_id, sender.platform))
         try:
-            profile = observe(ctx, sender, messages)
+            answers.append((subject, sender, ask(ctx, sender, messages, existing), existing))
         except Exception as exc:  # isolation: one sender's failure costs none of the others
             log.exception("profiler failed for sender %s on turn %s", subject, ctx.run_id)
             failed[subject] = f"{type(exc).__name__}: {exc}"
-            continue
-        events.publish(
-            CounterpartyProfileUpdated(
-                profile_id=profile.pk,
-                subject_handle=profile.subject_handle,
-                subject_external_id=profile.subject_external_id,
-                subject_platform=profile.subject_platform,
-                observations=profile.observations,
-            ),
-            seat=ctx.seat,
-            turn_id=ctx.run_id,
-        )
-        updated.append(subject)
-    if failed and not updated:  # nobody observed: the worker failed, as the pass record should say
+    if failed and not answers:  # nobody observed: the worker failed, as the pass record should say
         raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
-    return {"subjects": updated, **({"failed": failed} if failed else {})}
+
+    def write_all() -> dict:
+        updated = []
+        for subject, sender, answer, existing in answers:
+            if len(answers) == 1:  # the worker's own savepoint isolates a lone sender
+                _announce(ctx, write(ctx, sender, answer, existing))
+                updated.append(subject)
+                continue
+            try:
+                with transaction.atomic(), events.batched():
+                    _announce(ctx, write(ctx, sender, answer, existing))
+            except Exception as exc:
+                log.exception("profiler failed writing sender %s on turn %s", subject, ctx.run_id)
+                failed[subject] = f"{type(exc).__name__}: {exc}"
+                continue
+            updated.append(subject)
+        if failed and not updated:
+            raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
+        return {"subjects": updated, **({"failed": failed} if failed else {})}
+
+    return write_all

@@ -29,7 +29,10 @@ def wired(learning) -> bool:
 
 
 def live_offered(ctx):
-    return list(skills.catalogue(ctx.seat).filter(id__in=ctx.skills_offered).order_by("name"))
+    """The offered skills still in the catalogue (read once a pass: the gate and the run share it)."""
+    if "refiner_live" not in ctx.notes:
+        ctx.notes["refiner_live"] = list(skills.catalogue(ctx.seat).filter(id__in=ctx.skills_offered).order_by("name"))
+    return ctx.notes["refiner_live"]
 
 
 def applies(ctx) -> str | None:
@@ -51,16 +54,15 @@ def applies(ctx) -> str | None:
     return None
 
 
-def run(ctx) -> dict:
+def run(ctx):
+    """The bullet (the model call; no writes); returns the write that revises the skill."""
     live = {s.name: s for s in live_offered(ctx)}
     inputs = turn_inputs(ctx)
     inputs["skills"] = [
         {"name": s.name, "description": s.description, "body": s.body, "tool_sequence": s.tool_sequence}
         for s in live.values()
     ]
-    answer = aux.call(
-        seat=ctx.seat, stage="reflection", purpose=skill_refinement.NAME, turn_id=ctx.run_id, inputs=inputs
-    ).value
+    answer = ctx.consult(skill_refinement.NAME, inputs)
     if answer["noop"]:
         return {"refined": False, "why": "noop"}
     skill = live.get(answer["skill"])
@@ -68,16 +70,21 @@ def run(ctx) -> dict:
         log.info("refiner dropped a bullet for %r: not a skill offered to %s", answer["skill"], ctx.seat.handle)
         return {"refined": False, "why": "unknown_skill", "named": answer["skill"]}
     line = skill_body.bullet(outcome=ctx.outcome, observation=answer["observation"])
-    try:
-        revised = skills.revise(
-            skill=skill, body=skill_body.append_practice(skill.body, line), reason=f"refiner: turn {ctx.run_id}",
-            actor="refiner",
+
+    def write() -> dict:
+        try:
+            revised = skills.revise(
+                skill=skill, body=skill_body.append_practice(skill.body, line), reason=f"refiner: turn {ctx.run_id}",
+                actor="refiner",
+            )
+        except limits.LimitExceeded as exc:
+            log.warning("refiner skipped %r for %s: %s", skill.name, ctx.seat.handle, exc)
+            return {"refined": False, "why": exc.limit_name}
+        events.publish(
+            SkillRefined(skill_id=revised.pk, name=revised.name, version=revised.version, bullet=line,
+                         outcome=ctx.outcome),
+            seat=ctx.seat, turn_id=ctx.run_id,
         )
-    except limits.LimitExceeded as exc:
-        log.warning("refiner skipped %r for %s: %s", skill.name, ctx.seat.handle, exc)
-        return {"refined": False, "why": exc.limit_name}
-    events.publish(
-        SkillRefined(skill_id=revised.pk, name=revised.name, version=revised.version, bullet=line, outcome=ctx.outcome),
-        seat=ctx.seat, turn_id=ctx.run_id,
-    )
-    return {"refined": True, "skill_id": revised.pk, "name": revised.name, "version": revised.version}
+        return {"refined": True, "skill_id": revised.pk, "name": revised.name, "version": revised.version}
+
+    return write

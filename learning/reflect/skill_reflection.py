@@ -37,24 +37,33 @@ def _knobs(ctx):
     return ctx.knobs.skills.reflection
 
 
+def earned(ctx) -> list[str]:
+    """The reasons this turn sets its conversation's signal (empty if none); no I/O. Kept on the
+    context so the turn's own persistence pass sees its signal before the pass writes it."""
+    knobs = _knobs(ctx)
+    reasons = []
+    if knobs.enabled and not ctx.scheduled and ctx.conversation_id:
+        # the spec counts the loop's iterations (one tool-call message each), not the calls they carried; a
+        # runtime that does not report them is counted by its calls, which is never fewer
+        iterations = ctx.record.tool_iterations
+        if (len(ctx.tools_called) if iterations is None else iterations) >= knobs.min_tool_iterations:
+            reasons.append("tool_iterations")
+        if ctx.record.worker_completed:
+            reasons.append("worker_completed")
+    if reasons:
+        ctx.notes["signal_reasons"] = reasons
+    return reasons
+
+
 def accumulate(ctx) -> list[str]:
     """Set the conversation's signal when this turn earns it; return the reasons (empty if none)."""
-    knobs = _knobs(ctx)
-    if not knobs.enabled or ctx.scheduled or not ctx.conversation_id:
-        return []
-    reasons = []
-    # the spec counts the loop's iterations (one tool-call message each), not the calls they carried; a
-    # runtime that does not report them is counted by its calls, which is never fewer
-    iterations = ctx.record.tool_iterations
-    if (len(ctx.tools_called) if iterations is None else iterations) >= knobs.min_tool_iterations:
-        reasons.append("tool_iterations")
-    if ctx.record.worker_completed:
-        reasons.append("worker_completed")
+    reasons = earned(ctx)
     if not reasons:
         return []
-    state, _ = ConversationState.objects.get_or_create(seat=ctx.seat, conversation_id=ctx.conversation_id)
-    ConversationState.objects.filter(pk=state.pk).update(reflection_signal=True, signal_reason=",".join(reasons))
-    ctx.notes["signal_reasons"] = reasons
+    fields = {"reflection_signal": True, "signal_reason": ",".join(reasons)}
+    if not ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).update(**fields):
+        state, _ = ConversationState.objects.get_or_create(seat=ctx.seat, conversation_id=ctx.conversation_id)
+        ConversationState.objects.filter(pk=state.pk).update(**fields)
     return reasons
 
 
@@ -68,9 +77,9 @@ def applies(ctx) -> str | None:
     if not ctx.conversation_id:
         return "no_conversation"
     state = ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).first()
-    if state is None or not state.reflection_signal:
+    if not ctx.notes.get("signal_reasons") and (state is None or not state.reflection_signal):
         return "no_signal"
-    last = state.last_skill_reflection_at
+    last = state.last_skill_reflection_at if state is not None else None
     if last is not None and ctx.now - last < timedelta(seconds=knobs.cooldown_secs):
         return "cooldown"
     return None
@@ -97,7 +106,8 @@ def catalogue_inputs(seat: Seat) -> list[dict]:
 
 
 def converse(ctx, inputs: dict, ask) -> dict:
-    """Run the reflecting persistence pass: ``ask(inputs) -> parsed answer``, reads answered in rounds."""
+    """The reflecting persistence pass's conversation: ``ask(inputs) -> parsed answer``, reads
+    answered in rounds. No writes: the answer's write actions wait for ``apply_pending``."""
     reflection = inputs["skill_reflection"]
     refused_reads: list[dict] = []
     rounds = 0
@@ -117,10 +127,16 @@ def converse(ctx, inputs: dict, ask) -> dict:
         if all(name not in reflection["read"] for name in fresh):
             break
     writes = [a for a in answer["skill_actions"] if a.get("action") != "read"]
-    applied = refused_reads + [apply_action(ctx, a, read=reflection["read"]) for a in writes]
-    _consume(ctx)
-    ctx.notes[NAME] = WorkerRan(result={"rounds": rounds, "read": sorted(reflection["read"]), "actions": applied})
+    ctx.notes["skill_reflection_pending"] = (rounds, reflection["read"], refused_reads, writes)
     return answer
+
+
+def apply_pending(ctx) -> None:
+    """The conversation's write actions under the rails, then the signal consumed (the write half)."""
+    rounds, read, refused_reads, writes = ctx.notes["skill_reflection_pending"]  # kept: a retried write half reapplies
+    applied = refused_reads + [apply_action(ctx, a, read=read) for a in writes]
+    _consume(ctx)
+    ctx.notes[NAME] = WorkerRan(result={"rounds": rounds, "read": sorted(read), "actions": applied})
 
 
 def _consume(ctx) -> None:

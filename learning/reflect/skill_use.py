@@ -15,6 +15,10 @@ def applies(ctx) -> str | None:
     return None if ctx.skills_offered else "no_offered_skills"
 
 
-def run(ctx) -> dict:
-    marked = skills.mark_used(ctx.skills_offered, seat=ctx.seat, turn_id=ctx.run_id, now=ctx.now)
-    return {"marked": marked}
+def run(ctx):
+    """Nothing to ask or embed: the whole worker is its write."""
+
+    def write() -> dict:
+        return {"marked": skills.mark_used(ctx.skills_offered, seat=ctx.seat, turn_id=ctx.run_id, now=ctx.now)}
+
+    return write

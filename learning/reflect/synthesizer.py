@@ -91,17 +91,23 @@ def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_
     return skill, "drafted"
 
 
-def run(ctx) -> dict:
+def run(ctx):
+    """The draft (the model call; no writes); returns the write that stores it."""
     inputs = turn_inputs(ctx)
     inputs.update(mode="turn", prior_runs=prior_runs(ctx), existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
-    draft = aux.call(seat=ctx.seat, stage="reflection", purpose=skill_draft.NAME, turn_id=ctx.run_id, inputs=inputs).value
-    skill, why = write_draft(
-        seat=ctx.seat, draft=draft, tool_sequence=ctx.tool_sequence, trigger="inline", origin_turn_id=ctx.run_id, now=ctx.now
-    )
-    if skill is None:
-        return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
-    events.publish(
-        SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
-        seat=ctx.seat, turn_id=ctx.run_id,
-    )
-    return {"drafted": True, "skill_id": skill.pk, "name": skill.name}
+    draft = ctx.consult(skill_draft.NAME, inputs)
+
+    def write() -> dict:
+        skill, why = write_draft(
+            seat=ctx.seat, draft=draft, tool_sequence=ctx.tool_sequence, trigger="inline", origin_turn_id=ctx.run_id,
+            now=ctx.now,
+        )
+        if skill is None:
+            return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
+        events.publish(
+            SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
+            seat=ctx.seat, turn_id=ctx.run_id,
+        )
+        return {"drafted": True, "skill_id": skill.pk, "name": skill.name}
+
+    return write

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         return list(qs.values_list("id", flat=True))
 
     def handle(self, *args, since=None, seat: str | None = None, **options):
-        from learning.tasks import reflect_turn
+        from learning.reflect import reflect_turn
 
         ids = self._pending(since, seat)
         statuses: Counter = Counter()
@@ -48,7 +48,7 @@ class Command(BaseCommand):
             load_embedder(self.stdout)
         with bar(self.stdout, total=len(ids), desc="reflecting", unit="turn") as advance:
             for turn_id in ids:
-                result = reflect_turn(turn_id)
+                result = reflect_turn(turn_id, drain=False)  # exactly the turns listed, each reported
                 statuses[result["status"]] += 1
                 if result.get("gate"):
                     gates[result["gate"]] += 1

@@ -58,11 +58,14 @@ def test_each_tick_re_drives_at_most_its_limit_oldest_first(seat, make_turn):
 
 
 def test_a_redelivered_pass_replaces_its_episode_instead_of_adding_one(seat, make_turn, ctx_of):
-    """A worker killed after the episode insert and before the turn was marked: the pass runs again
-    in another process (an empty duplicate ring) and the run still has one episode."""
+    """The episode and the turn's mark commit together (a worker killed between them leaves neither);
+    a turn made unreflected again (its mark cleared) runs again in another process (an empty
+    duplicate ring) and the run still has one episode."""
     turn = make_turn(work_key="")
     assert dispatcher.run_pass(ctx_of(turn)).gate is None
-    assert Turn.objects.get(pk=turn.pk).reflected_at is None
+    assert Turn.objects.get(pk=turn.pk).reflected_at is not None
+    assert Episode.objects.filter(seat=seat, run_id=turn.run_id).count() == 1
+    Turn.objects.filter(pk=turn.pk).update(reflected_at=None)
     RING.clear()  # the redelivery runs in a fresh process
     assert reflect_turn(turn.pk)["status"] == "reflected"
     assert Episode.objects.filter(seat=seat, run_id=turn.run_id).count() == 1
