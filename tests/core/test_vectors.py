@@ -134,3 +134,17 @@ def test_postgres_connections_use_pgvectors_binary_adapters(seat, require_postgr
         cursor.execute("SELECT embedding FROM agent_diary WHERE seat_id = %s", [seat.id], binary=True)
         (value,) = cursor.fetchone()
     assert isinstance(value, Vector) and value.to_list() == pytest.approx([0.25, -0.5, 1.0])
+
+
+def test_ranking_holds_on_a_connection_with_pgvectors_adapters(seat):
+    """A fresh process's connection registers pgvector's adapters as it opens (crewlet.apps): the
+    ORM's ranking must still compile there (it hashes the ORDER BY's parameters)."""
+    from django.db import connection
+
+    from core.vectors import register_pgvector
+
+    if connection.vendor == "postgresql":
+        assert register_pgvector(connection)
+    _rows(seat, np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.1]]))
+    ranked = nearest(DiaryEntry.objects.filter(seat=seat), [1.0, 0.0], "m-a")
+    assert list(ranked.values_list("content", flat=True)) == ["note 0", "note 2", "note 1"]
