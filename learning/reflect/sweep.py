@@ -6,6 +6,12 @@ move). Each tick re-enqueues the oldest unreflected turns that no task can still
 least ``grace_seconds`` old (a task's whole life: the queue's timeout plus a lease) and not re-driven
 within the same span, at most ``SWEEP_LIMIT`` a tick. A re-driven task that finds its turn already
 reflected returns quietly, so a redelivery costs one row read.
+
+A seat that has stalled does not wait out that grace: when a seat holds no live lease (no pass is
+running for it; a dead holder's lease does not count), none of its turns was reflected within a
+lease, and its oldest unreflected turn is older than a lease, that one turn is re-driven at once
+(a worker killed mid-pass on the seat's last turn leaves exactly this). It costs at most one task
+per seat per lease, and the pass it starts reflects the seat's other waiting turns too.
 """
 
 from __future__ import annotations
@@ -14,11 +20,11 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Max, Min, Q
 from django.utils import timezone
 
 from learning.models import Turn
-from learning.reflect.lock import lease_seconds
+from learning.reflect.lock import lease_seconds, seats_held
 
 log = logging.getLogger("learning.reflect.sweep")
 
@@ -41,12 +47,46 @@ def due(*, now=None, grace: float | None = None):
     )
 
 
+def stalled(*, now=None, limit: int = SWEEP_LIMIT) -> list[tuple[int, int]]:
+    """(turn id, seat id): the oldest waiting turn of each seat that stalled (see the module's docstring)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=lease_seconds())
+    waiting = (
+        Turn.objects.filter(reflected_at__isnull=True, received_at__lt=cutoff)
+        .filter(Q(redriven_at__isnull=True) | Q(redriven_at__lt=cutoff))
+        .values("seat_id")
+        .annotate(oldest=Min("received_at"))
+        .order_by("oldest")
+    )
+    oldest = {row["seat_id"]: row["oldest"] for row in waiting[:limit]}
+    if not oldest:
+        return []
+    progressed = set(
+        Turn.objects.filter(seat_id__in=oldest).values("seat_id").annotate(last=Max("reflected_at"))
+        .filter(last__gte=cutoff).values_list("seat_id", flat=True)
+    )
+    quiet = [seat_id for seat_id in oldest if seat_id not in progressed]
+    idle = set(quiet) - seats_held(quiet)
+    picked = []
+    for seat_id in quiet:
+        if seat_id in idle:
+            turn_id = (
+                Turn.objects.filter(seat_id=seat_id, reflected_at__isnull=True, received_at=oldest[seat_id])
+                .order_by("id").values_list("id", flat=True).first()
+            )
+            if turn_id is not None:
+                picked.append((turn_id, seat_id))
+    return picked
+
+
 def run_sweep(*, now=None, grace: float | None = None, limit: int = SWEEP_LIMIT) -> dict:
-    """Re-enqueue up to ``limit`` due turns; returns how many, and how many more wait."""
+    """Re-enqueue up to ``limit`` due or stalled turns; returns how many, and how many more are due."""
     from learning.turns import enqueue_reflection
 
     now = now or timezone.now()
-    batch = list(due(now=now, grace=grace).values_list("id", "seat_id")[:limit])
+    batch = stalled(now=now, limit=limit)
+    taken = {turn_id for turn_id, _ in batch}
+    batch += [row for row in due(now=now, grace=grace).exclude(pk__in=taken).values_list("id", "seat_id")[: limit - len(batch)]]
     for turn_id, seat_id in batch:
         # marked first: an enqueue that fails is retried by a later tick, never twice by this one
         Turn.objects.filter(pk=turn_id).update(redriven_at=now)
