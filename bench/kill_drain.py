@@ -89,6 +89,19 @@ def stop_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def group_members(pgid: int) -> list[int]:
+    """The live processes of process group ``pgid`` (read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split() if entry.isdigit() else []
+        except OSError:
+            continue
+        if fields and fields[0] != "Z" and int(fields[2]) == pgid:
+            found.append(int(entry))
+    return found
+
+
 def live_workers(log: Path) -> list[int]:
     """The cluster's worker processes still alive, as its log names them ("ready for work at PID")."""
     pids = [int(p) for p in re.findall(r"ready for work at (\d+)", log.read_text())]
@@ -237,8 +250,8 @@ def run(args) -> int:
             killed: list[int] = []
             if args.kill == "cluster":
                 cluster = procs[-1]
+                killed.extend(group_members(cluster.pid))  # main, sentinel, workers, pusher, monitor
                 os.killpg(cluster.pid, signal.SIGKILL)
-                killed.append(cluster.pid)
             elif args.kill == "workers":
                 for pid in live_workers(log):
                     os.kill(pid, signal.SIGKILL)

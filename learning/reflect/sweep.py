@@ -7,11 +7,12 @@ least ``grace_seconds`` old (a task's whole life: the queue's timeout plus a lea
 within the same span, at most ``SWEEP_LIMIT`` a tick. A re-driven task that finds its turn already
 reflected returns quietly, so a redelivery costs one row read.
 
-A seat that has stalled does not wait out that grace: when a seat holds no live lease (no pass is
-running for it; a dead holder's lease does not count), none of its turns was reflected within a
-lease, and its oldest unreflected turn is older than a lease, that one turn is re-driven at once
-(a worker killed mid-pass on the seat's last turn leaves exactly this). It costs at most one task
-per seat per lease, and the pass it starts reflects the seat's other waiting turns too.
+A seat's stalled turn does not wait out that grace. When a seat holds no live lease (no pass is
+running for it; a dead holder's lease does not count) and its oldest unreflected turn is older than
+a lease, that one turn is re-driven at once if either none of the seat's turns was reflected within
+a lease (the seat went quiet: a worker killed mid-pass on the seat's last turn), or a turn the seat
+received after it was reflected more than a lease ago (the queue passed it over: its task died with
+a worker while the seat's later tasks ran). It costs at most one task per seat per lease.
 """
 
 from __future__ import annotations
@@ -65,7 +66,14 @@ def stalled(*, now=None, limit: int = SWEEP_LIMIT) -> list[tuple[int, int]]:
         Turn.objects.filter(seat_id__in=oldest).values("seat_id").annotate(last=Max("reflected_at"))
         .filter(last__gte=cutoff).values_list("seat_id", flat=True)
     )
-    quiet = [seat_id for seat_id in oldest if seat_id not in progressed]
+    passed_over = dict(  # per seat, the latest turn received among those reflected more than a lease ago
+        Turn.objects.filter(seat_id__in=oldest, reflected_at__lt=cutoff).values("seat_id")
+        .annotate(latest=Max("received_at")).values_list("seat_id", "latest")
+    )
+    quiet = [
+        seat_id for seat_id in oldest
+        if seat_id not in progressed or (passed_over.get(seat_id) and passed_over[seat_id] > oldest[seat_id])
+    ]
     idle = set(quiet) - seats_held(quiet)
     picked = []
     for seat_id in quiet:

@@ -152,3 +152,12 @@ def test_a_seat_reflected_within_a_lease_waits_for_the_grace(seat, make_turn):
     Turn.objects.filter(pk=recent.pk).update(reflected_at=now)  # the seat's queue is moving
     assert sweep.stalled(now=now) == []
     assert Turn.objects.get(pk=lost.pk).reflected_at is None
+
+
+def test_a_turn_its_seats_later_turns_passed_over_is_re_driven_a_lease_after_them(seat, make_turn):
+    lost = lose_its_task(make_turn)
+    later_turn = make_turn()
+    now = after_a_lease()
+    Turn.objects.filter(pk=later_turn.pk).update(reflected_at=timezone.now())  # its task ran; the lost one's died
+    Turn.objects.filter(pk=make_turn().pk).update(reflected_at=now)  # and the seat's queue is still moving
+    assert sweep.stalled(now=now) == [(lost.pk, seat.pk)]
