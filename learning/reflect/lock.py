@@ -7,8 +7,8 @@ lease row per seat, claimed by a conditional UPDATE, renewed every ``RENEW_SECON
 thread while the pass runs, and expiring ``LEASE_SECONDS`` after its holder stops renewing (a
 ``kill -9``). Neither holds a transaction open while the pass runs.
 
-A lease is also tied to its holder's liveness: the holder string records the host and the pid that
-claimed it, so a claimant that finds the lease held by a process of its own host that no longer
+A lease is also tied to its holder's liveness: the holder string records the host (its name and
+pid namespace) and the pid that claimed it, so a claimant that finds the lease held by a process of its own host that no longer
 exists takes it over at once (one conditional UPDATE on that exact holder: one claimant wins). A
 live pid, or a holder on another host (whose processes this one cannot see), keeps the lease until
 it expires. PostgreSQL needs no such rule: the server ends a dead client's session, and its
@@ -22,6 +22,7 @@ gives up and leaves the turn to the backlog sweep (``learning.reflect.sweep``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -66,14 +67,24 @@ class LockTimeout(RuntimeError):
     """The seat's lock could not be had within the wait."""
 
 
+@functools.cache
+def this_host() -> str:
+    """The host name and the pid namespace: two containers sharing a host name never judge each other's pids."""
+    try:
+        namespace = "".join(ch for ch in os.readlink("/proc/self/ns/pid") if ch.isdigit())
+    except OSError:
+        namespace = ""
+    return f"{socket.gethostname()}/{namespace}" if namespace else socket.gethostname()
+
+
 def _holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}"
+    return f"{this_host()}:{os.getpid()}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}"
 
 
 def holder_is_gone(holder: str) -> bool:
     """True when ``holder`` (``host:pid:thread:nonce``) ran on this host and its process no longer exists."""
     parts = holder.rsplit(":", 3)
-    if len(parts) != 4 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+    if len(parts) != 4 or parts[0] != this_host() or not parts[1].isdigit():
         return False  # another host's, or not ours to judge: it keeps the lease until it expires
     return process_gone(int(parts[1]))
 

@@ -177,7 +177,7 @@ def test_a_lease_whose_holder_died_on_this_host_is_taken_over_before_it_expires(
 
 @pytest.mark.django_db(transaction=True)
 def test_exactly_one_claimant_takes_over_a_dead_holders_lease(seat):
-    dead = f"{socket.gethostname()}:{_a_dead_pid()}:1:cafe"
+    dead = f"{lock.this_host()}:{_a_dead_pid()}:1:cafe"
     SeatReflectionLock.objects.create(seat=seat, holder=dead, lease_until=timezone.now() + timedelta(hours=1))
     start, inside, outcome = threading.Barrier(4), threading.Event(), []
 
@@ -198,10 +198,14 @@ def test_exactly_one_claimant_takes_over_a_dead_holders_lease(seat):
     assert SeatReflectionLock.objects.get(seat=seat).holder == ""
 
 
-@pytest.mark.parametrize("whose", ["a live process of this host", "a process of another host"])
+@pytest.mark.parametrize("whose", ["a live process of this host", "a process of another host",
+                                   "a process of another pid namespace under this host name"])
 def test_a_lease_held_by_a_live_or_unseen_process_is_kept_until_it_expires(seat, whose):
-    pid = os.getppid() if whose.startswith("a live") else _a_dead_pid()
-    host = socket.gethostname() if whose.startswith("a live") else "another-host"
+    host, pid = {
+        "a live process of this host": (lock.this_host(), os.getppid()),
+        "a process of another host": ("another-host", _a_dead_pid()),
+        "a process of another pid namespace under this host name": (f"{socket.gethostname()}/1", _a_dead_pid()),
+    }[whose]
     holder = f"{host}:{pid}:1:beef"
     SeatReflectionLock.objects.create(seat=seat, holder=holder, lease_until=timezone.now() + timedelta(hours=1))
     with pytest.raises(lock.LockTimeout), lock._lease(seat.pk, 0.2):

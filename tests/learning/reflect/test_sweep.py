@@ -100,14 +100,14 @@ def test_a_seat_whose_last_turn_was_lost_is_re_driven_after_a_lease_not_the_whol
 
 
 def test_a_dead_holders_lease_does_not_keep_its_seat_from_the_sweep(seat, make_turn, sync_queue):
-    import socket
     import subprocess
 
     from learning.models import SeatReflectionLock
+    from learning.reflect import lock
 
     child = subprocess.Popen(["true"])
     child.wait()
-    SeatReflectionLock.objects.create(seat=seat, holder=f"{socket.gethostname()}:{child.pid}:1:dead",
+    SeatReflectionLock.objects.create(seat=seat, holder=f"{lock.this_host()}:{child.pid}:1:dead",
                                       lease_until=timezone.now() + timedelta(hours=1))
     turn = lose_its_task(make_turn)
     assert sweep.run_sweep(now=after_a_lease())["redriven"] == 1
