@@ -7,12 +7,13 @@ least ``grace_seconds`` old (a task's whole life: the queue's timeout plus a lea
 within the same span, at most ``SWEEP_LIMIT`` a tick. A re-driven task that finds its turn already
 reflected returns quietly, so a redelivery costs one row read.
 
-A seat's stalled turn does not wait out that grace. When a seat holds no live lease (no pass is
-running for it; a dead holder's lease does not count) and its oldest unreflected turn is older than
-a lease, that one turn is re-driven at once if either none of the seat's turns was reflected within
-a lease (the seat went quiet: a worker killed mid-pass on the seat's last turn), or a turn the seat
-received after it was reflected more than a lease ago (the queue passed it over: its task died with
-a worker while the seat's later tasks ran). It costs at most one task per seat per lease.
+A seat's stalled turns do not wait out that grace. When a seat holds no live lease (no pass is
+running for it; a dead holder's lease does not count) and has turns unreflected for more than a
+lease, they are re-driven at once in two cases. The queue passed them over: a turn the seat received
+after them was reflected more than a lease ago, so their tasks died (with a killed worker, or in a
+killed cluster's memory) while the seat's later tasks ran; every such turn is re-driven. Or the seat
+went quiet: none of its turns was reflected within a lease (a worker killed mid-pass on the seat's
+last turn); its oldest turn is re-driven, one task per seat per lease.
 """
 
 from __future__ import annotations
@@ -49,41 +50,39 @@ def due(*, now=None, grace: float | None = None):
 
 
 def stalled(*, now=None, limit: int = SWEEP_LIMIT) -> list[tuple[int, int]]:
-    """(turn id, seat id): the oldest waiting turn of each seat that stalled (see the module's docstring)."""
+    """(turn id, seat id) of the stalled turns, oldest seat first (see the module's docstring)."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=lease_seconds())
-    waiting = (
-        Turn.objects.filter(reflected_at__isnull=True, received_at__lt=cutoff)
-        .filter(Q(redriven_at__isnull=True) | Q(redriven_at__lt=cutoff))
-        .values("seat_id")
-        .annotate(oldest=Min("received_at"))
-        .order_by("oldest")
+    waiting = Turn.objects.filter(reflected_at__isnull=True, received_at__lt=cutoff).filter(
+        Q(redriven_at__isnull=True) | Q(redriven_at__lt=cutoff)
     )
-    oldest = {row["seat_id"]: row["oldest"] for row in waiting[:limit]}
-    if not oldest:
+    oldest = dict(
+        waiting.values("seat_id").annotate(oldest=Min("received_at")).order_by("oldest")
+        .values_list("seat_id", "oldest")[:limit]
+    )
+    idle = [seat_id for seat_id in oldest if seat_id not in seats_held(oldest)]
+    if not idle:
         return []
     progressed = set(
-        Turn.objects.filter(seat_id__in=oldest).values("seat_id").annotate(last=Max("reflected_at"))
+        Turn.objects.filter(seat_id__in=idle).values("seat_id").annotate(last=Max("reflected_at"))
         .filter(last__gte=cutoff).values_list("seat_id", flat=True)
     )
     passed_over = dict(  # per seat, the latest turn received among those reflected more than a lease ago
-        Turn.objects.filter(seat_id__in=oldest, reflected_at__lt=cutoff).values("seat_id")
+        Turn.objects.filter(seat_id__in=idle, reflected_at__lt=cutoff).values("seat_id")
         .annotate(latest=Max("received_at")).values_list("seat_id", "latest")
     )
-    quiet = [
-        seat_id for seat_id in oldest
-        if seat_id not in progressed or (passed_over.get(seat_id) and passed_over[seat_id] > oldest[seat_id])
-    ]
-    idle = set(quiet) - seats_held(quiet)
-    picked = []
-    for seat_id in quiet:
-        if seat_id in idle:
-            turn_id = (
-                Turn.objects.filter(seat_id=seat_id, reflected_at__isnull=True, received_at=oldest[seat_id])
-                .order_by("id").values_list("id", flat=True).first()
-            )
-            if turn_id is not None:
-                picked.append((turn_id, seat_id))
+    picked: list[tuple[int, int]] = []
+    for seat_id in idle:
+        mine = waiting.filter(seat_id=seat_id).order_by("received_at", "id").values_list("id", "seat_id")
+        if passed_over.get(seat_id) and passed_over[seat_id] > oldest[seat_id]:
+            rows = list(mine.filter(received_at__lt=passed_over[seat_id])[: limit - len(picked)])  # every one passed over
+        elif seat_id not in progressed:
+            rows = list(mine[:1])  # a quiet seat: its oldest turn (its pass reflects the others)
+        else:
+            continue
+        picked += rows
+        if len(picked) >= limit:
+            break
     return picked
 
 

@@ -154,10 +154,14 @@ def test_a_seat_reflected_within_a_lease_waits_for_the_grace(seat, make_turn):
     assert Turn.objects.get(pk=lost.pk).reflected_at is None
 
 
-def test_a_turn_its_seats_later_turns_passed_over_is_re_driven_a_lease_after_them(seat, make_turn):
-    lost = lose_its_task(make_turn)
+def test_turns_their_seats_later_turns_passed_over_are_re_driven_a_lease_after_them(seat, make_turn):
+    """A killed cluster loses every task it held in memory; the seat's later tasks run on the next one."""
+    lost = [lose_its_task(make_turn), lose_its_task(make_turn)]
     later_turn = make_turn()
+    still_queued = lose_its_task(make_turn)  # after the last reflected turn: its task may yet run
     now = after_a_lease()
-    Turn.objects.filter(pk=later_turn.pk).update(reflected_at=timezone.now())  # its task ran; the lost one's died
+    Turn.objects.filter(pk=later_turn.pk).update(reflected_at=timezone.now())  # its task ran; the lost ones' died
     Turn.objects.filter(pk=make_turn().pk).update(reflected_at=now)  # and the seat's queue is still moving
-    assert sweep.stalled(now=now) == [(lost.pk, seat.pk)]
+    assert sweep.stalled(now=now) == [(turn.pk, seat.pk) for turn in lost]
+    assert sweep.run_sweep(now=now)["redriven"] == 2
+    assert Turn.objects.get(pk=still_queued.pk).redriven_at is None
