@@ -26,10 +26,10 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "crewlet.apps.CrewletConfig",  # before django_q: its qcluster command wraps django-q2's
     "django_q",
     "django_htmx",
     "ninja",  # serves /api/v1/docs with its bundled Swagger UI assets (no CDN)
-    "crewlet.apps.CrewletConfig",
     "core.apps.CoreConfig",
     "learning.apps.LearningConfig",
     "knowledge.apps.KnowledgeConfig",

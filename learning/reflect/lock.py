@@ -7,6 +7,13 @@ lease row per seat, claimed by a conditional UPDATE, renewed every ``RENEW_SECON
 thread while the pass runs, and expiring ``LEASE_SECONDS`` after its holder stops renewing (a
 ``kill -9``). Neither holds a transaction open while the pass runs.
 
+A lease is also tied to its holder's liveness: the holder string records the host (its name and
+pid namespace) and the pid that claimed it, so a claimant that finds the lease held by a process of its own host that no longer
+exists takes it over at once (one conditional UPDATE on that exact holder: one claimant wins). A
+live pid, or a holder on another host (whose processes this one cannot see), keeps the lease until
+it expires. PostgreSQL needs no such rule: the server ends a dead client's session, and its
+advisory locks with it.
+
 The numbers follow the queue's (``Q_CLUSTER`` in crewlet/settings.py: a task is killed at 300 s):
 the lease is far shorter than the task timeout, so a dead holder's seat is free again within a
 minute, and a pass waits for its seat at most ``WAIT_SECONDS``, well inside the timeout, before it
@@ -15,6 +22,7 @@ gives up and leaves the turn to the backlog sweep (``learning.reflect.sweep``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import socket
@@ -59,8 +67,43 @@ class LockTimeout(RuntimeError):
     """The seat's lock could not be had within the wait."""
 
 
+@functools.cache
+def this_host() -> str:
+    """The host name and the pid namespace: two containers sharing a host name never judge each other's pids."""
+    try:
+        namespace = "".join(ch for ch in os.readlink("/proc/self/ns/pid") if ch.isdigit())
+    except OSError:
+        namespace = ""
+    return f"{socket.gethostname()}/{namespace}" if namespace else socket.gethostname()
+
+
 def _holder() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}"
+    return f"{this_host()}:{os.getpid()}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}"
+
+
+def holder_is_gone(holder: str) -> bool:
+    """True when ``holder`` (``host:pid:thread:nonce``) ran on this host and its process no longer exists."""
+    parts = holder.rsplit(":", 3)
+    if len(parts) != 4 or parts[0] != this_host() or not parts[1].isdigit():
+        return False  # another host's, or not ours to judge: it keeps the lease until it expires
+    return process_gone(int(parts[1]))
+
+
+def process_gone(pid: int) -> bool:
+    """True when no process ``pid`` runs here (a zombie, killed but not yet reaped, counts as gone)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # another user's live process
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False  # no /proc: the signal said it exists
 
 
 @contextmanager
@@ -73,6 +116,28 @@ def seat_lock(seat: Seat, *, wait: float | None = None):
     else:
         with _lease(seat.pk, wait):
             yield
+
+
+def seats_held(seat_ids) -> set[int]:
+    """Those of ``seat_ids`` whose reflection lock a live holder has now (a pass is running for them).
+
+    PostgreSQL: the granted advisory locks of this namespace (a dead client's are gone with its
+    session). SQLite: leases not expired whose holder is not a process gone from this host.
+    """
+    ids = {int(pk) for pk in seat_ids}
+    if not ids:
+        return set()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid = %s",
+                [ADVISORY_NAMESPACE],
+            )
+            return {int(row[0]) for row in cursor.fetchall()} & ids
+    from learning.models import SeatReflectionLock
+
+    leases = SeatReflectionLock.objects.filter(seat_id__in=ids, lease_until__gte=timezone.now()).exclude(holder="")
+    return {seat_id for seat_id, holder in leases.values_list("seat_id", "holder") if not holder_is_gone(holder)}
 
 
 def _advisory_key(seat_pk: int) -> int:
@@ -115,7 +180,7 @@ def _lease(seat_pk: int, wait: float):
             .filter(Q(holder="") | Q(lease_until__lt=now))
             .update(holder=me, lease_until=now + timedelta(seconds=lease_seconds()))
         )
-        if claimed:
+        if claimed or _take_over_from_the_dead(seat_pk, me):
             break
         if time.monotonic() > deadline:
             raise LockTimeout(f"seat {seat_pk}: reflection lock not acquired within {wait:.0f}s")
@@ -129,6 +194,22 @@ def _lease(seat_pk: int, wait: float):
         stop.set()
         heartbeat.join(timeout=renew_seconds())
         SeatReflectionLock.objects.filter(seat_id=seat_pk, holder=me).update(holder="", lease_until=None)
+
+
+def _take_over_from_the_dead(seat_pk: int, me: str) -> bool:
+    """Claim a lease whose holder's process is gone from this host; only the claimant whose UPDATE
+    still finds that exact holder wins."""
+    from learning.models import SeatReflectionLock
+
+    holder = SeatReflectionLock.objects.filter(seat_id=seat_pk).values_list("holder", flat=True).first()
+    if not holder or not holder_is_gone(holder):
+        return False
+    taken = SeatReflectionLock.objects.filter(seat_id=seat_pk, holder=holder).update(
+        holder=me, lease_until=timezone.now() + timedelta(seconds=lease_seconds())
+    )
+    if taken:
+        log.warning("seat %s: took over the lease of %s, whose process is gone", seat_pk, holder)
+    return bool(taken)
 
 
 def _renew(seat_pk: int, me: str, stop: threading.Event, every: float | None = None) -> None:

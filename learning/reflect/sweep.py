@@ -6,6 +6,14 @@ move). Each tick re-enqueues the oldest unreflected turns that no task can still
 least ``grace_seconds`` old (a task's whole life: the queue's timeout plus a lease) and not re-driven
 within the same span, at most ``SWEEP_LIMIT`` a tick. A re-driven task that finds its turn already
 reflected returns quietly, so a redelivery costs one row read.
+
+A seat's stalled turns do not wait out that grace. When a seat holds no live lease (no pass is
+running for it; a dead holder's lease does not count) and has turns unreflected for more than a
+lease, they are re-driven at once in two cases. The queue passed them over: a turn the seat received
+after them was reflected more than a lease ago, so their tasks died (with a killed worker, or in a
+killed cluster's memory) while the seat's later tasks ran; every such turn is re-driven. Or the seat
+went quiet: none of its turns was reflected within a lease (a worker killed mid-pass on the seat's
+last turn); its oldest turn is re-driven, one task per seat per lease.
 """
 
 from __future__ import annotations
@@ -14,11 +22,11 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Max, Min, Q
 from django.utils import timezone
 
 from learning.models import Turn
-from learning.reflect.lock import lease_seconds
+from learning.reflect.lock import lease_seconds, seats_held
 
 log = logging.getLogger("learning.reflect.sweep")
 
@@ -41,12 +49,51 @@ def due(*, now=None, grace: float | None = None):
     )
 
 
+def stalled(*, now=None, limit: int = SWEEP_LIMIT) -> list[tuple[int, int]]:
+    """(turn id, seat id) of the stalled turns, oldest seat first (see the module's docstring)."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=lease_seconds())
+    waiting = Turn.objects.filter(reflected_at__isnull=True, received_at__lt=cutoff).filter(
+        Q(redriven_at__isnull=True) | Q(redriven_at__lt=cutoff)
+    )
+    oldest = dict(
+        waiting.values("seat_id").annotate(oldest=Min("received_at")).order_by("oldest")
+        .values_list("seat_id", "oldest")[:limit]
+    )
+    idle = [seat_id for seat_id in oldest if seat_id not in seats_held(oldest)]
+    if not idle:
+        return []
+    progressed = set(
+        Turn.objects.filter(seat_id__in=idle).values("seat_id").annotate(last=Max("reflected_at"))
+        .filter(last__gte=cutoff).values_list("seat_id", flat=True)
+    )
+    passed_over = dict(  # per seat, the latest turn received among those reflected more than a lease ago
+        Turn.objects.filter(seat_id__in=idle, reflected_at__lt=cutoff).values("seat_id")
+        .annotate(latest=Max("received_at")).values_list("seat_id", "latest")
+    )
+    picked: list[tuple[int, int]] = []
+    for seat_id in idle:
+        mine = waiting.filter(seat_id=seat_id).order_by("received_at", "id").values_list("id", "seat_id")
+        if passed_over.get(seat_id) and passed_over[seat_id] > oldest[seat_id]:
+            rows = list(mine.filter(received_at__lt=passed_over[seat_id])[: limit - len(picked)])  # every one passed over
+        elif seat_id not in progressed:
+            rows = list(mine[:1])  # a quiet seat: its oldest turn (its pass reflects the others)
+        else:
+            continue
+        picked += rows
+        if len(picked) >= limit:
+            break
+    return picked
+
+
 def run_sweep(*, now=None, grace: float | None = None, limit: int = SWEEP_LIMIT) -> dict:
-    """Re-enqueue up to ``limit`` due turns; returns how many, and how many more wait."""
+    """Re-enqueue up to ``limit`` due or stalled turns; returns how many, and how many more are due."""
     from learning.turns import enqueue_reflection
 
     now = now or timezone.now()
-    batch = list(due(now=now, grace=grace).values_list("id", "seat_id")[:limit])
+    batch = stalled(now=now, limit=limit)
+    taken = {turn_id for turn_id, _ in batch}
+    batch += [row for row in due(now=now, grace=grace).exclude(pk__in=taken).values_list("id", "seat_id")[: limit - len(batch)]]
     for turn_id, seat_id in batch:
         # marked first: an enqueue that fails is retried by a later tick, never twice by this one
         Turn.objects.filter(pk=turn_id).update(redriven_at=now)
