@@ -89,7 +89,7 @@ def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
 
 def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str) -> list[int]:
     embedded = embed_one(hint, budget=PREFETCH_EMBED_BUDGET)
-    pool = diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model)
+    pool = diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model, query=hint)
     if not pool:
         return []
     result = aux.call(seat=call.seat, stage="turn", purpose=PURPOSE, turn_id=call.run_id,

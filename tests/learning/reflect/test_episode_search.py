@@ -10,6 +10,7 @@ from crewlet.config import schema
 from learning import episode_search, episodes, tools
 from learning.models import Episode, EpisodePiece
 from learning.passes.embed_fill import run_fill
+from learning.words import search_words
 from learning.tasks import reflect_turn
 from tests.factories import SeatFactory
 from tests.learning.reflect.conftest import human
@@ -58,7 +59,7 @@ def found(call, query, limit=3):
 
 
 def words(text):
-    return set(episode_search.query_words(text))
+    return set(search_words(text))
 
 
 def test_a_turn_sharing_only_a_rare_word_with_the_query_is_found(local_embedder, seat, make_turn, call):
