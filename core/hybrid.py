@@ -176,19 +176,26 @@ def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, shortlist: 
 
 def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str], list]:
     query = " || ".join(["phraseto_tsquery('english', %s)"] * len(words))
-    tf = "COALESCE(array_length(u.positions, 1), 1)"
-    if corpus.title_weight != 1.0:
+    if corpus.title_weight != 1.0:  # every lexeme, each occurrence weighted by where it is
+        hits = f"t.{corpus.tsv}"
         tf = (f"COALESCE((SELECT SUM(CASE WHEN w = 'A' THEN {float(corpus.title_weight)} ELSE 1 END)"
               " FROM unnest(u.weights) w), 1)")
+        keep = " WHERE u.lexeme = ANY(tq.lexemes)"
+    else:  # only the query's lexemes, cut out of the tsvector in C (marked A, then filtered) before unnesting
+        hits = f"ts_filter(setweight(t.{corpus.tsv}, 'A', tq.lexemes), '{{a}}')"
+        tf = "COALESCE(array_length(u.positions, 1), 1)"
+        keep = ""
     return [
         f"tq AS (SELECT {query} AS q, tsvector_to_array(to_tsvector('english', %s)) AS lexemes)",
-        f"matched AS MATERIALIZED (SELECT t.id AS id, t.{corpus.tsv} AS tsv, c.len AS len, c.d AS d"
+        f"matched AS MATERIALIZED (SELECT t.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
         f" FROM {corpus.table} t JOIN cand c ON c.id = t.id, tq WHERE t.{corpus.tsv} @@ tq.q)",
-        f"tf AS (SELECT m.id AS id, m.d AS d, u.lexeme AS lexeme, {tf} AS tf, m.len AS len FROM matched m, tq,"
-        " unnest(m.tsv) u WHERE u.lexeme = ANY(tq.lexemes))",
-        "df AS (SELECT lexeme, COUNT(*) AS df FROM tf GROUP BY lexeme)",
-        "stats AS (SELECT COUNT(*) AS n, GREATEST(AVG(len), 1) AS avgdl FROM cand)",
-        "txt AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))"
-        f" * tf.tf * {BM25_K1 + 1} / (tf.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * tf.len / stats.avgdl))) AS s"
-        " FROM tf JOIN df ON df.lexeme = tf.lexeme, stats GROUP BY tf.id ORDER BY s DESC, tf.id DESC LIMIT %s)",
+        f"tf AS MATERIALIZED (SELECT m.id AS id, m.d AS d, u.lexeme AS lexeme, ({tf})::float8 AS tf,"
+        f" m.len::float8 AS len FROM matched m CROSS JOIN tq CROSS JOIN LATERAL unnest(m.hit) u{keep})",
+        "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)",
+        # float8 throughout: numeric ln() per row costs more than the rest of the statement
+        "df AS MATERIALIZED (SELECT tf.lexeme AS lexeme, ln(1.0 + (stats.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)) AS idf"
+        " FROM tf CROSS JOIN stats GROUP BY tf.lexeme, stats.n)",
+        "txt AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM(df.idf * tf.tf * "
+        f"{BM25_K1 + 1} / (tf.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * tf.len / stats.avgdl))) AS s"
+        " FROM tf JOIN df ON df.lexeme = tf.lexeme CROSS JOIN stats GROUP BY tf.id ORDER BY s DESC, tf.id DESC LIMIT %s)",
     ], [*words, " ".join(words), shortlist]
