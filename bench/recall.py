@@ -18,7 +18,13 @@ DATA is a folder holding ``locomo/locomo-dev.json`` (LoCoMo format) and ``tau-be
 Baselines computed in the same run with the same embedder, per conversation: numpy cosine over
 ``speaker: text`` (tau: over the opening messages), BM25 (``rank_bm25``) over the same texts, and
 their reciprocal-rank fusion (k=60). Latency: the fused SQL against the vector-only SQL
-(``core.vectors.ranked_ids`` over the same rows' pooled vectors), same query vectors; and the whole tool call.
+(``core.vectors.ranked_ids`` over the same rows' pooled vectors), same query vectors, interleaved
+query by query; and the whole tool call.
+
+The fusion weight (``core.hybrid.WEIGHT``) is chosen leave-one-conversation-out: the stored turns are
+ranked again in SQL at each weight of ``WEIGHTS`` (the production ranking, ``episode_search.ranked``),
+and for each conversation (the LoCoMo ones and the tau-bench seat) the weight best on the others is
+printed with its figure on the held-out one; the shipped weight is not fitted to any one file.
 
 Usage: python bench/recall.py DATA [--engine sqlite|postgres|both] [--context 0|1] [--only locomo|tau]
 """
@@ -39,6 +45,8 @@ from collections import defaultdict
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 BASELINE_RRF_K = 60
+WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+LATENCY_REPEATS = 3
 LABEL = "Chat message"  # a runtime's label that does not name the sender
 
 
@@ -263,20 +271,59 @@ def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
     from learning import episode_search, episodes
 
     fused, vector_only = [], []
-    for q, v in zip(queries, qvecs, strict=True):
-        started = time.perf_counter()
-        episode_search.ranked(seat=seat, vector=v, model=model, query=q, limit=10)
-        fused.append((time.perf_counter() - started) * 1000)
-        started = time.perf_counter()
-        ranked_ids(episodes.raw(seat), v, model, limit=10)
-        vector_only.append((time.perf_counter() - started) * 1000)
+    for q, v in zip(queries, qvecs, strict=True):  # interleaved; each the best of LATENCY_REPEATS (a shared machine)
+        f = o = float("inf")
+        for _ in range(LATENCY_REPEATS):
+            started = time.perf_counter()
+            episode_search.ranked(seat=seat, vector=v, model=model, query=q, limit=10)
+            f = min(f, time.perf_counter() - started)
+            started = time.perf_counter()
+            ranked_ids(episodes.raw(seat), v, model, limit=10)
+            o = min(o, time.perf_counter() - started)
+        fused.append(f * 1000)
+        vector_only.append(o * 1000)
     return fused, vector_only
+
+
+def weight_hits(seat, queries, qvecs, model, hit) -> dict[float, int]:
+    """Hits@10 of the production ranking at each fusion weight (``hit(i, episode ids)``)."""
+    from core import hybrid
+    from learning import episode_search
+
+    shipped, out = hybrid.WEIGHT, {}
+    try:
+        for w in WEIGHTS:
+            hybrid.WEIGHT = w
+            out[w] = sum(bool(hit(i, [e for e, _ in episode_search.ranked(seat=seat, vector=v, model=model, query=q,
+                                                                          limit=10)]))
+                         for i, (q, v) in enumerate(zip(queries, qvecs, strict=True)))
+    finally:
+        hybrid.WEIGHT = shipped
+    return out
+
+
+def print_weights(folds: dict[str, tuple[int, dict[float, int]]]) -> None:
+    """Leave one conversation out: the weight best on the others, and its rate on the one left out."""
+    from core import hybrid
+
+    print(f"\nfusion weight, leave-one-conversation-out (hits@10 over questions; shipped {hybrid.WEIGHT})")
+    print(f"{'held out':<14} {'n':>4} " + " ".join(f"{w:>6}" for w in WEIGHTS) + "   chosen  held-out R@10")
+    for name, (n, hits) in folds.items():
+        others = {w: sum(h[w] / m for k, (m, h) in folds.items() if k != name) for w in WEIGHTS}
+        chosen = max(WEIGHTS, key=lambda w: (round(others[w], 9), -abs(w - hybrid.WEIGHT)))
+        print(f"{name:<14} {n:>4} " + " ".join(f"{hits[w] / n:>6.3f}" for w in WEIGHTS)
+              + f"   {chosen:>6}  {hits[chosen] / n:.3f}")
+
+
+FOLDS: dict[str, tuple[int, dict[float, int]]] = {}
 
 
 # ---- LoCoMo ---------------------------------------------------------------------------------------
 
 
 def locomo(args, company, embedder) -> None:
+    from learning.models import Episode
+
     path = os.path.join(args.data, "locomo", "locomo-dev.json")
     conversations = json.load(open(path))
     methods = ["project (query_episodes)", "numpy cosine", "BM25", "cosine+BM25 RRF"]
@@ -320,9 +367,14 @@ def locomo(args, company, embedder) -> None:
         f, v = sql_latency(seat, [q["question"] for q, _ in questions], qvecs, embedder.model)
         fused_ms += f
         vector_ms += v
+        by_id = dict(Episode.objects.filter(seat=seat).values_list("id", "run_id"))
+        FOLDS[conv["sample_id"]] = (len(questions), weight_hits(
+            seat, [q["question"] for q, _ in questions], qvecs, embedder.model,
+            lambda i, got, qs=questions, ids=by_id: {ids[e].split(":", 1)[1] for e in got} & qs[i][1]))
     print(f"\n-- LoCoMo ({len(conversations)} conversations, context {args.context}, {time.monotonic() - started:.0f}s)")
     print_locomo(hits, sessions)
     print_latency(tool_ms, fused_ms, vector_ms)
+    print_weights(FOLDS)
 
 
 def print_locomo(hits, sessions) -> None:
@@ -383,6 +435,12 @@ def tau(args, company, embedder) -> None:
             for j, k in enumerate((1, 3, 10)):
                 at[m][j] += r["task_id"] in top[:k]
     fused, vector_only = sql_latency(seat, opening, qvecs, embedder.model)
+    from learning.models import Episode
+
+    by_id = dict(Episode.objects.filter(seat=seat).values_list("id", "run_id"))
+    FOLDS["tau-bench"] = (len(queries), weight_hits(
+        seat, opening, qvecs, embedder.model,
+        lambda i, got: queries[i]["task_id"] in {int(by_id[e].split(":")[1]) for e in got}))
     print(f"\n-- tau-bench airline ({len(stored)} stored runs, {len(queries)} queries, {time.monotonic() - started:.0f}s)")
     print(f"{'method':<26} {'same-task @1':>13} {'@3':>6} {'@10':>6}")
     for m, (a1, a3, a10) in at.items():

@@ -3,6 +3,10 @@
 A note is stored verbatim, embedded before its insert (``prepare``, outside any write transaction)
 under a two-second budget, and stored without a vector when one cannot be had (``store``). Expired short notes are excluded by the read's own
 predicate; the retention sweep deletes them.
+
+The similarity half is hybrid (``core.hybrid``, in SQL): the query's vector ranking fused with its
+content words' full-text ranking (``diary_fts`` on SQLite, ``search_tsv`` on PostgreSQL, both kept
+on write), over the seat's live notes with a vector of the query's model.
 """
 
 from __future__ import annotations
@@ -11,15 +15,16 @@ import logging
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from core import hybrid
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
-from core.vectors import nearest_rows
 from learning import limits
 from learning.models import DiaryEntry
+from learning.words import search_words
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -28,7 +33,8 @@ log = logging.getLogger("learning.diary")
 
 MEMORY_VECTOR_LIMIT = 50  # memoryVectorLimit
 MEMORY_RECENCY_LIMIT = 50  # memoryRecencyLimit
-RECALL_MAX_DISTANCE = 0.9  # the relevance floor: rows farther than this never leave the database
+RECALL_MAX_DISTANCE = 0.9  # the relevance floor of the vector ranking (a row past it is found by words or not at all)
+CORPUS = hybrid.Corpus(table="agent_diary", fts="diary_fts", fts_weights="0.0, 1.0", seat_column=True)
 
 
 def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
@@ -96,11 +102,21 @@ def enforce_long_cap(seat: Seat, cap: int | None = None, *, keep: int | None = N
     return len(victims)
 
 
-def recall(*, seat: Seat, vector, model: str, limit: int = MEMORY_VECTOR_LIMIT, now=None) -> list[DiaryEntry]:
-    """Vector top-K of the seat's live notes of the query's model, above the relevance floor."""
+def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = MEMORY_VECTOR_LIMIT, now=None) -> list[DiaryEntry]:
+    """The hybrid top-K of the seat's live notes with a vector of the query's model: the vector's
+    ranking fused with the words' of ``query`` (no query: the vector's alone)."""
     if not vector:
         return []
-    return nearest_rows(live(seat, now), vector, model, limit=limit, max_distance=RECALL_MAX_DISTANCE)
+    now = now or timezone.now()
+    scope = ("t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s) AND t.embedding IS NOT NULL"
+             " AND t.embedding_model = %s AND t.embedding_dim = %s")
+    params = [seat.pk, connection.ops.adapt_datetimefield_value(now), model, len(vector)]
+    ids = [i for i, _score in hybrid.ranked(
+        CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
+        words=search_words(query) if query.strip() else [], limit=limit, seat=seat.pk,
+        max_distance=RECALL_MAX_DISTANCE)]
+    rows = DiaryEntry.objects.defer("embedding").in_bulk(ids)
+    return [rows[i] for i in ids if i in rows]
 
 
 def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
@@ -116,10 +132,11 @@ def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> 
     return list(_newest(seat, now).values_list("content", flat=True)[:limit])
 
 
-def candidates(*, seat: Seat, vector, model: str, now=None) -> list[DiaryEntry]:
-    """The hybrid pool: recall (50) ∪ recent (50), deduped by id; the two halves are the bound."""
+def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[DiaryEntry]:
+    """The hybrid pool: recall (50, by meaning and ``query``'s words) ∪ recent (50), deduped by id;
+    the two halves are the bound."""
     pool: dict[int, DiaryEntry] = {}
-    for entry in recall(seat=seat, vector=vector, model=model, now=now) + recent(seat=seat, now=now):
+    for entry in recall(seat=seat, vector=vector, model=model, query=query, now=now) + recent(seat=seat, now=now):
         pool.setdefault(entry.id, entry)
     return list(pool.values())
 

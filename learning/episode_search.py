@@ -1,11 +1,12 @@
-"""Hybrid similarity over a seat's raw episodes, ranked in SQL on both engines.
-
-Two rankings are fused by reciprocal rank (``1 / (EPISODE_RRF_K + rank)`` summed):
+"""Hybrid similarity over a seat's raw episodes, ranked in SQL on both engines (``core.hybrid``).
 
 - by meaning: a turn is as near to the query as the nearest of its vectors -- the whole text's
-  pooled vector or one of its lines' (``episode_pieces``) -- within ``RECALL_MAX_DISTANCE``;
-- by words: SQLite FTS5 ``bm25`` over ``episodes_fts``, PostgreSQL ``ts_rank`` over the generated
-  ``search_tsv`` column (GIN), any query word matching.
+  pooled vector or one of its ask's lines' (``episode_pieces``, compared for the pool only);
+- by words: the query's content words (``learning.words``) against the turn's label (once), ask
+  and account -- SQLite FTS5 ``bm25`` over ``episodes_fts`` (which carries the seat, so a MATCH
+  scores only the seat's rows), PostgreSQL BM25 over the generated ``search_tsv`` column (GIN);
+- fused by score: half the cosine min-max normalised over the pool, half the BM25 over the pool's
+  best (``core.hybrid.WEIGHT``).
 
 Both halves read only the seat's raw rows with a vector of the query's model and width (the
 same reach as before: ``unreachable_count`` stays the count of what no search can return), and
@@ -14,89 +15,23 @@ answer ids with scores -- never vectors.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from django.db import connection
-
-from core.vectors import distance_sql, to_blob, to_pg_text
+from core import hybrid
+from learning.words import search_words
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
 
-EPISODE_RRF_K = 10  # measured on the LoCoMo and tau-bench dev sets (bench/recall.py): 10 beat 60 by 8 points R@10
-CANDIDATES = 100  # depth of each ranking before fusion
 RECALL_MAX_DISTANCE = 0.9
-MAX_QUERY_WORDS = 32
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def query_words(query: str) -> list[str]:
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:MAX_QUERY_WORDS]
-
-
-def _scope(outcome: str | None) -> str:
-    extra = " AND review_outcome = %s" if outcome else ""
-    return ("SELECT id FROM episodes WHERE seat_id = %s AND kind = 'raw' AND embedding IS NOT NULL"
-            f" AND embedding_model = %s AND embedding_dim = %s{extra}")
-
-
-def _vector_sql(vendor: str, dim: int) -> str:
-    return (
-        "dists AS ("
-        f" SELECT e.id AS id, {distance_sql(vendor, 'e.embedding', dim)} AS d FROM episodes e JOIN cand c ON c.id = e.id"
-        " UNION ALL"
-        f" SELECT p.episode_id AS id, {distance_sql(vendor, 'p.embedding', dim)} AS d FROM episode_pieces p"
-        " JOIN cand c ON c.id = p.episode_id WHERE p.embedding_model = %s AND p.embedding_dim = %s),"
-        " vec AS (SELECT id, ROW_NUMBER() OVER (ORDER BY MIN(d), id DESC) AS r FROM dists"
-        " GROUP BY id HAVING MIN(d) <= %s ORDER BY MIN(d), id DESC LIMIT %s)"
-    )
-
-
-def _text_sql(vendor: str) -> str:
-    if vendor == "postgresql":
-        return (
-            "txt AS (SELECT e.id, ROW_NUMBER() OVER (ORDER BY ts_rank(e.search_tsv, q.q, 1) DESC, e.id DESC) AS r"
-            " FROM episodes e, (SELECT to_tsquery('english', %s) AS q) q"
-            " WHERE e.id IN (SELECT id FROM cand) AND e.search_tsv @@ q.q"
-            " ORDER BY ts_rank(e.search_tsv, q.q, 1) DESC, e.id DESC LIMIT %s)"
-        )
-    return (
-        # MATERIALIZED: one MATCH, then the seat's scope; a rowid constraint pushed into the FTS5 scan would
-        # run the MATCH once per candidate row
-        "matched AS MATERIALIZED (SELECT rowid AS id, bm25(episodes_fts) AS s FROM episodes_fts"
-        " WHERE episodes_fts MATCH %s),"
-        " txt AS (SELECT m.id, ROW_NUMBER() OVER (ORDER BY m.s, m.id DESC) AS r FROM matched m"
-        " JOIN cand c ON c.id = m.id ORDER BY m.s, m.id DESC LIMIT %s)"
-    )
-
-
-def _text_query(vendor: str, words: list[str]) -> str:
-    if vendor == "postgresql":
-        return " | ".join(words)
-    return " OR ".join(f'"{w}"' for w in words)
+CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="0.0, 1.0", seat_column=True,
+                       pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"))
 
 
 def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> list[tuple[int, float]]:
     """``(episode id, fused score)``, best first: the fused ranking of the seat's raw turns."""
-    vendor = connection.vendor
-    if vendor not in ("sqlite", "postgresql"):
-        raise NotImplementedError(f"no full-text episode search for {vendor}")
-    qvec = to_pg_text(vector) if vendor == "postgresql" else to_blob(vector)
-    dim = len(vector)
-    scope_params = [seat.pk, model, dim] + ([outcome] if outcome else [])
-    params: list = [*scope_params, qvec, qvec, model, dim, RECALL_MAX_DISTANCE, CANDIDATES]
-    ctes = [f"cand AS ({_scope(outcome)})", _vector_sql(vendor, dim)]
-    unions = "SELECT id, r FROM vec"
-    words = query_words(query)
-    if words:
-        ctes.append(_text_sql(vendor))
-        params += [_text_query(vendor, words), CANDIDATES]
-        unions += " UNION ALL SELECT id, r FROM txt"
-    sql = (f"WITH {', '.join(ctes)} SELECT id, SUM(1.0 / (%s + r)) AS score FROM ({unions}) fused"
-           " GROUP BY id ORDER BY score DESC, id DESC LIMIT %s")
-    params += [EPISODE_RRF_K, limit]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(int(i), float(s)) for i, s in cursor.fetchall()]
+    scope = ("t.seat_id = %s AND t.kind = 'raw' AND t.embedding IS NOT NULL AND t.embedding_model = %s"
+             " AND t.embedding_dim = %s" + (" AND t.review_outcome = %s" if outcome else ""))
+    params = [seat.pk, model, len(vector)] + ([outcome] if outcome else [])
+    return hybrid.ranked(CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
+                         words=search_words(query), limit=limit, seat=seat.pk, max_distance=RECALL_MAX_DISTANCE)

@@ -18,6 +18,7 @@ STOPWORDS = frozenset(
 )
 MIN_CONTENT_CHARS = 3
 SLUG_CHARS = 80
+MAX_SEARCH_WORDS = 32
 
 
 def words(text: str) -> list[str]:
@@ -39,6 +40,12 @@ def content_words(text: str, *, identifiers: bool = True) -> list[str]:
             continue
         out.append(w)
     return out
+
+
+def search_words(query: str, *, limit: int = MAX_SEARCH_WORDS) -> list[str]:
+    """What full-text search is given of a query: its content words; a query of nothing but stopwords
+    keeps its words (it has nothing else to be found by)."""
+    return (content_words(query) or list(dict.fromkeys(w for w in words(query) if w)))[:limit]
 
 
 def slug(text: str, *, limit: int = SLUG_CHARS) -> str:

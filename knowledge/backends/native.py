@@ -1,9 +1,12 @@
-"""The native backend: pages in our own tables, searched by vector similarity and text, merged.
+"""The native backend: pages in our own tables, searched by vector similarity and text, fused in SQL.
 
-Both halves rank in SQL over the same visible set: published pages in the readable containers,
-never a draft, the Auto-Drafted Skills parent, anything beneath it, or an ``[Auto-draft]`` title.
-The query is embedded under the knowledge search's two-second budget; a query that cannot be
-embedded is still searched by text (``served_mode`` "text" instead of "hybrid").
+One statement (``core.hybrid``) ranks the visible set by meaning and by words and fuses the two by
+score: published pages in the readable containers, never a draft, the Auto-Drafted Skills parent,
+anything beneath it, or an ``[Auto-draft]`` title. Words are matched by full-text search (SQLite
+``page_fts``, PostgreSQL ``search_tsv``; both kept on write, the title weighing double). The query
+is embedded under the knowledge search's two-second budget; a query that cannot be embedded is
+still searched by its words (``served_mode`` "text" instead of "hybrid"), and a page without a
+vector of the query's model is still found by its words.
 """
 
 from __future__ import annotations
@@ -13,10 +16,9 @@ import re
 from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, IntegrityError
-from django.db.models import Case, Expression, IntegerField, Q, Value, When
 
+from core import hybrid
 from core.providers.embeddings import embed_one
-from core.vectors import ranked_ids
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
 from knowledge.pages import is_auto_draft, save_page
 from knowledge.promotion_writer import (
@@ -42,9 +44,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("knowledge.native")
 
-NATIVE_MAX_DISTANCE = 0.7  # cosine distance: past this a page is not "similar", however few pages there are
-RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al.), merging the vector and text rankings
+NATIVE_MAX_DISTANCE = 0.7  # cosine distance: past this a page is not "similar" (it may still be found by words)
 MAX_QUERY_WORDS = 8
+CORPUS = hybrid.Corpus(table="knowledge_page", fts="page_fts", fts_weights="2.0, 1.0", title_weight=2.0)
 MIN_WORD_CHARS = 2
 SNIPPET_CHARS = 240
 EXCLUDED_PARENT_DEPTH = 4  # ancestors checked in SQL; deeper chains are checked per hit in Python
@@ -71,35 +73,17 @@ def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
 
 
-def text_ranked(qs, query: str, limit: int) -> list[int]:
-    """Ids of pages whose title or body contains a query word, title matches weighing double."""
-    words = query_words(query)
-    if not words:
-        return []
-    match = Q()
-    score: Expression = Value(0)
-    for word in words:
-        match |= Q(title__icontains=word) | Q(body__icontains=word)
-        score = score + Case(When(title__icontains=word, then=Value(2)), default=Value(0), output_field=IntegerField())
-        score = score + Case(When(body__icontains=word, then=Value(1)), default=Value(0), output_field=IntegerField())
-    ranked = qs.filter(match).annotate(text_score=score).order_by("-text_score", "-updated_at", "-id")
-    return list(ranked.values_list("id", flat=True)[:limit])
-
-
-def vector_ranked(qs, query: str, limit: int) -> list[int] | None:
-    """Ids of the nearest pages within ``NATIVE_MAX_DISTANCE``; None when the query has no vector."""
+def ranked(qs, query: str, limit: int) -> tuple[list[int], bool]:
+    """Ids of the visible pages best by meaning and words fused, and whether the query had a vector."""
     result = embed_one(query, budget=QUERY_EMBED_BUDGET)
-    if result.vector is None:
-        return None
-    return [page_id for page_id, _ in ranked_ids(qs, result.vector, result.model, limit=limit, max_distance=NATIVE_MAX_DISTANCE)]
-
-
-def fuse(*rankings: list[int]) -> list[int]:
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, page_id in enumerate(ranking):
-            scores[page_id] = scores.get(page_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-    return sorted(scores, key=lambda pid: (-scores[pid], -pid))
+    words = query_words(query)
+    if result.vector is None and not words:
+        return [], False
+    scope_sql, scope_params = qs.values("id").query.get_compiler(using=qs.db).as_sql()
+    ids = [page_id for page_id, _score in hybrid.ranked(
+        CORPUS, scope=f"t.id IN ({scope_sql})", scope_params=scope_params, vector=result.vector,
+        model=result.model, words=words, limit=limit, max_distance=NATIVE_MAX_DISTANCE)]
+    return ids, result.vector is not None
 
 
 def snippet(body: str, words: list[str]) -> str:
@@ -135,17 +119,14 @@ class NativeSearcher:
         if not containers:
             return SearchResult.not_run(SearchUnavailable.SCOPED_TO_NOTHING)
         try:
-            qs = visible_pages(containers)
-            by_vector = vector_ranked(qs, query, limit * 2)
-            by_text = text_ranked(qs, query, limit * 2)
-            ids = fuse(by_vector or [], by_text)
-            pages = Page.objects.in_bulk(ids[: limit * 2])
+            ids, had_vector = ranked(visible_pages(containers), query, limit * 2)
+            pages = Page.objects.in_bulk(ids)
         except DatabaseError as exc:
             log.warning("native knowledge search could not read the pages: %s", exc)
             return SearchResult.not_run(SearchUnavailable.UNREACHABLE, "the knowledge tables could not be read")
         words = query_words(query)
         hits = [to_hit(pages[i], words) for i in ids if i in pages and not is_auto_draft(pages[i])]
-        return SearchResult(pages=hits[:limit], served_mode="text" if by_vector is None else "hybrid")
+        return SearchResult(pages=hits[:limit], served_mode="hybrid" if had_vector else "text")
 
 
 def _outcome(page: Page, *, existed: bool) -> WriteOutcome:

@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('crewlet', '0002_token_expiry_last_used'),
-        ('learning', '0009_promotion_draft'),
+        ('learning', '0011_diary_search'),
     ]
 
     operations = [

@@ -63,8 +63,9 @@ class Episode(EmbeddedMixin):
 
 
 class EpisodePiece(models.Model):
-    """One line of a raw episode's searchable text with its own vector: a turn is as near to a query
-    as its nearest line (a long conversation's opening is not diluted by the rest of it)."""
+    """One of a raw episode's ask's opening lines with its own vector (``episodes.search_pieces``): a
+    turn is as near to a query as its nearest vector (a long conversation's opening is not diluted by
+    the rest of it)."""
 
     episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="pieces")
     ordinal = models.PositiveIntegerField()

@@ -1,4 +1,4 @@
-"""The embedding fill's second half: line vectors (``episode_pieces``) for raw turns whose whole-text
+"""The embedding fill's second half: opening-line vectors (``episode_pieces``) for raw turns whose whole-text
 vector is of the current model but whose lines have none of it yet (a turn embedded by the fill, or
 one written before the hybrid search existed). Sent through the same minute as the rows, so the
 provider's request and byte limits hold; a refused or unusable line costs only that turn, held an hour
@@ -47,7 +47,7 @@ def fill_pieces(seat: Seat, minute: Minute) -> int:
         return done
 
     for episode in lacking_pieces(seat, model=embedder.model, dim=embedder.dim, now=minute.now).order_by("pk")[:PAGE]:
-        pieces = episodes.search_pieces(episodes.text_of(episode), embedder.max_input_chars)
+        pieces = episodes.pieces_of_episode(episode, embedder.max_input_chars)
         size = sum(len(p.encode()) for _, ps in batch for p in ps) + sum(len(p.encode()) for p in pieces)
         count = sum(len(ps) for _, ps in batch) + len(pieces)
         if batch and (size > minute.request_bytes or count > MAX_INPUTS_PER_REQUEST or refused_alone(episode)):

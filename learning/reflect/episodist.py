@@ -1,5 +1,6 @@
 """Episodist: one raw episode per turn, embedded as ONE text (label once, ask under its senders'
-names, what it did), whole, and line by line (``episode_pieces``) for the hybrid search.
+names, what it did), whole, and its ask's opening lines one by one (``episode_pieces``) for the
+hybrid search.
 
 A scheduled turn's label names its schedule and never the fire's run id, which differs on every
 fire. A redelivered trigger (same work key, new run) is collapsed onto the episode already filed
@@ -88,13 +89,15 @@ def _fields(ctx) -> dict:
     }
 
 
-def _embed(text: str):
-    """The whole text's vector and its lines', in one request (the fill recomputes both alike)."""
+def _embed(text: str, fields: dict):
+    """The whole text's vector and its ask's opening lines', in one request (the fill recomputes both alike)."""
     try:
         embedder = get_embedder()
     except (ImproperlyConfigured, ImportError):
         embedder = None
-    pieces = episodes.search_pieces(text, embedder.max_input_chars) if embedder is not None else []
+    pieces = (episodes.search_pieces(label=fields["task_summary"], ask=fields["ask"],
+                                     what_it_did=fields["plan_summary"], max_chars=embedder.max_input_chars)
+              if embedder is not None else [])
     results = embed_many([text, *pieces], budget=EPISODE_EMBED_BUDGET)
     return results[0], pieces, [r.vector for r in results[1:]]
 
@@ -103,7 +106,7 @@ def run(ctx):
     """The embed (no transaction open); returns the write that files the episode."""
     fields = _fields(ctx)
     text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
-    vector, pieces, piece_vectors = _embed(text)
+    vector, pieces, piece_vectors = _embed(text, fields)
 
     def write() -> dict:
         episode, existing = _file(ctx, fields, vector, pieces, piece_vectors)

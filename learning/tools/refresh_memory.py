@@ -94,7 +94,7 @@ def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
 
 def candidate_pool(call: ToolCall[RefreshMemoryArgs], hint: str) -> list:
     embedded = embed_one(hint, budget=PREFETCH_EMBED_BUDGET)
-    return diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model)
+    return diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model, query=hint)
 
 
 def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str, pool: list) -> list[int]:

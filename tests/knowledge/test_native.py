@@ -135,7 +135,7 @@ def test_an_unreadable_table_serves_no_mode(seat, serve_native, corpus, monkeypa
     def broken(*args, **kwargs):
         raise DatabaseError("no such table")
 
-    monkeypatch.setattr(native, "text_ranked", broken)
+    monkeypatch.setattr(native.hybrid, "ranked", broken)
     serve_native(scope=["ENG"])
     result = search(seat, "deploy", 5)
     assert result.served_mode == "" and result.unavailable is SearchUnavailable.UNREACHABLE

@@ -27,10 +27,10 @@ def vectorless(model=DiaryEntry):
 def test_fills_vectorless_live_notes_and_raw_turns_in_one_batch(seat, fake_embedder, fill_config, now):
     fill_config()
     a, b = note(seat, "Deploys freeze on Fridays"), note(seat, "Ana prefers digests")
-    turn = episode(seat, age_days=1)
+    turn = episode(seat, age_days=1, ask="Message from Ana: fix build 1\nAna: the build fails on main\nAna: since the merge")
     result = fill(fake_embedder, now)
-    assert result["filled"] == 3 and len(fake_embedder.calls) == 2  # the rows' batch, then the turn's lines
-    assert fake_embedder.calls[1] == ["Message from Ana: fix build 1", "Fixed the failing build and opened a PR."]
+    assert result["filled"] == 3 and len(fake_embedder.calls) == 2  # the rows' batch, then the turn's ask's lines
+    assert fake_embedder.calls[1] == ["Ana: the build fails on main", "Ana: since the merge"]  # not the label's line
     assert result["pieces_filled"] == 1 and turn.pieces.filter(embedding_model="fake-8").count() == 2
     for row in (a, b, turn):
         row.refresh_from_db()

@@ -11,6 +11,7 @@ from learning import episode_search, episodes, tools
 from learning.models import Episode, EpisodePiece
 from learning.passes.embed_fill import run_fill
 from learning.tasks import reflect_turn
+from learning.words import search_words
 from tests.factories import SeatFactory
 from tests.learning.reflect.conftest import human
 
@@ -58,7 +59,7 @@ def found(call, query, limit=3):
 
 
 def words(text):
-    return set(episode_search.query_words(text))
+    return set(search_words(text))
 
 
 def test_a_turn_sharing_only_a_rare_word_with_the_query_is_found(local_embedder, seat, make_turn, call):
@@ -108,3 +109,29 @@ def test_an_edited_turn_is_searched_by_its_new_words(local_embedder, seat, make_
     assert found(call, "QZX-9000", limit=1) == [target.run_id]
     Episode.objects.filter(pk=target.pk).delete()
     assert found(call, "QZX-9000", limit=1) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_indexes_turns_stored_before_it_and_the_fill_recomputes_their_pieces(
+        local_embedder, seat, make_turn, call):
+    from django.core.management import call_command
+    from django.db.migrations.loader import MigrationLoader
+
+    graph = MigrationLoader(None, ignore_no_migrations=True).graph
+    name = next(n for a, n in graph.leaf_nodes() if a == "learning")
+    node = graph.node_map[("learning", "0010_episode_fts_per_seat")]
+    before = next(p for p in node.parents if p.key[0] == "learning").key
+    call_command("migrate", *before, verbosity=0)
+    try:
+        for body in OTHER_TURNS:
+            reflect(make_turn, seat, body)
+        target = reflect(make_turn, seat, "Mirela from Vantoro called about invoice 99812.")
+    finally:
+        call_command("migrate", "learning", name, verbosity=0)
+    assert EpisodePiece.objects.count() == 0  # dropped: the pieces' rule changed, the fill recomputes them
+    vector = embed_one("Vantoro refund", budget=None).vector
+    assert target.pk not in [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model="all-MiniLM-L6-v2",
+                                                                  query="", limit=3)]
+    assert target.run_id in found(call, "Vantoro refund", limit=3)  # by its words: the rebuilt index holds old rows
+    run_fill(seat=seat)
+    assert [p.ordinal for p in EpisodePiece.objects.filter(episode=target)] == [0]  # its ask's one line

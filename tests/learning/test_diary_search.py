@@ -1,0 +1,107 @@
+"""The diary's similarity half is hybrid (vector ranking fused with full-text ranking, in SQL): notes
+written through the production writer, read through the personal-memory pool, with the packaged
+sentence model, on both engines."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.db.migrations.loader import MigrationLoader
+
+from core.providers.embeddings import embed_one, get_embedder, reset_embedder
+from crewlet.config import schema
+from learning import diary
+from learning.models import DiaryEntry
+from learning.words import search_words
+from tests.factories import SeatFactory
+
+pytestmark = pytest.mark.real_model
+
+MODEL = "all-MiniLM-L6-v2"
+OTHER_NOTES = [
+    "Deploys freeze on Fridays after noon.",
+    "Maya prefers short bullet-point status updates.",
+    "The staging database credentials rotate every quarter.",
+    "Refunds over 500 euros need a lead's approval.",
+    "The customer asked for a refund of the duplicate charge.",
+    "Refund requests are answered within two working days.",
+    "A refund goes back to the card the customer paid with.",
+    "Partial refunds are allowed for cancelled subscriptions.",
+    "The billing export job is owned by the finance team.",
+]
+
+
+@pytest.fixture
+def local_embedder(serve_config):
+    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
+                                            embeddings=schema.EmbeddingSpec(kind="local")))
+    reset_embedder()
+    get_embedder().load()
+    yield
+    reset_embedder()
+
+
+def write(seat, content):
+    return diary.write(seat=seat, content=content, kind=DiaryEntry.LONG, source="persist_decider")
+
+
+def recall(seat, query, limit, *, words=True):
+    vector = embed_one(query, budget=None).vector
+    return [e.content for e in diary.recall(seat=seat, vector=vector, model=MODEL, query=query if words else "",
+                                            limit=limit)]
+
+
+def test_a_note_sharing_only_a_rare_word_with_the_query_is_found(local_embedder, seat):
+    for body in OTHER_NOTES:
+        write(seat, body)
+    target = write(seat, "Vantoro's office moved to the fourth floor.").content
+    query = "Vantoro refund"  # by meaning the refund notes are nearer; only the name ties the query to the target
+    assert target not in recall(seat, query, 3, words=False)  # the proof that the words, not the vector, find it
+    assert target in recall(seat, query, 3)
+
+
+def test_a_note_sharing_no_word_with_the_query_is_found_by_meaning(local_embedder, seat):
+    for body in OTHER_NOTES:
+        write(seat, body)
+    target = write(seat, "The automobile engine is dead this morning; it makes a clicking noise.").content
+    query = "my car won't start"
+    assert not set(search_words(query)) & set(search_words(target))  # nothing for the full-text half to match
+    assert recall(seat, query, 1) == [target]
+
+
+def test_only_the_seats_own_live_notes_of_the_querys_model_are_searched(local_embedder, seat):
+    other = SeatFactory(company=seat.company, role=seat.role, unit=seat.unit)
+    write(other, "Ticket QZX-4471 is about the payroll export.")
+    stale = write(seat, "Ticket QZX-4471 is about the payroll export, again.")
+    DiaryEntry.objects.filter(pk=stale.pk).update(embedding_model="an-older-model")  # as if the company moved models
+    mine = write(seat, "Lunch for the offsite: pizza for twelve.")
+    assert recall(seat, "QZX-4471 payroll export", 5) == [mine.content]
+
+
+def test_an_edited_note_is_searched_by_its_new_words_and_a_deleted_one_is_gone(local_embedder, seat):
+    for body in OTHER_NOTES:
+        write(seat, body)
+    note = write(seat, "Please check ticket QZX-4471.")
+    DiaryEntry.objects.filter(pk=note.pk).update(content="Closed as a duplicate of QZX-9000.")
+    assert recall(seat, "QZX-9000", 1) == ["Closed as a duplicate of QZX-9000."]
+    DiaryEntry.objects.filter(pk=note.pk).delete()
+    assert "Closed as a duplicate of QZX-9000." not in recall(seat, "QZX-9000", 10)
+
+
+def _before(app: str, name: str) -> tuple[str, str]:
+    """The migration of ``app`` that ``name`` depends on (whatever number the chain gives it)."""
+    graph = MigrationLoader(None, ignore_no_migrations=True).graph
+    return next(parent for parent in graph.node_map[(app, name)].parents if parent.key[0] == app).key
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_indexes_notes_stored_before_it(local_embedder, seat):
+    app, before = _before("learning", "0011_diary_search")
+    call_command("migrate", app, before, verbosity=0)
+    try:
+        for body in OTHER_NOTES:
+            write(seat, body)
+        target = write(seat, "Mirela at Vantoro handles their invoices.").content
+    finally:
+        call_command("migrate", verbosity=0)
+    assert target in recall(seat, "Vantoro refund", 3)
