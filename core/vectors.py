@@ -11,6 +11,7 @@ sends its query vector in pgvector's binary format over a server-side-bound, pre
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -82,6 +83,18 @@ def _from_pg(value) -> list[float]:
     return [float(x) for x in value]
 
 
+@functools.cache
+def _hashable_pg_vector():
+    """pgvector's ``Vector``, hashable: the ORM hashes an ORDER BY's parameters (``nearest``'s distance)."""
+    from pgvector import Vector as PgVector
+
+    class HashableVector(PgVector):
+        def __hash__(self) -> int:
+            return hash(self.to_numpy().tobytes())
+
+    return HashableVector
+
+
 class VectorField(models.Field):
     """A float vector of any width: pgvector ``vector`` on PostgreSQL, float32 BLOB on SQLite."""
 
@@ -107,9 +120,7 @@ class VectorField(models.Field):
             return None
         if connection.vendor == "postgresql":
             if connection.connection is not None and connection.connection.adapters.types.get("vector") is not None:
-                from pgvector import Vector as PgVector
-
-                return PgVector(np.asarray(value, dtype=np.float32))
+                return _hashable_pg_vector()(np.asarray(value, dtype=np.float32))
             return _to_pg_text(value)
         return to_blob(value)
 

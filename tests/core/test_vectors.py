@@ -186,3 +186,11 @@ def test_postgres_connections_use_pgvectors_binary_adapters(seat, require_postgr
     from psycopg.adapt import PyFormat
 
     assert raw.adapters.get_dumper(Vector, PyFormat.AUTO).format == psycopg.pq.Format.BINARY
+
+
+def test_nearest_ranks_in_sql_after_a_ranked_ids_call_on_the_same_connection(seat):
+    """ranked_ids registers pgvector's adapters on the connection; the ORM's ranking keeps working after."""
+    rows = _rows(seat, np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert [i for i, _ in ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.1], "m-a", limit=2)] == [r.id for r in rows]
+    ranked = list(nearest(DiaryEntry.objects.filter(seat=seat), [0.1, 1.0], "m-a").values_list("id", flat=True))
+    assert ranked == [rows[1].id, rows[0].id]
