@@ -13,6 +13,7 @@ import weakref
 from datetime import datetime
 
 from django.db import connections
+from django.db.models import Model
 
 from crewlet.models import ApiToken, Company, Role, Seat, Unit
 
@@ -61,8 +62,8 @@ class _Plan:
             f" AND (t.{qn(field('expires_at').column)} IS NULL OR t.{qn(field('expires_at').column)} > %s)"
         )
 
-    def instances(self, row, connection) -> dict[str, object | None]:
-        out: dict[str, object | None] = {}
+    def instances(self, row, connection) -> dict[str, Model | None]:
+        out: dict[str, Model | None] = {}
         for alias, model, attnames, start, end, converters in self.parts:
             values = list(row[start:end])
             for i, (found, col) in enumerate(converters):
@@ -86,7 +87,7 @@ def live_token(token_hash: str, now: datetime, *, using: str = "default") -> Api
         return None
     found = plan.instances(row, connection)
     token, seat = found["t"], found["s"]
-    assert isinstance(token, ApiToken)
+    assert isinstance(token, ApiToken)  # the token's own row always matched
     # cached as select_related caches them: no query, no router check
     ApiToken._meta.get_field("company").set_cached_value(token, found["c"])
     ApiToken._meta.get_field("seat").set_cached_value(token, seat)
