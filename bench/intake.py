@@ -2,7 +2,7 @@
 
 Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, production settings) on a
 loopback port against a fresh SQLite file and then a throwaway PostgreSQL, with the ORM broker
-(each accepted turn writes its reflection task in its own transaction; no qcluster runs, so the
+(each accepted turn writes its reflection task in the turn's own transaction; no qcluster runs, so the
 figure is intake alone). ``--clients`` threads post distinct turns for ``--seconds``. Printed
 beside it, measured the same way against the same server: the floor, a POST answered 401 before
 any database work (no token).
