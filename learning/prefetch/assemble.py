@@ -115,7 +115,7 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     try:
         # the turn start's writes in ONE transaction: the frozen prefix, the blocks' deferred writes
         # (spend, skill stamp, notes' use), the announced events in one insert (summary, skill_used,
-        # skill_revived), and now and then the pruning
+        # knowledge_read, skill_revived), and now and then the pruning
         with transaction.atomic():
             snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
             summary.publish(ctx, built)

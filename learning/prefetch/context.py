@@ -8,8 +8,8 @@ worst case is the embed plus thirty seconds rather than thirty seconds a block.
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
 made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
 snapshot in one transaction (``flush_writes``); its telemetry events (the summary, the guidance's
-``skill_used``, a revived skill's ``skill_revived``) are ``announce``d and written there in one
-bulk insert.
+``skill_used``, the knowledge search's ``knowledge_read``, a revived skill's ``skill_revived``) are
+``announce``d and written there in one bulk insert.
 """
 
 from __future__ import annotations
