@@ -137,8 +137,9 @@ LOGGING = {
     "filters": {"no_per_task_enqueue_line": {"()": "crewlet.log_filters.DropPerTaskEnqueueLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
-        # configured here, django-q2 adds no handler of its own; its per-enqueue INFO line is dropped
-        "django-q": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO"),
+        # configured here, django-q2 adds no handler of its own; its per-enqueue INFO line is dropped, the
+        # rest at the queue's own level as before (the cluster's "ready for work at PID" lines included)
+        "django-q": {"handlers": ["console"], "level": Q_CLUSTER.get("log_level", "INFO"),
                      "filters": ["no_per_task_enqueue_line"], "propagate": False},
         "crewlet": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
         "learning": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
