@@ -2,12 +2,16 @@
 
 Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, production settings) on a
 loopback port against a fresh SQLite file and then a throwaway PostgreSQL, with the ORM broker
-(each accepted turn writes its reflection task in its own transaction; no qcluster runs, so the
+(each accepted turn writes its reflection task in the turn's own transaction; no qcluster runs, so the
 figure is intake alone). ``--clients`` threads post distinct turns for ``--seconds``. Printed
 beside it, measured the same way against the same server: the floor, a POST answered 401 before
 any database work (no token).
 
+SQLite runs at each ``--sqlite-synchronous`` level (FULL, the default, and NORMAL, the opt-in that
+can lose the last commits on a power loss).
+
 Usage: python bench/intake.py [--engine sqlite|postgres|both] [--clients 8] [--seconds 10] [--workers 2]
+       [--sqlite-synchronous FULL,NORMAL]
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ def free_port() -> int:
 
 
 def body(seat: str) -> dict:
+    """A chat turn's record as a runtime posts it after its prefetch: it carries the ask and the skills
+    the prompt offered (both from the prefetch's answer), so intake has nothing to complete."""
     n = uuid.uuid4().hex
     return {
         "run_id": f"bench-{n}", "work_key": f"chat:msg-{n}", "seat": seat, "conversation_id": "chat:C1:thread-1",
         "conversation_kind": "chat", "label": "Message from Maya: Slack message", "subject_is_label": True,
+        "ask": "Thanks! I prefer short bullet-point status updates.", "skills_offered": [],
         "plan_summary": "Replied in the thread with a short status summary.",
         "tool_sequence": ["mattermost_post_message"], "tools_called": ["mattermost_post_message"],
         "review_outcome": "done", "interactions": [{"sender": {"handle": "maya", "platform": "mattermost",
@@ -47,22 +54,35 @@ def body(seat: str) -> dict:
 
 
 def drive(port: int, clients: int, seconds: float, token: str | None, seat: str) -> tuple[int, int, float]:
-    """(answered as expected, other answers, seconds) with ``clients`` keep-alive connections."""
-    import httpx2
+    """(answered as expected, other answers, seconds) with ``clients`` keep-alive connections.
+
+    The clients are the standard library's ``http.client`` (the lightest HTTP/1.1 client at hand):
+    they share the machine's cores with the server, so the less they cost, the more the figure is
+    the server's.
+    """
+    import http.client
+    import json
 
     ok, other, lock, stop = [0], [0], threading.Lock(), time.monotonic() + seconds
     expected = 202 if token else 401
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
 
     def client():
-        with httpx2.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as http:
+        http_conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
             while time.monotonic() < stop:
-                status = http.post(URL_PATH, json=body(seat)).status_code
+                http_conn.request("POST", URL_PATH, body=json.dumps(body(seat)), headers=headers)
+                response = http_conn.getresponse()
+                response.read()
+                if response.getheader("Connection", "").lower() == "close":
+                    http_conn.close()
                 with lock:
-                    if status == expected:
+                    if response.status == expected:
                         ok[0] += 1
                     else:
                         other[0] += 1
+        finally:
+            http_conn.close()
 
     started = time.monotonic()
     threads = [threading.Thread(target=client) for _ in range(clients)]
@@ -78,9 +98,10 @@ def manage(env: dict, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def run_engine(label: str, url: str, args) -> int:
+def run_engine(label: str, url: str, args, **extra_env: str) -> int:
     env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", CREWLET_LOG_LEVEL="WARNING",
-               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings")
+               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings",
+               **extra_env)
     env.pop("CREWLET_Q_SYNC", None)
     manage(env, "migrate", "--verbosity", "0")
     manage(env, "apply_config", env["CREWLET_CONFIG"])
@@ -122,11 +143,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sqlite-synchronous", default="FULL,NORMAL",
+                        help="CREWLET_SQLITE_SYNCHRONOUS levels to run SQLite at (FULL is the default; NORMAL opt-in)")
     args = parser.parse_args(argv)
     codes = []
     if args.engine in ("sqlite", "both"):
-        tmp = tempfile.mkdtemp(prefix="crewlet-intake-")
-        codes.append(run_engine("SQLite (WAL) + sqlite-vec", f"sqlite:///{tmp}/intake.sqlite3", args))
+        for level in args.sqlite_synchronous.split(","):
+            tmp = tempfile.mkdtemp(prefix="crewlet-intake-")
+            codes.append(run_engine(f"SQLite (WAL, synchronous={level}) + sqlite-vec", f"sqlite:///{tmp}/intake.sqlite3",
+                                    args, CREWLET_SQLITE_SYNCHRONOUS=level))
     if args.engine in ("postgres", "both"):
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         sys.path.insert(0, os.path.join(ROOT, "bin"))

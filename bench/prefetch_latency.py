@@ -11,7 +11,8 @@ Each figure is printed beside the floor measured in the same run, turn by turn: 
 plus four raw SELECTs on the driver's own connection (the seat's top-50 notes and top-3 episodes
 by cosine distance, its 50 most recent notes, its skill catalogue). Run with the hashing embedder
 and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its vectors, computed
-once and cached under var/bench/).
+once and cached under var/bench/). One rich turn start, outside the timed ones, is counted:
+its statements and its commits.
 
 Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embedder hashing|local|both] [--turns N]
 """
@@ -148,13 +149,47 @@ def floor_turn(seat, ask: str) -> None:
     raw.execute(SKILLS_SQL.format(p=p), [seat.id]).fetchall()
 
 
+class Statements:
+    """Statements and commits on the default connection: an atomic block's commit, and each write
+    made in autocommit (its own commit)."""
+
+    WRITES = ("INSERT", "UPDATE", "DELETE")
+
+    def __init__(self):
+        from django.db import connections
+
+        self.connection = connections["default"]
+        self.statements = self.commits = 0
+        self._commit = self.connection.commit
+
+    def __enter__(self):
+        def commit():
+            self.commits += 1
+            return self._commit()
+
+        self.connection.commit = commit
+        self._wrapper = self.connection.execute_wrapper(self._count)
+        self._wrapper.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._wrapper.__exit__(*exc)
+        self.connection.commit = self._commit
+
+    def _count(self, execute, sql, params, many, context):
+        self.statements += 1
+        if not self.connection.in_atomic_block and sql.lstrip().upper().startswith(self.WRITES):
+            self.commits += 1
+        return execute(sql, params, many, context)
+
+
 def measure(seats, turns: int) -> dict:
     import uuid
 
     from learning.prefetch import PrefetchRequest, prefetch
     from learning.turn_record import Interaction, Sender
 
-    out = {"rich": [], "thin": [], "floor": []}
+    out = {"rich": [], "thin": [], "floor": [], "rich_statements": [], "rich_commits": []}
     for i in range(turns + 3):
         seat = seats[i % len(seats)]
         topic = TOPICS[(i * 5) % len(TOPICS)]
@@ -164,6 +199,12 @@ def measure(seats, turns: int) -> dict:
                 ask=f"The {topic} broke again overnight; can you {VERBS[i % 8]} it and tell Ravi?" if kind == "rich" else "+1",
                 interactions=(Interaction(sender=Sender(handle="ravi", platform="mattermost", display_name="Ravi"), body="x"),),
                 conversation_id=f"conv-{i}")
+            if kind == "rich" and i == 3:  # one counted turn start, outside the timed ones
+                with Statements() as counted:
+                    prefetch(seat=seat, request=request)
+                out["rich_statements"].append(counted.statements)
+                out["rich_commits"].append(counted.commits)
+                continue
             started = time.perf_counter()
             prefetch(seat=seat, request=request)
             if i >= 3:  # the first rounds warm caches and connections
@@ -201,6 +242,8 @@ def child(turns: int, embedder: str) -> None:
         ratio = f"   {statistics.median(values) / floor:.1f}x the floor" if kind != "floor" else ""
         print(f"   {label:<30} p50 {statistics.median(values):7.1f} ms   p95 {q[18]:7.1f} ms   (n={len(values)}){ratio}",
               flush=True)
+    print(f"   one rich turn start: {times['rich_statements'][0]} statements, {times['rich_commits'][0]} commit(s)"
+          " (the floor: 4 statements, no commit)", flush=True)
 
 
 def run_engine(engine: str, turns: int, embedder: str) -> int:

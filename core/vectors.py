@@ -17,8 +17,10 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections, models
 from django.db.models import Func, Value
+from django.db.models.sql.datastructures import BaseTable
 
 Vector = Sequence[float]
 
@@ -82,10 +84,8 @@ def _from_pg(value) -> list[float]:
 
 
 @functools.cache
-def _hashable_pg_vector() -> type:
-    """pgvector's ``Vector``, hashable by its values: the ORM hashes a query's ORDER BY parameters,
-    and pgvector's own class (it defines ``__eq__``) is unhashable. psycopg finds its dumper by the
-    class's MRO, so the value still travels in pgvector's binary format."""
+def _hashable_pg_vector():
+    """pgvector's ``Vector``, hashable: the ORM hashes an ORDER BY's parameters (``nearest``'s distance)."""
     from pgvector import Vector as PgVector
 
     class HashableVector(PgVector):
@@ -243,42 +243,31 @@ def ranked_ids(
     ``max_distance`` are dropped. No vector comes back, the query vector is sent once (binary on
     PostgreSQL), and the distance is computed once per row: the threshold is applied to the ranked
     rows here (sorted by that distance, the rows within it are a prefix), not as a second distance
-    expression in SQL. The ORM compiles only the queryset's filters; the ranking is one fixed
-    statement around them.
+    expression in SQL. The ORM compiles only the queryset's own filters (``_scope``); the ranking
+    is one fixed statement around them.
     """
-    base = queryset.filter(
-        **{f"{field}__isnull": False, "embedding_model": model, "embedding_dim": len(vector)}
-    ).order_by().values_list("pk")
-    query = base.query
+    query = queryset.query
     if query.distinct or query.group_by or query.combinator or query.low_mark or query.high_mark is not None:
         raise ValueError("ranked_ids ranks a plain filtered queryset (no distinct, grouping, union or slice)")
-    connection = connections[base.db]
+    connection = connections[queryset.db]
     connection.ensure_connection()
-    where_sql, where_params = query.get_compiler(using=base.db).as_sql()
-    select_end = where_sql.index(" FROM ")  # the select list is the primary key alone: no user text in it
+    try:
+        alias, scope_sql, params = _scope(queryset, field, model, len(vector), connection)
+    except EmptyResultSet:  # a filter no row can meet (``id__in=[]``)
+        return []
     qn = connection.ops.quote_name
     meta = queryset.model._meta
-    alias = query.base_table or meta.db_table
     col = f"{qn(alias)}.{qn(meta.get_field(field).column)}"
     pk = f"{qn(alias)}.{qn(meta.pk.column)}"
     sql = (
         f"SELECT {pk}, {distance_sql(connection.vendor, col, len(vector))} AS crewlet_distance"
-        f"{where_sql[select_end:]} ORDER BY crewlet_distance ASC NULLS LAST, {pk} DESC LIMIT {int(limit)}"
+        f"{scope_sql} ORDER BY crewlet_distance ASC NULLS LAST, {pk} DESC LIMIT {int(limit)}"
     )
     if connection.vendor == "postgresql":
-        from pgvector import Vector as PgVector
-
-        register_pgvector(connection)
-        params = [PgVector(np.asarray(vector, dtype=np.float32)), *where_params]
-        import psycopg
-
-        # psycopg's server-side-binding cursor (Django's connections default to client-side binding,
-        # which would spell the vector out as text): the query vector travels in pgvector's binary format
-        with psycopg.Cursor(connection.connection) as cursor:
-            rows = cursor.execute(sql, params, binary=True).fetchall()
+        rows = _pg_rows(connection, sql, vector, params)
     else:
         with connection.cursor() as cursor:
-            cursor.execute(sql, [to_blob(vector), *where_params])
+            cursor.execute(sql, [to_blob(vector), *params])
             rows = cursor.fetchall()
     out = []
     for row_id, distance in rows:
@@ -286,6 +275,54 @@ def ranked_ids(
             break
         out.append((row_id, float(distance)))
     return out
+
+
+def _scope(queryset, field: str, model: str, dim: int, connection) -> tuple[str, str, list]:
+    """``(table alias, " FROM ... WHERE ...", params)``: the rows of ``queryset`` with a vector of
+    ``model`` and width ``dim``.
+
+    A single-table queryset (every recall scope: a seat's rows, its live ones) has only its own
+    WHERE compiled, parenthesised, and the vector's conditions appended as fixed SQL: no queryset
+    clones, no select list, no join setup per query. Any other shape goes through the whole
+    compiler. ``EmptyResultSet`` when no row can match.
+    """
+    query = queryset.query
+    meta = queryset.model._meta
+    joined = [a for a, table in query.alias_map.items() if query.alias_refcount.get(a) and not isinstance(table, BaseTable)]
+    if not joined and not (query.extra or query.extra_tables or query.annotations):
+        alias = query.base_table or meta.db_table
+        qn = connection.ops.quote_name
+        mine = (f"{qn(alias)}.{qn(meta.get_field(field).column)} IS NOT NULL"
+                f" AND {qn(alias)}.{qn(meta.get_field('embedding_model').column)} = %s"
+                f" AND {qn(alias)}.{qn(meta.get_field('embedding_dim').column)} = %s")
+        try:
+            where_sql, where_params = query.get_compiler(connection=connection).compile(query.where)
+        except FullResultSet:  # no filter of its own
+            return alias, f" FROM {qn(alias)} WHERE {mine}", [model, dim]
+        return alias, f" FROM {qn(alias)} WHERE ({where_sql}) AND {mine}", [*where_params, model, dim]
+    base = (queryset.filter(**{f"{field}__isnull": False, "embedding_model": model, "embedding_dim": dim})
+            .order_by().values_list("pk"))
+    sql, params = base.query.get_compiler(connection=connection).as_sql()
+    start = sql.index(" FROM ")  # the select list is the primary key alone: no user text in it
+    return base.query.base_table or meta.db_table, sql[start:], list(params)
+
+
+def _pg_rows(connection, sql: str, vector: Vector, params: list) -> list[tuple]:
+    """Run a ranking on PostgreSQL with the query vector first, in pgvector's binary format.
+
+    On psycopg's server-side-binding cursor (Django's connections default to client-side binding,
+    which would spell the vector out as text), wrapped as Django wraps its own: execute wrappers,
+    query logging and ``DatabaseError`` behave as on every other read.
+    """
+    import psycopg
+    from pgvector import Vector as PgVector
+
+    register_pgvector(connection)
+    raw = psycopg.Cursor(connection.connection)
+    cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    with cursor:
+        cursor.execute(sql, [PgVector(np.asarray(vector, dtype=np.float32)), *params])
+        return cursor.fetchall()
 
 
 def nearest_rows(queryset, vector: Vector, model: str, *, limit: int, max_distance: float | None = None):

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.db.backends.signals import connection_created
 
 
@@ -16,6 +17,8 @@ def _load_sqlite_vec(sender, connection, **kwargs):
         name = str(connection.settings_dict.get("NAME") or "")
         if name and ":memory:" not in name and "mode=memory" not in name:
             connection.connection.execute("PRAGMA journal_mode=WAL")
+        # FULL unless the operator opted into NORMAL (settings: the durability trade-off)
+        connection.connection.execute(f"PRAGMA synchronous={settings.CREWLET_SQLITE_SYNCHRONOUS}")
 
 
 class CrewletConfig(AppConfig):

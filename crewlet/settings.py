@@ -74,6 +74,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 else:
     DATABASES["default"].setdefault("TEST", {})
+# SQLite's fsync policy for every connection (WAL mode). FULL (the default) syncs the log on every
+# commit, so a turn answered 202 survives a power loss. NORMAL syncs only at checkpoints: several
+# times the commit rate, but a power loss (not a process crash) can drop the last commits -- turns
+# that were already answered as stored. Opt in only where that is acceptable.
+SQLITE_SYNCHRONOUS_LEVELS = ("FULL", "NORMAL", "EXTRA")
+CREWLET_SQLITE_SYNCHRONOUS = os.environ.get("CREWLET_SQLITE_SYNCHRONOUS", "FULL").strip().upper()
+if CREWLET_SQLITE_SYNCHRONOUS not in SQLITE_SYNCHRONOUS_LEVELS:
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        f"CREWLET_SQLITE_SYNCHRONOUS must be one of {', '.join(SQLITE_SYNCHRONOUS_LEVELS)}, not {CREWLET_SQLITE_SYNCHRONOUS!r}"
+    )
 # Persistent connections, checked before reuse: a request (or an enqueue) no longer opens a backend
 # or reloads sqlite-vec each time. CREWLET_DB_CONN_MAX_AGE=0 goes back to one connection a request.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
@@ -122,8 +134,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(levelname)s %(name)s: %(message)s"}},
+    "filters": {"no_per_task_enqueue_line": {"()": "crewlet.log_filters.DropPerTaskEnqueueLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "loggers": {
+        # configured here, django-q2 adds no handler of its own; its per-enqueue INFO line is dropped, the
+        # rest at the queue's own level as before (the cluster's "ready for work at PID" lines included)
+        "django-q": {"handlers": ["console"], "level": Q_CLUSTER.get("log_level", "INFO"),
+                     "filters": ["no_per_task_enqueue_line"], "propagate": False},
         "crewlet": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
         "learning": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},
         "knowledge": {"handlers": ["console"], "level": os.environ.get("CREWLET_LOG_LEVEL", "INFO")},

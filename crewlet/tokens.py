@@ -9,24 +9,24 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from crewlet.errors import BadInput, Forbidden, NotFound
 from crewlet.models import ApiToken, Seat, hash_token
+from crewlet.token_lookup import live_token
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 def authenticate(raw: str) -> ApiToken | None:
-    """The live token with this raw value (not revoked, not expired), or None; marks it used."""
+    """The live token with this raw value (not revoked, not expired), or None; marks it used.
+
+    One indexed SELECT on the token's sha256 hash loads the token with its company, seat, role and
+    unit (``token_lookup``); the last-used stamp is written at most once a minute.
+    """
     now = timezone.now()
-    token = (
-        ApiToken.objects.select_related("seat", "seat__role", "seat__unit", "company")
-        .filter(token_hash=hash_token(raw), revoked=False)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .first()
-    )
+    token = live_token(hash_token(raw), now)
     if token is not None and (token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now

@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from core import events
@@ -111,8 +111,8 @@ def revise(
 def mark_used(skill_ids, *, seat: Seat | None = None, turn_id: str = "", now=None, count: bool = True) -> int:
     """Bump use count and last-used; a stale skill is revived to active in the same transaction.
 
-    ``count=False`` moves only the staleness clock (the turn-start offer); the count is bumped by
-    ``use_skill`` and the post-turn SkillUse worker, so one offered turn counts once.
+    ``count=False`` moves only the staleness clock; the count is bumped by ``use_skill`` and the
+    post-turn SkillUse worker, so one offered turn counts once (the turn-start offer is ``stamp_offered``).
     """
     skill_ids = list(skill_ids)
     if not skill_ids:
@@ -132,12 +132,38 @@ def mark_used(skill_ids, *, seat: Seat | None = None, turn_id: str = "", now=Non
     return updated
 
 
-def stamp_offered(skill_ids, *, seat: Seat, turn_id: str = "") -> bool:
-    """Being offered is being used. A stamp that cannot be written is announced, not swallowed."""
+def touch_offered(skill_ids, *, seat: Seat, now=None) -> int:
+    """The turn-start stamp in ONE UPDATE: the last-used clock moves, a stale skill turns active (an
+    archived one is left alone); the use count does not move (``use_skill`` and the SkillUse worker
+    count uses)."""
+    stale, active = SynthesizedSkill.STALE, SynthesizedSkill.ACTIVE
+    return (
+        SynthesizedSkill.objects.filter(id__in=list(skill_ids), seat=seat)
+        .exclude(state=SynthesizedSkill.ARCHIVED)
+        .update(last_used_at=now or timezone.now(), state=Case(When(state=stale, then=Value(active)), default=F("state")))
+    )
+
+
+def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str = "", announce=None) -> bool:
+    """Being offered is being used: ``offered`` as the catalogue read them, stamped without reading them
+    again; each one read as stale is announced revived. A stamp that cannot be written is announced
+    (``skill_telemetry_write_failed``), not swallowed. ``announce`` takes each event (default: publish it now).
+    """
+    def _announce(event) -> None:
+        if announce is not None:
+            announce(event)
+        else:
+            events.publish(event, seat=seat, turn_id=turn_id)
+
+    ids = [s.id for s in offered]
     try:
-        mark_used(skill_ids, seat=seat, turn_id=turn_id, count=False)
-        return True
+        with transaction.atomic():  # a savepoint: a failed stamp leaves the caller's transaction usable
+            touch_offered(ids, seat=seat)
     except DatabaseError as exc:
         log.warning("skill use stamp failed for %s", seat.handle, exc_info=True)
-        events.publish(SkillTelemetryWriteFailed(skill_ids=list(skill_ids), error=str(exc)), seat=seat, turn_id=turn_id)
+        _announce(SkillTelemetryWriteFailed(skill_ids=ids, error=str(exc)))
         return False
+    for skill in offered:
+        if skill.state == SynthesizedSkill.STALE:
+            _announce(SkillRevived(skill_id=skill.id, name=skill.name))
+    return True

@@ -57,7 +57,13 @@ def _enqueue_here(turn_id: int, seat_id: int) -> None:
 
 
 def completed_from_prefetch(*, seat: Seat, record: TurnRecord) -> TurnRecord:
-    """The record with what it omitted taken from the run's frozen prefetch (the runtime's own values win)."""
+    """The record with what it omitted taken from the run's frozen prefetch (the runtime's own values win).
+
+    A record that states both its ask and its offered skills needs nothing from the prefetch: the
+    snapshot is not read.
+    """
+    if record.skills_offered is not None and record.ask.strip():
+        return record
     snapshot = PrefetchSnapshot.objects.filter(run_id=record.run_id, seat=seat).only("rendered").first()
     rendered = snapshot.rendered if snapshot is not None else {}
     filled = {}

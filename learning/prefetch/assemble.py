@@ -102,7 +102,7 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     ctx = PrefetchContext.start(seat=seat, request=request)
     results = run_blocks(ctx)
     tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
-    guidance, guidance_keys = tool_skills.guidance(seat, tools, turn_id=request.run_id)
+    guidance, guidance_keys = tool_skills.guidance(seat, tools, turn_id=request.run_id, announce=ctx.announce)
     built = summary.build(ctx, results)
     rendered = {
         "run_id": request.run_id,
@@ -117,11 +117,12 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     }
     try:
         # the turn start's writes in ONE transaction: the frozen prefix, the blocks' deferred writes
-        # (spend, skill stamp, notes' use), the summary event, and now and then the pruning
+        # (spend, skill stamp, notes' use), the announced events in one insert (summary, skill_used,
+        # knowledge_read, skill_revived), and now and then the pruning
         with transaction.atomic():
             snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
-            ctx.flush_writes()
             summary.publish(ctx, built)
+            ctx.flush_writes()
             if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
                 bound_snapshots(seat)
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's

@@ -10,7 +10,9 @@ cancelled if it was never sent, else charged when it returns (``release_uncollec
 
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
 made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
-snapshot and the summary event in one transaction (``flush_writes``).
+snapshot in one transaction (``flush_writes``); its telemetry events (the summary, the guidance's
+``skill_used``, the knowledge search's ``knowledge_read``, a revived skill's ``skill_revived``) are
+``announce``d and written there in one bulk insert.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from core import aux, late_spend
+from core import aux, events, late_spend
 from core.providers.embeddings import EmbedResult, embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from crewlet.models import Seat
@@ -51,6 +53,7 @@ class PrefetchContext:
     deadline: float = 0.0
     _embedding: EmbedResult | None = field(default=None, repr=False)
     _deferred: list = field(default_factory=list, repr=False)
+    _announced: list = field(default_factory=list, repr=False)
     _embedding_future: concurrent.futures.Future | None = field(default=None, repr=False)
     _uncollected: set = field(default_factory=set, repr=False)
 
@@ -89,6 +92,10 @@ class PrefetchContext:
         """Queue a turn-start write (a callable) for the prefetch's one transaction."""
         self._deferred.append(write)
 
+    def announce(self, event) -> None:
+        """Queue a turn-start telemetry event: ``flush_writes`` writes them all in one bulk insert."""
+        self._announced.append(event)
+
     def flush_writes(self) -> None:
         """Run the queued writes, each under a savepoint: one that fails is logged and rolled back alone.
 
@@ -102,6 +109,8 @@ class PrefetchContext:
                     write()
             except DatabaseError:
                 log.warning("a turn-start write failed for %s", self.seat.handle, exc_info=True)
+        announced, self._announced = self._announced, []
+        events.publish_many([(event, self.seat, self.turn_id) for event in announced])  # best effort, one INSERT
 
     def arm_deadline(self) -> None:
         """Start the one auxiliary deadline, past the recall (the embed has already run)."""

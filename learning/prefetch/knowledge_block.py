@@ -3,7 +3,7 @@
 Gated by ``can_search`` (no I/O) before any model call. A failed query generation shows nothing; a
 search that did not run (``served_mode`` empty) renders ``UnsearchedKnowledgeHint``, never
 ``EmptyKnowledgeHint``, which is for a gated search or one that ran and found nothing. Each search
-is one ``knowledge_read``, written by the Searcher's own recorder, naming the pages shown.
+is one ``knowledge_read`` naming the pages shown, written with the turn start's other events.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def _finish(ctx: PrefetchContext, future) -> BlockResult:
     result = searcher.search(ctx.seat, query, bounds.KNOWLEDGE_PAGES, record=False)  # never raises
     # the backstop: an unvetted draft never reaches an agent, whatever a backend returns
     pages = [p for p in result.pages if not p.title.startswith(AUTO_DRAFT_PREFIX)][: bounds.KNOWLEDGE_PAGES]
-    searcher.record_read(seat=ctx.seat, via=NAME, query=query, result=replace(result, pages=pages), turn_id=ctx.turn_id)
+    # written with the turn start's other events, in its one transaction
+    ctx.announce(searcher.read_event(via=NAME, query=query, result=replace(result, pages=pages)))
     if not result.ran:
         return _hint(UnsearchedKnowledgeHint, knowledge_path="unsearched", query=query)
     if not pages:

@@ -61,7 +61,8 @@ def onboarding_pages(seat: Seat) -> list[Page]:
     qs = Page.objects.filter(container_key__in=containers, state=Page.PUBLISHED).filter(
         Q(title__icontains="onboarding") | Q(labels__icontains="onboarding")
     )
-    return list(qs.order_by("container_key", "title")[:ONBOARDING_PAGES])
+    # the block names each page: its body and vector are not read
+    return list(qs.only("id", "title", "container_key").order_by("container_key", "title")[:ONBOARDING_PAGES])
 
 
 def start(ctx: PrefetchContext):

@@ -71,8 +71,8 @@ def start(ctx: PrefetchContext):
     lines, offered = fit(catalogue)
     if not offered:
         return done(BlockResult(NAME, selection_count=0))
-    ids = [s.id for s in offered]
-    ctx.defer(lambda: skills.stamp_offered(ids, seat=ctx.seat, turn_id=ctx.turn_id))
+    # the rows just read: the stamp is one UPDATE, and the stale ones among them are the revived
+    ctx.defer(lambda: skills.stamp_offered(offered, seat=ctx.seat, turn_id=ctx.turn_id, announce=ctx.announce))
     missing = len(catalogue) - len(offered)
     tail = f"\n({missing} more of your skills did not fit here.)" if missing else ""
     text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(lines) + tail

@@ -8,7 +8,6 @@ denominator is the length of the block list, never a literal.
 
 from __future__ import annotations
 
-from core import events
 from core.event_types import BlockOutcome, PrefetchSummary
 from learning.prefetch.blocks import BlockResult
 from learning.prefetch.context import PrefetchContext
@@ -41,5 +40,5 @@ def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
 
 
 def publish(ctx: PrefetchContext, summary: PrefetchSummary) -> None:
-    """Best effort: a failed telemetry write never fails the turn."""
-    events.publish(summary, seat=ctx.seat, turn_id=ctx.turn_id)
+    """Best effort, with the turn start's other events (a failed telemetry write never fails the turn)."""
+    ctx.announce(summary)

@@ -122,14 +122,19 @@ def available_tools(seat: Seat, registered) -> list[str]:
     return [name for name in registered or () if name not in withdrawn]
 
 
-def guidance(seat: Seat, registered, *, turn_id: str = "") -> tuple[str, list[str]]:
-    """The guidance text for the seat's available tools and the keys of the fragments it holds."""
+def guidance(seat: Seat, registered, *, turn_id: str = "", announce=None) -> tuple[str, list[str]]:
+    """The guidance text for the seat's available tools and the keys of the fragments it holds.
+
+    Each fragment is one ``skill_used`` event, handed to ``announce`` (the prefetch's one bulk
+    insert) or, without it, published now.
+    """
     tools = available_tools(seat, registered)
     picked = [skill for skill in catalogue() if skill.applies(tools)]
     for skill in picked:
-        events.publish(
-            SkillUsed(source_kind="registry", key=skill.key, source_page_id=str(skill.page_id or ""),
-                      source_container=skill.container_key or ""),
-            seat=seat, turn_id=turn_id,
-        )
+        used = SkillUsed(source_kind="registry", key=skill.key, source_page_id=str(skill.page_id or ""),
+                         source_container=skill.container_key or "")
+        if announce is not None:
+            announce(used)
+        else:
+            events.publish(used, seat=seat, turn_id=turn_id)
     return "\n\n".join(skill.render(tools) for skill in picked), [skill.key for skill in picked]

@@ -110,6 +110,54 @@ def test_ranked_ids_drops_rows_past_the_distance_and_rows_of_another_width(seat)
     assert ranked[0][1] == pytest.approx(0.0, abs=1e-6)
 
 
+def _numpy_top(rows, vectors, query, keep, limit=50):
+    sims = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))
+    order = [k for k in np.argsort(-sims, kind="stable") if keep(rows[k])][:limit]
+    return [rows[k].id for k in order]
+
+
+def test_ranked_ids_ranks_within_any_filter_shape_the_queryset_has(seat, other_seat):
+    """The one-table fast path (only the WHERE compiled) and the whole compiler (a join) rank alike."""
+    from django.db.models import Q
+
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(120, 16)).astype(np.float32)
+    rows = _rows(seat, vectors[:80]) + _rows(other_seat, vectors[80:])
+    soon = timezone.now() + timezone.timedelta(days=1)
+    expired = {r.id for r in rows[::7]}
+    DiaryEntry.objects.filter(id__in=expired).update(ttl_until=timezone.now() - timezone.timedelta(days=1))
+    DiaryEntry.objects.filter(id__in=[r.id for r in rows[1::7]]).update(ttl_until=soon)
+    query = rng.normal(size=16).astype(np.float32)
+    live = Q(ttl_until__isnull=True) | Q(ttl_until__gt=timezone.now())
+
+    scoped = {
+        "one seat, live (an OR and a datetime)": (DiaryEntry.objects.filter(seat=seat).filter(live),
+                                                 lambda r: r.seat_id == seat.id and r.id not in expired),
+        "by the seat's handle (a join)": (DiaryEntry.objects.filter(seat__handle=other_seat.handle),
+                                          lambda r: r.seat_id == other_seat.id),
+        "everything but one seat (an exclude)": (DiaryEntry.objects.exclude(seat=seat),
+                                                 lambda r: r.seat_id != seat.id),
+        "no filter at all": (DiaryEntry.objects.all(), lambda r: True),
+    }
+    for label, (queryset, keep) in scoped.items():
+        ranked = ranked_ids(queryset, query.tolist(), "m-a", limit=50)
+        assert [i for i, _ in ranked] == _numpy_top(rows, vectors, query, keep), label
+    assert ranked_ids(DiaryEntry.objects.filter(id__in=[]), query.tolist(), "m-a", limit=5) == []
+
+
+def test_ranked_ids_is_one_statement_that_reads_no_vector(seat):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _rows(seat, np.random.default_rng(6).normal(size=(30, 8)))
+    with CaptureQueriesContext(connection) as queries:
+        ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0] * 8, "m-a", limit=10)
+    assert len(ranked) == 10 and len(queries.captured_queries) == 1
+    select_list = queries.captured_queries[0]["sql"].split(" FROM ")[0]
+    assert select_list.count("embedding") == 2  # the width guard and the distance; the column itself never selected
+    assert "embedding_model" not in select_list
+
+
 def test_nearest_rows_are_read_without_their_vectors(seat):
     _rows(seat, np.array([[1.0, 0.0], [0.8, 0.2], [0.0, 1.0]]))
 
@@ -134,6 +182,18 @@ def test_postgres_connections_use_pgvectors_binary_adapters(seat, require_postgr
         cursor.execute("SELECT embedding FROM agent_diary WHERE seat_id = %s", [seat.id], binary=True)
         (value,) = cursor.fetchone()
     assert isinstance(value, Vector) and value.to_list() == pytest.approx([0.25, -0.5, 1.0])
+    # a query vector bound as %s (ranked_ids binds server-side) is dumped in pgvector's binary format
+    from psycopg.adapt import PyFormat
+
+    assert raw.adapters.get_dumper(Vector, PyFormat.AUTO).format == psycopg.pq.Format.BINARY
+
+
+def test_nearest_ranks_in_sql_after_a_ranked_ids_call_on_the_same_connection(seat):
+    """ranked_ids registers pgvector's adapters on the connection; the ORM's ranking keeps working after."""
+    rows = _rows(seat, np.array([[1.0, 0.0], [0.0, 1.0]]))
+    assert [i for i, _ in ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.1], "m-a", limit=2)] == [r.id for r in rows]
+    ranked = list(nearest(DiaryEntry.objects.filter(seat=seat), [0.1, 1.0], "m-a").values_list("id", flat=True))
+    assert ranked == [rows[1].id, rows[0].id]
 
 
 def test_ranking_holds_on_a_connection_with_pgvectors_adapters(seat):

@@ -259,3 +259,39 @@ def test_a_turn_whose_transaction_rolls_back_after_the_enqueue_leaves_no_task(se
         assert OrmQ.objects.count() == 1  # queued inside the transaction...
         raise Abort  # ...which then fails
     assert not Turn.objects.exists() and not OrmQ.objects.exists()
+
+
+def test_a_record_that_carries_its_ask_and_skills_never_reads_the_prefetch_snapshot(seat, seat_token, api_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    body = record(seat, ask="check the export", skills_offered=[])
+    with CaptureQueriesContext(connection) as queries:
+        assert api_client.post(URL, body, token=seat_token).status_code == 202
+    assert not [q for q in queries.captured_queries if "prefetchsnapshot" in q["sql"]]
+    assert Turn.objects.get().payload["ask"] == "check the export"
+    omitting = record(seat, ask="check the export")
+    del omitting["skills_offered"]
+    with CaptureQueriesContext(connection) as queries:  # something to complete: the snapshot is read
+        assert api_client.post(URL, omitting, token=seat_token).status_code == 202
+    assert [q for q in queries.captured_queries if "prefetchsnapshot" in q["sql"]]
+
+
+def test_the_queue_logs_no_line_per_enqueued_turn_but_its_other_lines_pass(seat, seat_token, api_client):
+    import logging
+
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, rec):
+            seen.append(rec.getMessage())
+
+    logger, handler = logging.getLogger("django-q"), Keep()
+    logger.addHandler(handler)
+    try:
+        assert api_client.post(URL, record(seat), token=seat_token).status_code == 202
+        assert OrmQ.objects.count() == 1
+        logger.info("Q Cluster crewlet starting.")
+    finally:
+        logger.removeHandler(handler)
+    assert seen == ["Q Cluster crewlet starting."]

@@ -51,7 +51,7 @@ def test_a_stamp_that_cannot_be_written_is_announced_and_the_block_still_renders
     def broken(*args, **kwargs):
         raise DatabaseError("disk I/O error")
 
-    monkeypatch.setattr(skills, "mark_used", broken)
+    monkeypatch.setattr(skills, "touch_offered", broken)
     result = run(ask="anything")
     assert "- deploy: ship the service" in block(result, "synthesized_skills")["text"]
     failed = Event.objects.get(name="skill_telemetry_write_failed")

@@ -1,0 +1,80 @@
+"""A turn start's writes are ONE commit: the frozen prefix, the spend, the skill stamp, the notes' use
+stamp and every event (summary, skill_used, skill_revived, knowledge_read, auxiliary_spend)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connections
+from django.test.utils import CaptureQueriesContext
+
+from core.models import Event
+from knowledge.pages import save_page
+from learning.models import DiaryEntry, PrefetchSnapshot, SynthesizedSkill
+from tests.learning.memory_rows import episode, note, skill
+
+WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+@pytest.fixture
+def commits(transactional_db, monkeypatch):
+    """Counts commits on the default connection: an atomic block's own, and each write run in autocommit."""
+    connection = connections["default"]
+    counted = {"n": 0}
+    commit = connection.commit
+
+    def counting_commit():
+        counted["n"] += 1
+        return commit()
+
+    def autocommitted_writes(execute, sql, params, many, context):
+        if not connection.in_atomic_block and sql.lstrip().upper().startswith(WRITES):
+            counted["n"] += 1
+        return execute(sql, params, many, context)
+
+    monkeypatch.setattr(connection, "commit", counting_commit)
+    with connection.execute_wrapper(autocommitted_writes):
+        yield counted
+
+
+@pytest.fixture
+def rich_seat(seat, role, serve_native):
+    role.tools = ["reflect_and_persist", "refine_skill", "query_episodes"]  # guidance: several skill_used events
+    role.save()
+    for i in range(4):
+        note(seat, f"The billing export runs nightly at 0{i}:00")
+    episode(seat, ask="fix the billing export", did="restarted the export job", tools=["jira_get"], run_id="old-1")
+    skill(seat, "restart-export", "restart the nightly billing export")
+    skill(seat, "ageing", "an old procedure", state=SynthesizedSkill.STALE)
+    save_page(container_key="ENG", title="Billing export runbook", body="restart steps for the billing export")
+    serve_native(scope=["ENG"])
+    return seat
+
+
+def test_a_rich_turn_start_commits_once_with_all_its_writes(rich_seat, run, commits):
+    seat = rich_seat
+    with CaptureQueriesContext(connections["default"]) as queries:
+        result = run(run_id="turn-1", ask="the billing export failed again; can you restart it?")
+
+    assert commits["n"] == 1
+    assert result["frozen"] is False and PrefetchSnapshot.objects.filter(seat=seat, run_id="turn-1").exists()
+    names = list(Event.objects.filter(turn_id="turn-1").values_list("name", flat=True))
+    assert names.count("prefetch_summary") == 1
+    assert names.count("skill_used") == len(result["guidance_keys"]) >= 2
+    assert names.count("skill_revived") == 1 and names.count("auxiliary_spend") >= 1
+    assert names.count("knowledge_read") == 1
+    stamped = SynthesizedSkill.objects.filter(seat=seat)
+    assert all(s.last_used_at is not None and s.state == SynthesizedSkill.ACTIVE for s in stamped)
+    assert DiaryEntry.objects.filter(seat=seat, use_count=1).exists()  # the notes the filter picked
+    sql = [q["sql"] for q in queries.captured_queries]
+    # the catalogue is read once, the stamp is one UPDATE, the events are one INSERT
+    assert sum(1 for s in sql if s.startswith("SELECT") and "synthesized_skills" in s.split(" WHERE ")[0]) == 1
+    assert sum(1 for s in sql if s.startswith("UPDATE") and "synthesized_skills" in s) == 1
+    event_inserts = [s for s in sql if s.startswith("INSERT") and "learning_event" in s]
+    assert len(event_inserts) <= 1 + names.count("auxiliary_spend")  # the spend's own insert is the charge's
+
+
+def test_a_frozen_repeat_commits_nothing(rich_seat, run, commits):
+    run(run_id="turn-2", ask="the billing export failed again")
+    before = commits["n"]
+    assert run(run_id="turn-2", ask="the billing export failed again")["frozen"] is True
+    assert commits["n"] == before

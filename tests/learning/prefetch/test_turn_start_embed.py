@@ -1,0 +1,38 @@
+"""The ask's one embed runs beside the database-only blocks, not before them."""
+
+from __future__ import annotations
+
+import threading
+
+from learning.prefetch import context, skills_block
+
+from .conftest import block
+
+
+def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, monkeypatch):
+    from tests.learning.memory_rows import note
+
+    note(seat, "The billing export runs nightly at 02:00")
+    skills_started = threading.Event()
+    seen = {}
+    embed_one, start = context.embed_one, skills_block.start
+
+    def embed_waiting_for_the_blocks(text, **kwargs):
+        # an embed that ran before the blocks (on the request's thread) would wait here in vain
+        seen["blocks_started_meanwhile"] = skills_started.wait(timeout=30)
+        seen["thread"] = threading.current_thread().name
+        return embed_one(text, **kwargs)
+
+    def skills_start(ctx):
+        skills_started.set()
+        return start(ctx)
+
+    monkeypatch.setattr(context, "embed_one", embed_waiting_for_the_blocks)
+    monkeypatch.setattr(skills_block, "start", skills_start)
+
+    result = run(ask="the billing export failed again")
+
+    assert seen["blocks_started_meanwhile"] is True
+    assert seen["thread"] != threading.current_thread().name  # a worker thread, not the request's
+    assert result["summary"]["turn_embedding"] == "embedded"
+    assert block(result, "personal_memory")["hit"]  # the vector blocks still got the vector
