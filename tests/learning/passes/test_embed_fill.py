@@ -357,12 +357,13 @@ def test_a_shard_stored_without_a_vector_climbs_once_the_fill_embeds_it(seat, fi
     assert Shard.objects.filter(status=Shard.PUBLISHED, evidence__distinct_sources=2).count() == 1
 
 
-def _embedded_turn(seat, embedder, did: str):
+def _embedded_turn(seat, embedder, asked: str):
     """A raw turn whose whole-text vector is current but whose lines have none (a turn written before
-    the line search): only its lines are left for the fill."""
+    the line search): only its lines are left for the fill. Its ask is one line of its own, so its
+    one searched line (``episodes.search_pieces``: the ask's opening lines) is ``asked``."""
     from learning import episodes
 
-    row = episode(seat, age_days=1, plan_summary=did)
+    row = episode(seat, age_days=1, ask=asked)
     row.set_vector(embedder.vector(episodes.text_of(row)), embedder.model)
     row.save()
     return row
@@ -370,17 +371,16 @@ def _embedded_turn(seat, embedder, did: str):
 
 def test_a_turn_whose_lines_were_refused_alone_is_offered_alone_after_its_hour(seat, fake_embedder, fill_config, now):
     fill_config()
-    good = _embedded_turn(seat, fake_embedder, "Opened a PR.")
+    good = _embedded_turn(seat, fake_embedder, "Please open a PR.")
     poison = _embedded_turn(seat, fake_embedder, "POISON line.")
-    label = good.task_summary
     first = fill(fake_embedder, now)
-    assert fake_embedder.calls == [[label, "Opened a PR.", label, "POISON line."],
-                                   [label, "Opened a PR."], [label, "POISON line."]]
-    assert first["pieces_filled"] == 1 and Episode.objects.get(pk=poison.pk).embed_pieces == {"alone": True}
+    assert fake_embedder.calls == [["Please open a PR.", "POISON line."], ["Please open a PR."], ["POISON line."]]
+    assert first["pieces_filled"] == 1 and good.pieces.count() == 1
+    assert Episode.objects.get(pk=poison.pk).embed_pieces == {"alone": True}
 
     fake_embedder.calls.clear()
-    later = _embedded_turn(seat, fake_embedder, "Merged the fix.")
+    later = _embedded_turn(seat, fake_embedder, "Please merge the fix.")
     after = fill(fake_embedder, now + timedelta(minutes=61))
     # alone again (refused again, it costs its own request), not with the newer turn's lines
-    assert fake_embedder.calls == [[label, "POISON line."], [label, "Merged the fix."]]
-    assert after["pieces_filled"] == 1 and later.pieces.count() == 2 and poison.pieces.count() == 0
+    assert fake_embedder.calls == [["POISON line."], ["Please merge the fix."]]
+    assert after["pieces_filled"] == 1 and later.pieces.count() == 1 and poison.pieces.count() == 0
