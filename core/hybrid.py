@@ -114,7 +114,9 @@ def ranked(
         dist_params = [model] if pg else [model, blob]
     else:
         dist, dist_params = ("CAST(NULL AS double precision)" if pg else "NULL"), []
-    length = f", t.{corpus.tsv_len} AS len" if pg and words else ""
+    # PostgreSQL: the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN
+    # index alone would match every seat's rows, then join them back to the scope)
+    length = f", t.{corpus.tsv_len} AS len, t.{corpus.tsv} AS tsv" if pg and words else ""
     ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length} FROM {corpus.table} t"
                 f"{', qv' if pg and vector is not None else ''} WHERE {scope})")
     params += dist_params + list(scope_params)
@@ -177,18 +179,18 @@ def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, shortlist: 
 def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str], list]:
     query = " || ".join(["phraseto_tsquery('english', %s)"] * len(words))
     if corpus.title_weight != 1.0:  # every lexeme, each occurrence weighted by where it is
-        hits = f"t.{corpus.tsv}"
+        hits = "c.tsv"
         tf = (f"COALESCE((SELECT SUM(CASE WHEN w = 'A' THEN {float(corpus.title_weight)} ELSE 1 END)"
               " FROM unnest(u.weights) w), 1)")
         keep = " WHERE u.lexeme = ANY(tq.lexemes)"
     else:  # only the query's lexemes, cut out of the tsvector in C (marked A, then filtered) before unnesting
-        hits = f"ts_filter(setweight(t.{corpus.tsv}, 'A', tq.lexemes), '{{a}}')"
+        hits = "ts_filter(setweight(c.tsv, 'A', tq.lexemes), '{a}')"
         tf = "COALESCE(array_length(u.positions, 1), 1)"
         keep = ""
     return [
         f"tq AS (SELECT {query} AS q, tsvector_to_array(to_tsvector('english', %s)) AS lexemes)",
-        f"matched AS MATERIALIZED (SELECT t.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
-        f" FROM {corpus.table} t JOIN cand c ON c.id = t.id, tq WHERE t.{corpus.tsv} @@ tq.q)",
+        f"matched AS MATERIALIZED (SELECT c.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
+        " FROM cand c, tq WHERE c.tsv @@ tq.q)",
         f"tf AS MATERIALIZED (SELECT m.id AS id, m.d AS d, u.lexeme AS lexeme, ({tf})::float8 AS tf,"
         f" m.len::float8 AS len FROM matched m CROSS JOIN tq CROSS JOIN LATERAL unnest(m.hit) u{keep})",
         "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)",
