@@ -20,12 +20,11 @@ import statistics
 import subprocess
 import sys
 import time
-import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from recall import CATEGORIES, dia_ids, locomo_turns, p95  # noqa: E402  (the sibling bench's LoCoMo reader)
+from recall import CATEGORIES, dia_ids, each_engine, locomo_turns, p95  # noqa: E402  (the sibling bench's LoCoMo reader)
 
 TOP_K = 10
 REPEATS = 3
@@ -46,33 +45,8 @@ def main(argv: list[str]) -> int:
     args.data = os.path.abspath(args.data)
     if args.child:
         return child(args)
-    codes = []
-    if args.engine in ("sqlite", "both"):
-        bench_dir = os.path.join(ROOT, "var", "bench")
-        os.makedirs(bench_dir, exist_ok=True)
-        path = os.path.join(bench_dir, "diary_recall.sqlite3")
-        _remove(path)
-        try:
-            codes.append(run_child(f"sqlite:///{path}", "SQLite + sqlite-vec + FTS5", args.data))
-        finally:
-            _remove(path)
-    if args.engine in ("postgres", "both"):
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        sys.path.insert(0, os.path.join(ROOT, "bin"))
-        from test_engines import start_pgserver
+    return each_engine(args.engine, "diary_recall", lambda url, label: run_child(url, label, args.data))
 
-        server, url = start_pgserver()
-        try:
-            codes.append(run_child(url, "PostgreSQL + pgvector + tsvector", args.data))
-        finally:
-            server.cleanup()
-    return 0 if all(c == 0 for c in codes) else 1
-
-
-def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(path + suffix):
-            os.remove(path + suffix)
 
 
 def child(args) -> int:

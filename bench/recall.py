@@ -72,24 +72,30 @@ def main(argv: list[str]) -> int:
     args.data = os.path.abspath(args.data)
     if args.child:
         return child(args)
+    return each_engine(args.engine, "recall", lambda url, label: run_child(url, label, args))
+
+
+def each_engine(engine: str, name: str, run) -> int:
+    """``run(url, label)`` on a fresh SQLite file under var/bench/ and/or a throwaway PostgreSQL; 0 when
+    every engine's run exited 0. Shared by this bench and bench/diary_recall.py."""
     codes = []
-    if args.engine in ("sqlite", "both"):
+    if engine in ("sqlite", "both"):
         bench_dir = os.path.join(ROOT, "var", "bench")
         os.makedirs(bench_dir, exist_ok=True)
-        path = os.path.join(bench_dir, "recall.sqlite3")
+        path = os.path.join(bench_dir, f"{name}.sqlite3")
         _remove(path)
         try:
-            codes.append(run_child(f"sqlite:///{path}", "SQLite + sqlite-vec + FTS5", args))
+            codes.append(run(f"sqlite:///{path}", "SQLite + sqlite-vec + FTS5"))
         finally:
             _remove(path)
-    if args.engine in ("postgres", "both"):
+    if engine in ("postgres", "both"):
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         sys.path.insert(0, os.path.join(ROOT, "bin"))
         from test_engines import start_pgserver
 
         server, url = start_pgserver()
         try:
-            codes.append(run_child(url, "PostgreSQL + pgvector + tsvector", args))
+            codes.append(run(url, "PostgreSQL + pgvector + tsvector"))
         finally:
             server.cleanup()
     return 0 if all(c == 0 for c in codes) else 1
