@@ -156,3 +156,17 @@ def require_redis():
 def require_postgres():
     if engine_vendor() != "postgresql":
         pytest.skip("runs in the PostgreSQL engine pass")
+
+
+@pytest.fixture
+def local_embedder(serve_config):
+    """The packaged local model (all-MiniLM-L6-v2) serving embeddings, loaded for the test, with the
+    offline chat provider: for tests of what real vectors find."""
+    from core.providers.embeddings import get_embedder, reset_embedder
+
+    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
+                                            embeddings=schema.EmbeddingSpec(kind="local")))
+    reset_embedder()
+    get_embedder().load()
+    yield
+    reset_embedder()

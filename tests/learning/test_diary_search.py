@@ -8,8 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.db.migrations.loader import MigrationLoader
 
-from core.providers.embeddings import embed_one, get_embedder, reset_embedder
-from crewlet.config import schema
+from core.providers.embeddings import embed_one
 from learning import diary
 from learning.models import DiaryEntry
 from learning.words import search_words
@@ -30,15 +29,6 @@ OTHER_NOTES = [
     "The billing export job is owned by the finance team.",
 ]
 
-
-@pytest.fixture
-def local_embedder(serve_config):
-    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
-                                            embeddings=schema.EmbeddingSpec(kind="local")))
-    reset_embedder()
-    get_embedder().load()
-    yield
-    reset_embedder()
 
 
 def write(seat, content):

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.providers.embeddings import embed_one, get_embedder, reset_embedder
-from crewlet.config import schema
+from core.providers.embeddings import embed_one
 from learning import episode_search, episodes, tools
 from learning.models import Episode, EpisodePiece
 from learning.passes.embed_fill import run_fill
@@ -28,15 +27,6 @@ OTHER_TURNS = [
     "Is the refund for the cancelled subscription processed yet?",
 ]
 
-
-@pytest.fixture
-def local_embedder(serve_config):
-    serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
-                                            embeddings=schema.EmbeddingSpec(kind="local")))
-    reset_embedder()
-    get_embedder().load()
-    yield
-    reset_embedder()
 
 
 @pytest.fixture
