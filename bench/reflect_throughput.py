@@ -18,9 +18,7 @@ import collections
 import os
 import re
 import resource
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import tracemalloc
@@ -279,21 +277,10 @@ def child(turns: int, threads: int) -> None:
 
 
 def run_engine(engine: str, turns: int, threads: int) -> int:
-    env = dict(os.environ, CREWLET_BENCH_CHILD="1", DJANGO_SETTINGS_MODULE="crewlet.settings")
-    server = None
-    tmp = tempfile.mkdtemp(prefix="crewlet-bench-")
-    if engine == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-    else:
-        from bin.test_engines import start_pgserver
+    from bin.test_engines import run_on_fresh_engine
 
-        server, env["DATABASE_URL"] = start_pgserver()
-    try:
-        return subprocess.call([sys.executable, __file__, "--child", "--turns", str(turns), "--threads", str(threads)],
-                               cwd=ROOT, env=env)
-    finally:
-        if server is not None:
-            server.cleanup()
+    return run_on_fresh_engine(engine, [__file__, "--child", "--turns", str(turns), "--threads", str(threads)],
+                               CREWLET_BENCH_CHILD="1")
 
 
 def main() -> int:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -94,21 +92,10 @@ def child(answers: int, delay: float, deadline: float) -> None:
 
 
 def run_engine(engine: str, args) -> int:
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings")
-    server = None
-    tmp = tempfile.mkdtemp(prefix="crewlet-bench-")
-    if engine == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-    else:
-        from bin.test_engines import start_pgserver
+    from bin.test_engines import run_on_fresh_engine
 
-        server, env["DATABASE_URL"] = start_pgserver()
-    try:
-        return subprocess.call([sys.executable, __file__, "--child", "--answers", str(args.answers), "--delay",
-                                str(args.delay), "--deadline", str(args.deadline)], cwd=ROOT, env=env)
-    finally:
-        if server is not None:
-            server.cleanup()
+    return run_on_fresh_engine(engine, [__file__, "--child", "--answers", str(args.answers), "--delay",
+                                        str(args.delay), "--deadline", str(args.deadline)])
 
 
 def main() -> int:

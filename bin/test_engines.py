@@ -35,6 +35,22 @@ def start_pgserver():
     return server, f"postgres://postgres@{quote(socket_dir, safe='')}/postgres"
 
 
+def run_on_fresh_engine(engine: str, argv: list[str], **extra_env: str) -> int:
+    """Run ``python argv...`` (a bench's child) against a fresh database of ``engine``: a new SQLite file
+    in a temporary folder, or a throwaway PostgreSQL removed afterwards. Its exit code."""
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings", **extra_env)
+    server = None
+    if engine == "sqlite":
+        env["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='crewlet-bench-')}/bench.sqlite3"
+    else:
+        server, env["DATABASE_URL"] = start_pgserver()
+    try:
+        return subprocess.call([sys.executable, *argv], cwd=ROOT, env=env)
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
 def main(argv: list[str]) -> int:
     engine = "both"
     if argv[:1] == ["--engine"]:
