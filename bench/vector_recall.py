@@ -15,6 +15,7 @@ Usage: python bench/vector_recall.py [--engine sqlite|postgres|both] [--sizes 50
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import subprocess
@@ -265,14 +266,16 @@ def numpy_top(seat, query) -> list[int]:
 
 
 def measure_interleaved(fns, runs: int, *, budget: float):
-    """Each run times every method once, the order rotating run by run, so a change in the host's
-    load, and whatever the method before leaves in the caches, hits them alike."""
+    """Each run times every method once, in the next of all their orders, so each method follows
+    each other equally often: a change in the host's load, and whatever the method before leaves in
+    the caches (the baseline's 500 decoded vectors evict them), hit them alike. (Rotating one
+    order made the first method follow the baseline in two runs of three and the floor in one.)"""
     for fn in fns:
         fn()  # warm the caches and the connection once, not counted
+    orders = list(itertools.permutations(range(len(fns))))
     times, results, started = [[] for _ in fns], [None] * len(fns), time.monotonic()
     for i in range(runs):
-        for j in range(len(fns)):
-            k = (i + j) % len(fns)
+        for k in orders[i % len(orders)]:
             fn = fns[k]
             t = time.perf_counter()
             results[k] = fn()

@@ -11,16 +11,30 @@ sends its query vector in pgvector's binary format over a server-side-bound, pre
 
 from __future__ import annotations
 
+import datetime
 import functools
 import math
 import struct
+import uuid
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections, models
 from django.db.models import Func, Value
+from django.db.models.expressions import Col
+from django.db.models.fields.related_lookups import (
+    RelatedExact,
+    RelatedGreaterThan,
+    RelatedGreaterThanOrEqual,
+    RelatedIsNull,
+    RelatedLessThan,
+    RelatedLessThanOrEqual,
+)
+from django.db.models.lookups import Exact, GreaterThan, GreaterThanOrEqual, IsNull, LessThan, LessThanOrEqual
 from django.db.models.sql.datastructures import BaseTable
+from django.db.models.sql.where import WhereNode
 
 Vector = Sequence[float]
 
@@ -243,38 +257,114 @@ def ranked_ids(
     ``max_distance`` are dropped. No vector comes back, the query vector is sent once (binary on
     PostgreSQL), and the distance is computed once per row: the threshold is applied to the ranked
     rows here (sorted by that distance, the rows within it are a prefix), not as a second distance
-    expression in SQL. The ORM compiles only the queryset's own filters (``_scope``); the ranking
-    is one fixed statement around them.
+    expression in SQL. The statement is built once per queryset shape (``_statement``) and, on
+    SQLite, run on the driver's own cursor (``_sqlite_rows``).
     """
     query = queryset.query
     if query.distinct or query.group_by or query.combinator or query.low_mark or query.high_mark is not None:
         raise ValueError("ranked_ids ranks a plain filtered queryset (no distinct, grouping, union or slice)")
     connection = connections[queryset.db]
+    connection.close_if_health_check_failed()  # as Django's own cursor() does before a statement
     connection.ensure_connection()
     try:
-        alias, scope_sql, params = _scope(queryset, field, model, len(vector), connection)
+        sql, driver_sql, params = _statement(queryset, field, model, len(vector), int(limit), connection)
     except EmptyResultSet:  # a filter no row can meet (``id__in=[]``)
         return []
-    qn = connection.ops.quote_name
-    meta = queryset.model._meta
-    col = f"{qn(alias)}.{qn(meta.get_field(field).column)}"
-    pk = f"{qn(alias)}.{qn(meta.pk.column)}"
-    sql = (
-        f"SELECT {pk}, {distance_sql(connection.vendor, col, len(vector))} AS crewlet_distance"
-        f"{scope_sql} ORDER BY crewlet_distance ASC NULLS LAST, {pk} DESC LIMIT {int(limit)}"
-    )
     if connection.vendor == "postgresql":
         rows = _pg_rows(connection, sql, vector, params)
     else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [to_blob(vector), *params])
-            rows = cursor.fetchall()
+        rows = _sqlite_rows(connection, sql, driver_sql, [to_blob(vector), *params])
+    if not rows or (rows[-1][1] is not None and (max_distance is None or rows[-1][1] <= max_distance)):
+        return rows  # every row ranked and within the threshold (NULLs sort last)
     out = []
     for row_id, distance in rows:
         if distance is None or (max_distance is not None and distance > max_distance):
             break
-        out.append((row_id, float(distance)))
+        out.append((row_id, distance))
     return out
+
+
+# the ranking statement per queryset shape: ``(sql, driver_sql)``; bounded (cleared when full)
+_STATEMENTS: dict[tuple, tuple[str, str]] = {}
+_STATEMENTS_MAX = 512
+
+
+def _statement(queryset, field: str, model: str, dim: int, limit: int, connection) -> tuple[str, str, list]:
+    """``(sql, driver_sql, params)``: the ranking of ``queryset``'s rows with a vector of ``model`` and
+    width ``dim``, in Django's placeholder style and in the driver's (``?`` on SQLite), without the
+    query vector's own parameter (it comes first).
+
+    A single-table queryset whose WHERE is made of plain comparisons of its own columns to values
+    (``seat=``, ``kind=``, ``ttl_until__gt=``, ``__isnull``, under AND / OR / NOT: every recall
+    scope) is compiled once per shape -- the tree with its values taken out -- and afterwards
+    only its values are prepared, by each lookup's own ``get_db_prep_lookup``, as the compiler
+    would. A shape is remembered only once its prepared values equal the compiler's parameters.
+    Any other queryset is compiled on every call.
+    """
+    query = queryset.query
+    leaves: list = []
+    shape = _where_shape(query.where, leaves) if _one_table(query) else None
+    key = None
+    if shape is not None:
+        key = (connection.alias, queryset.model, query.base_table, field, dim, limit, shape)
+        known = _STATEMENTS.get(key)
+        if known is not None:
+            return known[0], known[1], [*_leaf_params(leaves, connection), model, dim]
+    alias, scope_sql, params = _scope(queryset, field, model, dim, connection)
+    sql = _ranking_sql(connection, queryset.model, alias, field, dim, limit, scope_sql)
+    driver_sql = sql
+    if connection.vendor == "sqlite":  # the rewrite Django's SQLite cursor does on every execute
+        from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
+
+        driver_sql = FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")
+    if key is not None and [*_leaf_params(leaves, connection), model, dim] == list(params):
+        if len(_STATEMENTS) >= _STATEMENTS_MAX:
+            _STATEMENTS.clear()
+        _STATEMENTS[key] = (sql, driver_sql)
+    return sql, driver_sql, params
+
+
+def _one_table(query) -> bool:
+    """True when the query reads its own table alone: no join in use, no extra SQL, no annotation."""
+    if query.extra or query.extra_tables or query.annotations:
+        return False
+    refcount = query.alias_refcount
+    return all(isinstance(table, BaseTable) or not refcount.get(a) for a, table in query.alias_map.items())
+
+
+# lookups whose SQL is ``column <op> %s`` whatever the value, the value prepared by get_db_prep_lookup
+_VALUE_LOOKUPS = frozenset({Exact, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual, RelatedExact,
+                            RelatedGreaterThan, RelatedGreaterThanOrEqual, RelatedLessThan, RelatedLessThanOrEqual})
+_NULL_LOOKUPS = frozenset({IsNull, RelatedIsNull})  # ``column IS [NOT] NULL``: no parameter, the value in the shape
+# value types whose SQL never depends on the value (a bool may compile to a bare column: not here)
+_PLAIN_VALUES = frozenset({int, float, str, Decimal, datetime.datetime, datetime.date, uuid.UUID})
+
+
+def _where_shape(node, leaves: list):
+    """A hashable shape of a WHERE tree (connectors, negations, each leaf's lookup, column and value
+    type), appending the leaves that carry a parameter to ``leaves`` in the compiler's order; None
+    when some part is not a plain comparison of a column of the query's own table to a value."""
+    if type(node) is WhereNode:
+        parts = []
+        for child in node.children:
+            part = _where_shape(child, leaves)
+            if part is None:
+                return None
+            parts.append(part)
+        return node.connector, node.negated, tuple(parts)
+    kind, lhs = type(node), getattr(node, "lhs", None)
+    if type(lhs) is not Col:
+        return None
+    if kind in _NULL_LOOKUPS:
+        return (kind, lhs.alias, lhs.target.column, node.rhs) if type(node.rhs) is bool else None
+    if kind in _VALUE_LOOKUPS and type(node.rhs) in _PLAIN_VALUES:
+        leaves.append(node)
+        return kind, lhs.alias, lhs.target.column, type(node.rhs)
+    return None
+
+
+def _leaf_params(leaves: list, connection) -> list:
+    return [p for leaf in leaves for p in leaf.get_db_prep_lookup(leaf.rhs, connection)[1]]
 
 
 def _scope(queryset, field: str, model: str, dim: int, connection) -> tuple[str, str, list]:
@@ -288,8 +378,7 @@ def _scope(queryset, field: str, model: str, dim: int, connection) -> tuple[str,
     """
     query = queryset.query
     meta = queryset.model._meta
-    joined = [a for a, table in query.alias_map.items() if query.alias_refcount.get(a) and not isinstance(table, BaseTable)]
-    if not joined and not (query.extra or query.extra_tables or query.annotations):
+    if _one_table(query):
         alias = query.base_table or meta.db_table
         qn = connection.ops.quote_name
         mine = (f"{qn(alias)}.{qn(meta.get_field(field).column)} IS NOT NULL"
@@ -305,6 +394,33 @@ def _scope(queryset, field: str, model: str, dim: int, connection) -> tuple[str,
     sql, params = base.query.get_compiler(connection=connection).as_sql()
     start = sql.index(" FROM ")  # the select list is the primary key alone: no user text in it
     return base.query.base_table or meta.db_table, sql[start:], list(params)
+
+
+def _ranking_sql(connection, model_class, alias: str, field: str, dim: int, limit: int, scope_sql: str) -> str:
+    """The ranking around a scope: ids and distances, nearest first, ties to the newest id."""
+    qn = connection.ops.quote_name
+    meta = model_class._meta
+    col = f"{qn(alias)}.{qn(meta.get_field(field).column)}"
+    pk = f"{qn(alias)}.{qn(meta.pk.column)}"
+    return (
+        f"SELECT {pk}, {distance_sql(connection.vendor, col, dim)} AS crewlet_distance"
+        f"{scope_sql} ORDER BY crewlet_distance ASC NULLS LAST, {pk} DESC LIMIT {limit}"
+    )
+
+
+def _sqlite_rows(connection, sql: str, driver_sql: str, params: list) -> list[tuple]:
+    """Run a ranking on SQLite, on the driver's own connection: no cursor wrapper and no placeholder
+    rewrite per call, the same connection (so the same transaction) as every other statement, driver
+    errors raised as Django's. While something watches statements (execute wrappers, the query
+    log, ``CaptureQueriesContext``), through Django's own cursor instead, so they see it."""
+    if connection.execute_wrappers or connection.queries_logged:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    connection.validate_thread_sharing()
+    connection.validate_no_broken_transaction()
+    with connection.wrap_database_errors:
+        return connection.connection.execute(driver_sql, params).fetchall()
 
 
 def _pg_rows(connection, sql: str, vector: Vector, params: list) -> list[tuple]:

@@ -208,3 +208,61 @@ def test_ranking_holds_on_a_connection_with_pgvectors_adapters(seat):
     _rows(seat, np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.1]]))
     ranked = nearest(DiaryEntry.objects.filter(seat=seat), [1.0, 0.0], "m-a")
     assert list(ranked.values_list("content", flat=True)) == ["note 0", "note 2", "note 1"]
+
+
+def test_a_remembered_statement_ranks_each_calls_own_seat_model_and_cut_off(seat, other_seat, monkeypatch):
+    """The ranking is compiled once per queryset shape; a later call of the same shape, with another
+    seat, model or cut-off time, ranks its own rows (it is never compiled again)."""
+    from django.db.models import Q
+
+    import core.vectors
+
+    rng = np.random.default_rng(8)
+    mine, theirs = rng.normal(size=(40, 12)).astype(np.float32), rng.normal(size=(40, 12)).astype(np.float32)
+    mine_rows, their_rows = _rows(seat, mine, model="m-a"), _rows(other_seat, theirs, model="m-b")
+    _rows(other_seat, rng.normal(size=(10, 12)), model="m-a")  # the other seat's rows of the first model
+    now = timezone.now()
+    early = {r.id for r in their_rows[::3]}  # expire between the two cut-offs below
+    DiaryEntry.objects.filter(id__in=early).update(ttl_until=now + timezone.timedelta(hours=1))
+    query = rng.normal(size=12).astype(np.float32)
+
+    def live(when):
+        return Q(ttl_until__isnull=True) | Q(ttl_until__gt=when)
+
+    first = ranked_ids(DiaryEntry.objects.filter(seat=seat).filter(live(now)), query.tolist(), "m-a", limit=20)
+    assert [i for i, _ in first] == _numpy_top(mine_rows, mine, query, lambda r: True, limit=20)
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("a remembered shape was compiled again")
+
+    monkeypatch.setattr(core.vectors, "_scope", no_compile)
+    before = ranked_ids(DiaryEntry.objects.filter(seat=other_seat).filter(live(now)), query.tolist(), "m-b", limit=20)
+    later = now + timezone.timedelta(hours=2)
+    after = ranked_ids(DiaryEntry.objects.filter(seat=other_seat).filter(live(later)), query.tolist(), "m-b", limit=20)
+
+    assert [i for i, _ in before] == _numpy_top(their_rows, theirs, query, lambda r: True, limit=20)
+    assert [i for i, _ in after] == _numpy_top(their_rows, theirs, query, lambda r: r.id not in early, limit=20)
+
+
+def test_ranked_ids_is_seen_by_execute_wrappers_and_refused_in_a_broken_transaction(seat):
+    """The ranking runs on the connection's own transaction, as every other statement: an execute
+    wrapper sees it, and a transaction marked for rollback refuses it."""
+    from django.db import connection, transaction
+    from django.db.transaction import TransactionManagementError
+
+    rows = _rows(seat, np.array([[1.0, 0.0], [0.0, 1.0]]))
+    seen = []
+
+    def record(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.1], "m-a", limit=5)
+    assert [i for i, _ in ranked] == [rows[0].id, rows[1].id]
+    assert len(seen) == 1 and "crewlet_distance" in seen[0]
+
+    with transaction.atomic():
+        transaction.set_rollback(True)
+        with pytest.raises(TransactionManagementError):
+            ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.1], "m-a", limit=5)
