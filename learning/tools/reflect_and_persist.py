@@ -31,7 +31,7 @@ MAX_TTL_DAYS = 3650
 class ReflectAndPersistArgs(Arguments):
     # The cap is documented here and enforced by limits.check_note, whose refusal names the spec's limit.
     content: Text = Field(..., min_length=1, json_schema_extra={"maxLength": limits.MAX_CONTENT_CHARS},
-                          description="One declarative fact, at most 2,000 characters.")
+                          description="One declarative fact.")
     kind: Literal["long", "short", "diary_long", "diary_short"] = Field(
         ..., description="long: a durable fact or preference; short: situational state that expires."
     )
