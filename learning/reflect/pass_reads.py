@@ -2,11 +2,11 @@
 
 When the pass-wide gates open, the dispatcher gathers what the pass will read (``reads(ctx) ->
 {name: queryset}`` of the skill-reflection gate and of each wired worker that declares it) and
-fetches it here: on PostgreSQL the statements travel as ONE multi-statement query (psycopg's
-client-side binding, each answer read back with ``nextset``), on SQLite one after another (there
-is no round trip to save). Each answer has the shape iterating its queryset gives -- model
-instances, tuples, or values for a flat ``values_list`` -- so a consumer reads
-``ctx.fetched(name, build_queryset)`` alike whether the pass batched the read or not.
+fetches it here: on PostgreSQL every statement is sent before any answer is awaited (psycopg's
+pipeline mode: one round trip), on SQLite one after another (there is no round trip to save).
+Each answer has the shape iterating its queryset gives -- model instances, tuples, or values for
+a flat ``values_list`` -- so a consumer reads ``ctx.fetched(name, build_queryset)`` alike whether
+the pass batched the read or not.
 """
 
 from __future__ import annotations
@@ -19,11 +19,28 @@ from django.db.models.query import FlatValuesListIterable, ModelIterable, Values
 SHAPES = (ModelIterable, ValuesListIterable, FlatValuesListIterable)
 
 
-def _one_round_trip(connection) -> bool:
-    """Several statements in one ``execute``: PostgreSQL with client-side binding (Django's default;
-    ``server_side_binding`` sends each statement through the extended protocol, one at a time)."""
-    return connection.vendor == "postgresql" and connection.settings_dict.get("OPTIONS", {}).get(
-        "server_side_binding") is not True
+def _pipelined(connection, statements: list[tuple[str, list]]) -> list[list]:
+    """Every statement sent before any answer is awaited, in psycopg's pipeline mode (one statement
+    an ``execute``, each on its own cursor), then each cursor's rows."""
+    connection.ensure_connection()
+    cursors = [connection.cursor() for _ in statements]
+    try:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                cursor.execute(sql, params)
+        return [cursor.fetchall() for cursor in cursors]
+    finally:
+        for cursor in cursors:
+            cursor.close()
+
+
+def _one_by_one(connection, statements: list[tuple[str, list]]) -> list[list]:
+    raw = []
+    with connection.cursor() as cursor:
+        for sql, params in statements:
+            cursor.execute(sql, params)
+            raw.append(cursor.fetchall())
+    return raw
 
 
 def _compiled(qs: QuerySet):
@@ -66,17 +83,11 @@ def fetch_together(querysets: dict[str, QuerySet]) -> dict[str, list]:
     if len(aliases) != 1:
         raise ValueError(f"fetch_together reads one database, not {sorted(aliases)}")
     connection = connections[aliases.pop()]
-    raw: list[list] = []
-    with connection.cursor() as cursor:
-        if _one_round_trip(connection) and len(sent) > 1:
-            cursor.execute("; ".join(compiled[n][1] for n in sent), [p for n in sent for p in compiled[n][2]])
-            raw.append(cursor.fetchall())
-            while cursor.nextset():
-                raw.append(cursor.fetchall())
-        else:
-            for name in sent:
-                cursor.execute(compiled[name][1], compiled[name][2])
-                raw.append(cursor.fetchall())
+    statements = [(compiled[name][1], compiled[name][2]) for name in sent]
+    if connection.vendor == "postgresql" and len(statements) > 1:
+        raw = _pipelined(connection, statements)
+    else:
+        raw = _one_by_one(connection, statements)
     if len(raw) != len(sent):
         raise RuntimeError(f"{len(sent)} statements sent, {len(raw)} answers read")
     for name, rows in zip(sent, raw, strict=True):

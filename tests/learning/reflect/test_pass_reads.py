@@ -3,6 +3,7 @@ a bounded number of statements per engaged turn, and a failed batch costing roun
 
 from __future__ import annotations
 
+from contextlib import ExitStack, contextmanager
 from unittest import mock
 
 import pytest
@@ -19,10 +20,46 @@ from learning.reflect.service import reflect_turn
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # An engaged turn (a human's stated preference, answered in the thread), its own task: at most this
-# many statements as Django logs them (BEGIN and COMMIT included): the turn's row, the lock, the
-# queue, the pass's reads (one statement on PostgreSQL, five on SQLite), then one transaction of
-# writes. bench/reflect_throughput.py prints the average over a realistic mix of turns.
-ENGAGED_TURN_STATEMENTS = {"postgresql": 18, "sqlite": 23}
+# many round trips (BEGIN and COMMIT not counted): the turn's row, the lock, the queue, the pass's
+# reads (one round trip on PostgreSQL, five statements on SQLite), then one transaction of writes.
+# bench/reflect_throughput.py prints the average over a realistic mix of turns.
+ENGAGED_TURN_ROUND_TRIPS = {"postgresql": 16, "sqlite": 21}
+
+
+@contextmanager
+def round_trips():
+    """The statements this thread sends, those of one psycopg pipeline counted as one round trip."""
+    seen = {"statements": 0, "round_trips": 0, "pipelines": 0}
+    piped = {"open": False, "sent": False}
+
+    def wrapper(execute, sql, params, many, context):
+        seen["statements"] += 1
+        if not piped["open"] or not piped["sent"]:
+            seen["round_trips"] += 1
+        piped["sent"] = piped["open"]
+        return execute(sql, params, many, context)
+
+    patches = []
+    if connection.vendor == "postgresql":
+        import psycopg
+
+        real = psycopg.Connection.pipeline
+
+        @contextmanager
+        def pipeline(self):
+            seen["pipelines"] += 1
+            piped.update(open=True, sent=False)
+            try:
+                with real(self) as p:
+                    yield p
+            finally:
+                piped["open"] = False
+
+        patches.append(mock.patch.object(psycopg.Connection, "pipeline", pipeline))
+    with connection.execute_wrapper(wrapper), ExitStack() as stack:
+        for patch in patches:
+            stack.enter_context(patch)
+        yield seen
 
 
 def _querysets(seat, turns: list[Turn]) -> dict:
@@ -52,13 +89,14 @@ def test_fetched_together_the_rows_are_those_each_queryset_gives(seat, make_turn
     assert expected["none"] == [] and len(expected["models"]) == 3
 
 
-def test_the_reads_travel_as_one_statement_on_postgresql_and_one_a_read_on_sqlite(seat, make_turn):
+def test_the_reads_travel_in_one_round_trip_on_postgresql_and_one_a_read_on_sqlite(seat, make_turn):
     turns = [make_turn(), make_turn()]
     querysets = _querysets(seat, turns)
-    with CaptureQueriesContext(connection) as captured:
+    with round_trips() as seen:
         pass_reads.fetch_together(querysets)
     sent = len(querysets) - 1  # ``id__in=[]`` matches nothing by construction: not sent at all
-    assert len(captured.captured_queries) == (1 if connection.vendor == "postgresql" else sent)
+    assert seen["statements"] == sent
+    assert seen["round_trips"] == (1 if connection.vendor == "postgresql" else sent)
 
 
 def test_a_queryset_of_another_shape_is_refused_before_anything_is_sent(seat, make_turn):
@@ -72,11 +110,11 @@ def test_an_engaged_turn_runs_a_bounded_number_of_statements(seat, make_turn):
     make_turn()  # the seat's first pass creates its counters and state rows; the bound is for the steady state
     reflect_turn(Turn.objects.get().pk)
     turn = make_turn()
-    with CaptureQueriesContext(connection) as captured:
+    with round_trips() as seen:
         assert reflect_turn(turn.pk)["status"] == "reflected"
     payload = events.rows(ReflectionCompleted, seat=seat).first().payload
     assert {n for n, w in payload["workers"].items() if w["status"] == "ran"} >= {"persist_decider", "episodist", "profiler"}
-    assert len(captured.captured_queries) <= ENGAGED_TURN_STATEMENTS[connection.vendor]
+    assert seen["round_trips"] <= ENGAGED_TURN_ROUND_TRIPS[connection.vendor]
 
 
 def _written(seat) -> dict:
