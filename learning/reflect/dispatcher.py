@@ -94,6 +94,8 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
 def _fetch_reads(ctx: TurnContext, wired: list) -> None:
     """The pass's reads in one round trip (``pass_reads``); a read that fails here is read again by
     whoever needs it, so a failure costs round trips, never the pass."""
+    if not pass_reads.saves_round_trips():
+        return
     try:
         wanted = {**ctx.reads_wanted(), **skill_reflection.reads(ctx)}
         for worker in wired:

@@ -3,7 +3,8 @@
 When the pass-wide gates open, the dispatcher gathers what the pass will read (``reads(ctx) ->
 {name: queryset}`` of the skill-reflection gate and of each wired worker that declares it) and
 fetches it here: on PostgreSQL every statement is sent before any answer is awaited (psycopg's
-pipeline mode: one round trip), on SQLite one after another (there is no round trip to save).
+pipeline mode: one round trip). On SQLite there is no round trip to save: the dispatcher does not
+gather them, each is read when a worker needs it (``fetch_together`` itself runs them one by one).
 Each answer has the shape iterating its queryset gives -- model instances, tuples, or values for
 a flat ``values_list`` -- so a consumer reads ``ctx.fetched(name, build_queryset)`` alike whether
 the pass batched the read or not.
@@ -12,11 +13,17 @@ the pass batched the read or not.
 from __future__ import annotations
 
 from django.core.exceptions import EmptyResultSet
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.db.models.query import FlatValuesListIterable, ModelIterable, ValuesListIterable
 
 SHAPES = (ModelIterable, ValuesListIterable, FlatValuesListIterable)
+
+
+def saves_round_trips(alias: str = DEFAULT_DB_ALIAS) -> bool:
+    """Whether fetching reads together saves anything: PostgreSQL's round trips. SQLite runs in the
+    process, so a pass there reads each row when a worker needs it (and skips what none does)."""
+    return connections[alias].vendor == "postgresql"
 
 
 def _pipelined(connection, statements: list[tuple[str, list]]) -> list[list]:
