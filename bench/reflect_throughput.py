@@ -6,7 +6,9 @@ Each engine runs in its own process (settings bind the database at import) on a 
 database: migrate, three seats, N stored turns of a realistic mix (stated preferences, dated
 situations, a repeated five-tool procedure, skipped turns), then every turn reflected through
 ``learning.tasks.reflect_turn`` sequentially and again from T threads. Embeddings use the hashing
-embedder so the figure is the loop's own cost, not a model's. ``CREWLET_BENCH_WAL=1`` runs SQLite
+embedder so the figure is the loop's own cost, not a model's. The CPU a turn costs (this process's,
+and on PostgreSQL its backend's, read from /proc) is printed beside both: on a shared machine it
+moves far less than the wall time. ``CREWLET_BENCH_WAL=1`` runs SQLite
 in WAL mode (the default journal pays an fsync per commit, which dominates). Prints figures;
 asserts nothing.
 """
@@ -78,6 +80,46 @@ def _counting(connection):
         del connection.commit
 
     return counts, stop
+
+
+def _server_cpu(connection) -> float | None:
+    """Seconds of CPU this connection's PostgreSQL backend has used (a local server: its /proc
+    entry), or None (SQLite runs in this process; a remote server's is not readable)."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _CPU:
+    """CPU time over a block, this process's and its database backend's: a figure the other work on a
+    shared machine disturbs far less than wall time does."""
+
+    def __init__(self, connection):
+        self.connection = connection
+
+    def __enter__(self):
+        self.server, self.client = _server_cpu(self.connection), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.client = time.process_time() - self.client
+        end = _server_cpu(self.connection)
+        self.server = end - self.server if end is not None and self.server is not None else None
+
+    def line(self, turns: int) -> str:
+        client = self.client * 1000 / turns
+        if self.server is None:
+            return f"client {client:.1f} ms"
+        server = self.server * 1000 / turns
+        return f"client {client:.1f} ms + server {server:.1f} ms = {client + server:.1f} ms"
 
 
 def _floor_rows(turn_ids):
@@ -193,13 +235,15 @@ def child(turns: int, threads: int) -> None:
     # sequential, timed with nothing else in the loop
     ids = store("seq")
     started = time.perf_counter()
-    for turn_id in ids:
-        reflect_turn(turn_id)
+    with _CPU(connection) as cpu:
+        for turn_id in ids:
+            reflect_turn(turn_id)
     sequential = time.perf_counter() - started
 
     # the floor, same run: the rows those passes wrote, written again one transaction a turn
     plans, models = _floor_rows(ids)
-    floor = _write_floor(plans, models)
+    with _CPU(connection) as floor_cpu:
+        floor = _write_floor(plans, models)
     for episode in [p[1] for p in plans if p[1] is not None]:
         episode.pk, episode.run_id = None, f"{episode.run_id}-again"  # written a second time, as new rows
     for plan in plans:
@@ -264,6 +308,7 @@ def child(turns: int, threads: int) -> None:
     print(f"engine {connection.vendor}{journal}: {turns} turns")
     print(f"  sequential: {turns / sequential:7.1f} turns/s ({sequential * 1000 / turns:.1f} ms a turn)"
           f"   floor, same run: {turns / floor:7.1f} turns/s ({floor * 1000 / turns:.1f} ms) -> {sequential / floor:.1f}x the floor")
+    print(f"  CPU a turn, sequential: {cpu.line(turns)}   floor: {floor_cpu.line(turns)}")
     print(f"  floor with the drain's deferred flush (one durable commit every 20 turns): {turns / floor_deferred:7.1f} turns/s"
           f" ({floor_deferred * 1000 / turns:.1f} ms) -> {sequential / floor_deferred:.1f}x")
     print(f"  {threads} threads:  {turns / parallel:7.1f} turns/s (3 seats, passes for one seat serialised)")

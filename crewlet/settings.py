@@ -74,6 +74,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
 else:
     DATABASES["default"].setdefault("TEST", {})
+    # Parameters bound by the server, and a statement run twice on a connection prepared there (parsed
+    # and planned once): a reflection pass costs about a fifth less CPU, client and server together
+    # (bench/reflect_throughput.py). Behind a pooler in transaction mode, CREWLET_PG_PREPARE_THRESHOLD=off.
+    _prepare = os.environ.get("CREWLET_PG_PREPARE_THRESHOLD", "2").strip().lower()
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        server_side_binding=True, prepare_threshold=None if _prepare in ("", "off", "none") else int(_prepare))
 # SQLite's fsync policy for every connection (WAL mode). FULL (the default) syncs the log on every
 # commit, so a turn answered 202 survives a power loss. NORMAL syncs only at checkpoints: several
 # times the commit rate, but a power loss (not a process crash) can drop the last commits -- turns

@@ -129,7 +129,12 @@ def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[D
 
 def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[str]:
     """The same notes as ``recent``, their text only (no vectors decoded)."""
-    return list(_newest(seat, now).values_list("content", flat=True)[:limit])
+    return list(recent_texts_query(seat=seat, limit=limit, now=now))
+
+
+def recent_texts_query(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> QuerySet[DiaryEntry, str]:
+    """``recent_texts`` unevaluated (a reflection pass fetches it with its other reads)."""
+    return _newest(seat, now).values_list("content", flat=True)[:limit]
 
 
 def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[DiaryEntry]:

@@ -5,8 +5,9 @@ no_workers, no_role, role_opted_out, no_budget, duplicate, no_engagement, then e
 A failed worker is logged and reported by name; the others still run and the pass completes.
 
 A pass has two halves. The first (``run_pass`` up to ``_commit``) opens no transaction: the gates,
-the reads, every model call (its spend deferred) and every embed; each worker's ``run`` returns
-what it would write. The second is ONE transaction: the skill-reflection signal, each worker's
+the reads (fetched together once the pass-wide gates open: ``pass_reads``), every model call (its
+spend deferred) and every embed; each worker's ``run`` returns what it would write. The second is
+ONE transaction: the skill-reflection signal, each worker's
 writes in its own savepoint (a failed write is rolled back alone, with the events it announced),
 the pass's spend in one charge, its events in one bulk insert, and the turn's ``reflected_at``.
 The write half is first tried with no savepoint (one round trip fewer a worker); a failure
@@ -27,7 +28,7 @@ from django.utils import timezone
 from core import aux, budgets, events
 from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
 from learning.models import Turn
-from learning.reflect import registry, skill_reflection
+from learning.reflect import pass_reads, registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
 
@@ -90,6 +91,21 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
     return None
 
 
+def _fetch_reads(ctx: TurnContext, wired: list) -> None:
+    """The pass's reads in one round trip (``pass_reads``); a read that fails here is read again by
+    whoever needs it, so a failure costs round trips, never the pass."""
+    if not pass_reads.saves_round_trips():
+        return
+    try:
+        wanted = {**ctx.reads_wanted(), **skill_reflection.reads(ctx)}
+        for worker in wired:
+            if hasattr(worker, "reads"):
+                wanted.update(worker.reads(ctx))
+        ctx.reads.update(pass_reads.fetch_together(wanted))
+    except Exception:
+        log.warning("the batched reads of turn %s failed; each is read when needed", ctx.run_id, exc_info=True)
+
+
 def _write_signal(ctx: TurnContext, *, isolated: bool = True) -> None:
     """Write the skill-reflection signal; a failed write is logged and never skips the pass."""
     if not isolated:
@@ -145,6 +161,7 @@ def run_pass(ctx: TurnContext) -> PassResult:
     if result.gate:
         prepared = {w.NAME: WorkerSkipped(gate=result.gate) for w in wired}
     else:
+        _fetch_reads(ctx, wired)
         skill_reflection.earned(ctx)  # this turn's own signal counts for its own persistence pass
         ctx.notes["skill_reflection_gate"] = skill_reflection.applies(ctx)
         for worker in wired:

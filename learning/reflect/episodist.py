@@ -23,6 +23,7 @@ from learning.models import Episode
 log = logging.getLogger("learning.reflect.episodist")
 
 NAME = "episodist"
+CANDIDATES = "episode_candidates"  # the batched read of the episodes this pass may replace
 EPISODE_EMBED_BUDGET = DIARY_EMBED_BUDGET  # one short text; a row without a vector is filled later
 
 
@@ -122,19 +123,33 @@ def run(ctx):
     return write
 
 
-def _existing(ctx, fields: dict) -> int | None:
-    """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a
-    re-run). ONE statement of ids, a UNION of two lookups each on its own index (the run id's unique
-    one, the work key's): an OR of the two would scan every episode of the seat."""
+def _candidates(ctx, run_id: str, work_key: str):
+    """The ids (and run ids) of the episodes this pass may replace: ONE statement, a UNION of two
+    lookups each on its own index (the run id's unique one, the work key's): an OR of the two would
+    scan every episode of the seat. None when the turn has neither key."""
     base = Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
     parts = []
-    if fields["run_id"]:
-        parts.append(base.filter(run_id=fields["run_id"]).exclude(run_id="").values_list("id", "run_id"))
-    if fields["work_key"]:
-        parts.append(base.filter(work_key=fields["work_key"]).values_list("id", "run_id"))
+    if run_id:
+        parts.append(base.filter(run_id=run_id).exclude(run_id="").values_list("id", "run_id"))
+    if work_key:
+        parts.append(base.filter(work_key=work_key).values_list("id", "run_id"))
     if not parts:
         return None
-    rows = sorted(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
+    return parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+
+
+def reads(ctx) -> dict:
+    """What ``write`` reads, for the pass's batched read (``pass_reads``): the seat's passes are
+    serialised by its lock, so the episode to replace is the same before the transaction as in it."""
+    candidates = _candidates(ctx, ctx.run_id, ctx.record.work_key)
+    return {CANDIDATES: candidates} if candidates is not None else {}
+
+
+def _existing(ctx, fields: dict) -> int | None:
+    """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a re-run)."""
+    if not (fields["run_id"] or fields["work_key"]):
+        return None
+    rows = sorted(ctx.fetched(CANDIDATES, lambda: _candidates(ctx, fields["run_id"], fields["work_key"])))
     mine = [pk for pk, run_id in rows if fields["run_id"] and run_id == fields["run_id"]]
     found = mine or [pk for pk, _ in rows]
     return found[0] if found else None

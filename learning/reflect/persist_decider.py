@@ -25,6 +25,7 @@ log = logging.getLogger("learning.reflect.persist_decider")
 NAME = "persist_decider"
 RECENT_NOTES_SHOWN = 50
 KINDS = {"LONG": DiaryEntry.LONG, "SHORT": DiaryEntry.SHORT}
+RECENT_NOTES = "recent_notes"  # the batched read of the notes the decision is shown
 
 
 def wired(learning) -> bool:
@@ -34,21 +35,30 @@ def wired(learning) -> bool:
 def applies(ctx) -> str | None:
     if not ctx.settled:
         return "unsettled"
-    if ctx.record.self_persisted and not skill_reflection.due(ctx):
+    if ctx.self_persisted and not skill_reflection.due(ctx):
         return "self_persisted"
     if not aux.available(ctx.seat):
         return "no_auxiliary_model"
     return None
 
 
+def _recent_notes(ctx):
+    return diary.recent_texts_query(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
+
+
+def reads(ctx) -> dict:
+    """What ``run`` reads, for the pass's batched read (``pass_reads``): the notes it is shown."""
+    return {RECENT_NOTES: _recent_notes(ctx)} if ctx.settled else {}
+
+
 def build_inputs(ctx, *, reflect: bool) -> dict:
     inputs = turn_inputs(ctx)
-    inputs["recent_notes"] = diary.recent_texts(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
+    inputs["recent_notes"] = ctx.fetched(RECENT_NOTES, lambda: _recent_notes(ctx))
     if reflect:
         inputs["skill_reflection"] = {
             "skills": skill_reflection.catalogue_inputs(ctx.seat),
             "read": {},
-            "memory_closed": bool(ctx.record.self_persisted),
+            "memory_closed": bool(ctx.self_persisted),
         }
     return inputs
 
@@ -66,7 +76,7 @@ def run(ctx):
     inputs = build_inputs(ctx, reflect=reflect)
     ask = _ask(ctx)
     answer = skill_reflection.converse(ctx, inputs, ask) if reflect else ask(inputs)
-    if ctx.record.self_persisted:
+    if ctx.self_persisted:
         answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
     entry = _prepare_note(ctx, answer)
 

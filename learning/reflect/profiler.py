@@ -25,6 +25,7 @@ log = logging.getLogger("learning.reflect")
 
 NAME = "profiler"
 MAX_ITEMS = 20  # per list: the oldest observations give way, a profile is not a transcript
+PROFILES = "counterparty_profiles"  # the batched read of the senders' profiles
 
 
 def wired(learning) -> bool:
@@ -66,14 +67,26 @@ def _key(ctx, sender) -> dict:
             "subject_platform": sender.platform}
 
 
+def _profiles(ctx, subjects):
+    match = Q()
+    for sender, _ in subjects:
+        match |= Q(subject_handle=sender.handle, subject_external_id=sender.external_id, subject_platform=sender.platform)
+    return CounterpartyProfile.objects.filter(observer=ctx.seat).filter(match)
+
+
+def reads(ctx) -> dict:
+    """What ``run`` reads, for the pass's batched read (``pass_reads``): the senders' profiles."""
+    if ctx.internal_trigger:
+        return {}
+    subjects = subjects_of(ctx)
+    return {PROFILES: _profiles(ctx, subjects)} if subjects else {}
+
+
 def _known(ctx, subjects) -> dict[tuple, CounterpartyProfile]:
     """The profiles the seat already keeps of these senders: ONE read for the whole pass."""
     if not subjects:
         return {}
-    match = Q()
-    for sender, _ in subjects:
-        match |= Q(subject_handle=sender.handle, subject_external_id=sender.external_id, subject_platform=sender.platform)
-    rows = CounterpartyProfile.objects.filter(observer=ctx.seat).filter(match)
+    rows = ctx.fetched(PROFILES, lambda: _profiles(ctx, subjects))
     return {(p.subject_handle, p.subject_external_id, p.subject_platform): p for p in rows}
 
 

@@ -14,6 +14,8 @@ import logging
 import time
 from contextlib import nullcontext
 
+from django.db.models import Case, Q, Value, When
+
 from crewlet.models import Seat
 from learning.models import Turn
 from learning.reflect import dispatcher, durability
@@ -26,21 +28,17 @@ DRAIN_SECONDS = 20.0  # no further turn is started past this; the rest wait for 
 SEAT_ROWS = ("seat", "seat__role", "seat__role__company", "seat__company", "seat__unit")  # what a pass reads of its seat
 
 
-def _load(turn_ids: list[int]) -> list[Turn]:
-    rows = Turn.objects.select_related(*SEAT_ROWS).in_bulk(turn_ids)
-    return [rows[i] for i in turn_ids if i in rows]
-
-
-def _queue(turn_id: int, seat_id: int, received_at) -> list[int]:
-    """The seat's unreflected turns to drain under this lease, oldest first, ``turn_id`` always among them."""
-    waiting = list(
-        Turn.objects.filter(seat_id=seat_id, reflected_at__isnull=True)
-        .exclude(pk=turn_id)
-        .order_by("received_at", "id")
-        .values_list("id", "received_at")[: DRAIN_TURNS - 1]
-    )
-    waiting.append((turn_id, received_at))
-    return [pk for pk, _ in sorted(waiting, key=lambda row: (row[1], row[0]))]
+def _queue(turn_id: int, seat_id: int, *, drain: bool) -> list[Turn]:
+    """The turns to reflect under this lease, read with their seat's rows in ONE statement, oldest
+    first: ``turn_id`` always among them (ordered first, so the limit never leaves it out), and with
+    ``drain`` the seat's oldest other unreflected turns. Each row is as it is under the lock (the
+    caller skips one already reflected)."""
+    rows = Turn.objects.select_related(*SEAT_ROWS)
+    if not drain:
+        return list(rows.filter(pk=turn_id))
+    rows = rows.filter(Q(pk=turn_id) | Q(seat_id=seat_id, reflected_at__isnull=True)).order_by(
+        Case(When(pk=turn_id, then=Value(0)), default=Value(1)), "received_at", "id")
+    return sorted(rows[:DRAIN_TURNS], key=lambda turn: (turn.received_at, turn.pk))
 
 
 def _reflect_one(turn: Turn, *, now=None) -> dict:
@@ -62,11 +60,11 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     under the lock, so two deliveries of one task never both run its pass. A pass closed by
     ``no_budget`` leaves the turn unreflected (the ceiling may move) and ends the drain.
     """
-    row = Turn.objects.filter(pk=turn_id).values_list("seat_id", "received_at", "reflected_at").first()
+    row = Turn.objects.filter(pk=turn_id).values_list("seat_id", "reflected_at").first()
     if row is None:
         log.info("reflect_turn %s: the turn is gone", turn_id)
         return {"turn": turn_id, "status": "gone"}
-    seat_id, received_at, reflected_at = row
+    seat_id, reflected_at = row
     if reflected_at is not None:  # a redelivery, or a turn an earlier task drained: this one row read
         log.info("reflect_turn %s: already reflected at %s", turn_id, reflected_at)
         return {"turn": turn_id, "status": "already_reflected"}
@@ -74,8 +72,7 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     try:
         with seat_lock(Seat(pk=seat_id)):
             deadline, others = time.monotonic() + DRAIN_SECONDS, True
-            queued_ids = _queue(turn_id, seat_id, received_at) if drain else [turn_id]
-            queue = [t for t in _load(queued_ids) if t.reflected_at is None]  # re-read under the lock
+            queue = [t for t in _queue(turn_id, seat_id, drain=drain) if t.reflected_at is None]  # re-read under the lock
             with durability.deferred(turn_id) if len(queue) > 1 else nullcontext():
                 for queued in queue:
                     if queued.pk != turn_id and not others:

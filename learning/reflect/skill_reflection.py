@@ -31,6 +31,7 @@ log = logging.getLogger("learning.reflect.skill_reflection")
 NAME = "skill_reflection"
 MAX_ROUNDS = 3  # a read asks again with the body; a pass never loops past this
 WRITE_ACTIONS = ("patch", "add_reference", "create", "archive")
+STATE = "conversation_state"  # the batched read of the conversation's signal
 
 
 def _knobs(ctx):
@@ -67,6 +68,20 @@ def accumulate(ctx) -> list[str]:
     return reasons
 
 
+def _state(ctx):
+    """The conversation's signal and its last reflection (one row, or none yet)."""
+    return (ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).order_by("pk")
+            .values_list("reflection_signal", "last_skill_reflection_at")[:1])
+
+
+def reads(ctx) -> dict:
+    """What ``applies`` reads, for the pass's batched read (``pass_reads``)."""
+    knobs = _knobs(ctx)
+    if not knobs.enabled or ctx.scheduled or not ctx.conversation_id:
+        return {}
+    return {STATE: _state(ctx)}
+
+
 def applies(ctx) -> str | None:
     """Whether this turn's persistence pass reflects on skills; the gate's name when it does not."""
     knobs = _knobs(ctx)
@@ -76,10 +91,10 @@ def applies(ctx) -> str | None:
         return "scheduled_conversation"
     if not ctx.conversation_id:
         return "no_conversation"
-    state = ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).first()
-    if not ctx.notes.get("signal_reasons") and (state is None or not state.reflection_signal):
+    state = ctx.fetched(STATE, lambda: _state(ctx))
+    signal, last = state[0] if state else (False, None)
+    if not ctx.notes.get("signal_reasons") and not signal:
         return "no_signal"
-    last = state.last_skill_reflection_at if state is not None else None
     if last is not None and ctx.now - last < timedelta(seconds=knobs.cooldown_secs):
         return "cooldown"
     return None

@@ -38,9 +38,14 @@ class ReflectAndPersistArgs(Arguments):
     ttl_days: int | None = Field(None, ge=1, le=MAX_TTL_DAYS, description="Days a short note stays true.")
 
 
+def calls(run_id: str, *, seat: Seat):
+    """The ``reflect_and_persist_called`` events of the seat's turn with this run id (a queryset)."""
+    return events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id)
+
+
 def self_persisted(run_id: str, *, seat: Seat) -> bool:
     """Whether the seat's turn with this run id called reflect_and_persist (the reflection intake's question)."""
-    return bool(run_id) and events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id).exists()
+    return bool(run_id) and calls(run_id, seat=seat).exists()
 
 
 def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:
