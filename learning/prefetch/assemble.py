@@ -65,8 +65,9 @@ def _finish(name: str, finisher) -> BlockResult:
         return BlockResult(name)
 
 
-# the blocks that search by the ask's vector; the others read the database only
-VECTOR_BLOCKS = (similar_work, personal_memory)
+# the blocks that search by the ask's vector; the others read the database only. The memory block
+# starts first: its filter call then runs on its worker while the episode recall is in the database
+VECTOR_BLOCKS = (personal_memory, similar_work)
 
 
 def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
