@@ -12,7 +12,9 @@ plus four raw SELECTs on the driver's own connection (the seat's top-50 notes an
 by cosine distance, its 50 most recent notes, its skill catalogue). Run with the hashing embedder
 and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its vectors, computed
 once and cached under var/bench/). One rich turn start, outside the timed ones, is counted:
-its statements and its commits.
+its statements and its commits. Twenty more rich turn starts, timed apart, show where one goes: the
+hybrid recall statements (``core.hybrid``), the other statements, the commit, and the rest (Python,
+the embed); the load average is printed last.
 
 Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embedder hashing|local|both] [--turns N]
 """
@@ -183,22 +185,85 @@ class Statements:
         return execute(sql, params, many, context)
 
 
-def measure(seats, turns: int) -> dict:
+class Breakdown:
+    """Where the time of the turn starts run under it goes: the hybrid recall statements (``core.hybrid``,
+    one ``WITH cand ...`` statement a search), every other statement, and the commit."""
+
+    def __init__(self):
+        from django.db import connections
+
+        self.connection = connections["default"]
+        self.hybrid = self.other = self.commit = 0.0
+        self._commit = self.connection.commit
+
+    def __enter__(self):
+        def commit():
+            started = time.perf_counter()
+            try:
+                return self._commit()
+            finally:
+                self.commit += (time.perf_counter() - started) * 1000
+
+        self.connection.commit = commit
+        self._wrapper = self.connection.execute_wrapper(self._time)
+        self._wrapper.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._wrapper.__exit__(*exc)
+        self.connection.commit = self._commit
+
+    def _time(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000
+            if sql.lstrip().startswith("WITH") and "cand AS" in sql:
+                self.hybrid += elapsed
+            else:
+                self.other += elapsed
+
+
+def request_for(i: int, kind: str):
+    """The i-th turn's trigger: ``rich`` (an ask naming a topic) or ``thin`` (a pointer)."""
     import uuid
 
-    from learning.prefetch import PrefetchRequest, prefetch
+    from learning.prefetch import PrefetchRequest
     from learning.turn_record import Interaction, Sender
+
+    topic = TOPICS[(i * 5) % len(TOPICS)]
+    return PrefetchRequest(
+        run_id=f"bench-{uuid.uuid4().hex}", requires_recon=(kind == "thin"),
+        ask=f"The {topic} broke again overnight; can you {VERBS[i % 8]} it and tell Ravi?" if kind == "rich" else "+1",
+        interactions=(Interaction(sender=Sender(handle="ravi", platform="mattermost", display_name="Ravi"), body="x"),),
+        conversation_id=f"conv-{i}")
+
+
+def breakdown(seats, turns: int) -> dict:
+    """Rich turn starts run apart from the timed ones, each under a ``Breakdown``: per-turn medians."""
+    from learning.prefetch import prefetch
+
+    parts: dict[str, list[float]] = {"total": [], "hybrid": [], "other": [], "commit": []}
+    for i in range(turns):
+        with Breakdown() as b:
+            started = time.perf_counter()
+            prefetch(seat=seats[i % len(seats)], request=request_for(1000 + i, "rich"))
+            parts["total"].append((time.perf_counter() - started) * 1000)
+        parts["hybrid"].append(b.hybrid)
+        parts["other"].append(b.other)
+        parts["commit"].append(b.commit)
+    return {k: statistics.median(v) for k, v in parts.items()}
+
+
+def measure(seats, turns: int) -> dict:
+    from learning.prefetch import prefetch
 
     out = {"rich": [], "thin": [], "floor": [], "rich_statements": [], "rich_commits": []}
     for i in range(turns + 3):
         seat = seats[i % len(seats)]
-        topic = TOPICS[(i * 5) % len(TOPICS)]
         for kind in ("rich", "thin"):
-            request = PrefetchRequest(
-                run_id=f"bench-{uuid.uuid4().hex}", requires_recon=(kind == "thin"),
-                ask=f"The {topic} broke again overnight; can you {VERBS[i % 8]} it and tell Ravi?" if kind == "rich" else "+1",
-                interactions=(Interaction(sender=Sender(handle="ravi", platform="mattermost", display_name="Ravi"), body="x"),),
-                conversation_id=f"conv-{i}")
+            request = request_for(i, kind)
             if kind == "rich" and i == 3:  # one counted turn start, outside the timed ones
                 with Statements() as counted:
                     prefetch(seat=seat, request=request)
@@ -244,6 +309,12 @@ def child(turns: int, embedder: str) -> None:
               flush=True)
     print(f"   one rich turn start: {times['rich_statements'][0]} statements, {times['rich_commits'][0]} commit(s)"
           " (the floor: 4 statements, no commit)", flush=True)
+    parts = breakdown(seats, 20)
+    rest = parts["total"] - parts["hybrid"] - parts["other"] - parts["commit"]
+    print(f"   where a rich turn start goes (20 more, medians): total {parts['total']:.1f} ms = hybrid recall statements "
+          f"{parts['hybrid']:.1f} ({parts['hybrid'] / parts['total']:.0%}) + other statements {parts['other']:.1f}"
+          f" + commit {parts['commit']:.1f} + the rest (Python, the embed) {rest:.1f}", flush=True)
+    print("   load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
 
 
 def run_engine(engine: str, turns: int, embedder: str) -> int:

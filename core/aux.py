@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 
 from core import budgets, events, purposes
-from core.event_types import AuxiliarySpend
+from core.event_types import AuxiliarySpend, EventPayload
 from core.providers.errors import ConfigurationError, ProviderError, RefusedError
 from core.purposes import AnswerUnparseable
 
@@ -183,27 +183,43 @@ def _attempt(stage, purpose, turn_id, alias, completion, outcome) -> Attempt:
                    completion.output_tokens, outcome, completion.finish)
 
 
-def record_batch(seat: Seat, results: list) -> None:
+def record_batch(seat: Seat, results: list, *, isolated: bool = True) -> None:
     """Record many deferred calls of one seat at once (answers, or the errors a deferred call raised):
     ONE charge of their summed tokens and their spend events, in one transaction."""
-    record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())))
+    record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())), isolated=isolated)
 
 
-def record_attempts(seat: Seat, attempts: tuple) -> None:
-    """Charge both counters and append one spend event an attempt, in ONE transaction (one commit)."""
+def record_attempts(seat: Seat, attempts: tuple, *, isolated: bool = True) -> None:
+    """Charge both counters and append one spend event an attempt, in ONE transaction (one commit).
+
+    ``isolated`` (the default): a charge that fails is logged and rolled back alone (a savepoint),
+    and the spend events are written all the same, best effort. Not ``isolated``: for a caller that
+    runs it inside its own transaction and retries it isolated when anything fails there (the turn
+    start's writes, a reflection pass's): no savepoint, a failure raises, and the events go to the
+    caller's open ``events.batched`` (else one plain insert).
+    """
     if not attempts:
         return
     tokens = sum(a.input_tokens + a.output_tokens for a in attempts)
-    with transaction.atomic():
+    spend: list[tuple[EventPayload, Any, str]] = [
+        (AuxiliarySpend(stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model or "",
+                        input_tokens=a.input_tokens, output_tokens=a.output_tokens, outcome=a.outcome,
+                        finish=a.finish), seat, a.turn_id)
+        for a in attempts
+    ]
+    if not isolated:
+        if tokens:
+            budgets.charge(seat, tokens)
+        with events.batched(isolated=False):
+            events.publish_many(spend)
+        return
+    # no savepoint of its own: nothing escapes it but a programming error (the charge and the
+    # events each catch their own failures)
+    with transaction.atomic(savepoint=False):
         try:
             if tokens:
                 with transaction.atomic():
                     budgets.charge(seat, tokens)
         except Exception:
             log.warning("could not charge %s tokens to %s", tokens, seat.handle, exc_info=True)
-        events.publish_many([
-            (AuxiliarySpend(stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model or "",
-                            input_tokens=a.input_tokens, output_tokens=a.output_tokens, outcome=a.outcome,
-                            finish=a.finish), seat, a.turn_id)
-            for a in attempts
-        ])
+        events.publish_many(spend)

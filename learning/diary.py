@@ -124,7 +124,8 @@ def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
 
 
 def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
-    return list(_newest(seat, now)[:limit])
+    """The seat's newest live notes, without their vectors (nobody reading them reads the vector)."""
+    return list(_newest(seat, now).defer("embedding")[:limit])
 
 
 def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[str]:
@@ -146,15 +147,22 @@ def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> 
     return list(pool.values())
 
 
-def mark_used(entry_ids: list[int], *, now=None) -> None:
-    """Count a use for each note the relevance filter SELECTED; best effort, its own transaction."""
+def mark_used(entry_ids: list[int], *, now=None, isolated: bool = True) -> None:
+    """Count a use for each note the relevance filter SELECTED; best effort, its own transaction.
+
+    Not ``isolated`` (a caller that retries its whole transaction isolated when anything in it
+    fails): no savepoint, and a failure raises.
+    """
     if not entry_ids:
+        return
+    count = DiaryEntry.objects.filter(id__in=entry_ids)
+    changes = {"use_count": F("use_count") + 1, "last_retrieved_at": now or timezone.now()}
+    if not isolated:
+        count.update(**changes)
         return
     try:
         with transaction.atomic():
-            DiaryEntry.objects.filter(id__in=entry_ids).update(
-                use_count=F("use_count") + 1, last_retrieved_at=now or timezone.now()
-            )
+            count.update(**changes)
     except DatabaseError:
         log.warning("diary use stamp failed for %d note(s)", len(entry_ids), exc_info=True)
 

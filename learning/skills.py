@@ -144,10 +144,14 @@ def touch_offered(skill_ids, *, seat: Seat, now=None) -> int:
     )
 
 
-def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str = "", announce=None) -> bool:
+def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str = "", announce=None,
+                  isolated: bool = True) -> bool:
     """Being offered is being used: ``offered`` as the catalogue read them, stamped without reading them
     again; each one read as stale is announced revived. A stamp that cannot be written is announced
     (``skill_telemetry_write_failed``), not swallowed. ``announce`` takes each event (default: publish it now).
+
+    Not ``isolated`` (a caller that retries its whole transaction isolated when anything in it fails):
+    no savepoint, and a stamp that cannot be written raises instead.
     """
     def _announce(event) -> None:
         if announce is not None:
@@ -156,6 +160,10 @@ def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str =
             events.publish(event, seat=seat, turn_id=turn_id)
 
     ids = [s.id for s in offered]
+    if not isolated:
+        touch_offered(ids, seat=seat)
+        _announce_revived(offered, _announce)
+        return True
     try:
         with transaction.atomic():  # a savepoint: a failed stamp leaves the caller's transaction usable
             touch_offered(ids, seat=seat)
@@ -163,7 +171,11 @@ def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str =
         log.warning("skill use stamp failed for %s", seat.handle, exc_info=True)
         _announce(SkillTelemetryWriteFailed(skill_ids=ids, error=str(exc)))
         return False
+    _announce_revived(offered, _announce)
+    return True
+
+
+def _announce_revived(offered: list[SynthesizedSkill], announce) -> None:
     for skill in offered:
         if skill.state == SynthesizedSkill.STALE:
-            _announce(SkillRevived(skill_id=skill.id, name=skill.name))
-    return True
+            announce(SkillRevived(skill_id=skill.id, name=skill.name))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
 from learning.models import PrefetchSnapshot
 from learning.prefetch import (
@@ -65,8 +65,9 @@ def _finish(name: str, finisher) -> BlockResult:
         return BlockResult(name)
 
 
-# the blocks that search by the ask's vector; the others read the database only
-VECTOR_BLOCKS = (similar_work, personal_memory)
+# the blocks that search by the ask's vector; the others read the database only. The memory block
+# starts first: its filter call then runs on its worker while the episode recall is in the database
+VECTOR_BLOCKS = (personal_memory, similar_work)
 
 
 def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
@@ -115,16 +116,18 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
         "summary": built.model_dump(mode="json"),
         "triggered_by": personal_memory.triggered_by(ctx),
     }
+    summary.publish(ctx, built)
+
+    def freeze() -> None:
+        snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
+        if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
+            bound_snapshots(seat)
+
     try:
         # the turn start's writes in ONE transaction: the frozen prefix, the blocks' deferred writes
         # (spend, skill stamp, notes' use), the announced events in one insert (summary, skill_used,
-        # knowledge_read, skill_revived), and now and then the pruning
-        with transaction.atomic():
-            snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
-            summary.publish(ctx, built)
-            ctx.flush_writes()
-            if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
-                bound_snapshots(seat)
+        # knowledge_read, skill_revived, auxiliary_spend), and now and then the pruning
+        ctx.commit(freeze)
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
         stored = frozen(seat=seat, run_id=request.run_id)
         if stored is not None:

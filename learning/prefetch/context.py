@@ -10,9 +10,14 @@ cancelled if it was never sent, else charged when it returns (``release_uncollec
 
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
 made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
-snapshot in one transaction (``flush_writes``); its telemetry events (the summary, the guidance's
+snapshot in one transaction (``commit``); its telemetry events (the summary, the guidance's
 ``skill_used``, the knowledge search's ``knowledge_read``, a revived skill's ``skill_revived``) are
-``announce``d and written there in one bulk insert.
+``announce``d and written there in one bulk insert with the spend's. Every collected call's
+attempts are charged together: one charge of their summed tokens.
+
+That transaction is tried first with no savepoint at all (most turn starts fail nowhere); if
+anything in it fails it is rolled back whole and run again with each write under a savepoint of
+its own, so a write that fails costs only itself.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.db import DatabaseError, transaction
 
@@ -54,6 +60,7 @@ class PrefetchContext:
     _embedding: EmbedResult | None = field(default=None, repr=False)
     _deferred: list = field(default_factory=list, repr=False)
     _announced: list = field(default_factory=list, repr=False)
+    _attempts: list = field(default_factory=list, repr=False)
     _embedding_future: concurrent.futures.Future | None = field(default=None, repr=False)
     _uncollected: set = field(default_factory=set, repr=False)
 
@@ -89,28 +96,56 @@ class PrefetchContext:
         return EMBEDDING_STATUS.get(self._embedding.status, "failed")
 
     def defer(self, write) -> None:
-        """Queue a turn-start write (a callable) for the prefetch's one transaction."""
+        """Queue a turn-start write for the prefetch's one transaction: a callable taking ``isolated``
+        (False: no savepoint of its own, a failure raises; True: it keeps its own failures to itself)."""
         self._deferred.append(write)
 
     def announce(self, event) -> None:
-        """Queue a turn-start telemetry event: ``flush_writes`` writes them all in one bulk insert."""
+        """Queue a turn-start telemetry event: ``commit`` writes them all in one bulk insert."""
         self._announced.append(event)
 
-    def flush_writes(self) -> None:
-        """Run the queued writes, each under a savepoint: one that fails is logged and rolled back alone.
+    def commit(self, freeze) -> None:
+        """The turn start's ONE transaction: ``freeze()`` (the frozen prefix), the spend, the deferred
+        writes and the announced events.
 
-        Called inside the prefetch's transaction; the writes that report their own failures (the
-        skill stamp announces ``skill_telemetry_write_failed``) still do.
+        First with no savepoint: a failure anywhere rolls all of it back, and it runs again with each
+        write (the spend among them) under a savepoint of its own, one that fails logged and rolled
+        back alone; the writes that report their own failures (the skill stamp announces
+        ``skill_telemetry_write_failed``) still do. A concurrent start that froze the same run id
+        first fails both tries (``IntegrityError``), and its prefix and writes are the turn's.
         """
-        writes, self._deferred = self._deferred, []
+        announced = list(self._announced)
+        try:
+            with transaction.atomic():
+                freeze()
+                self._flush(isolated=False)
+            return
+        except DatabaseError:
+            log.info("a turn-start write failed for %s; written again, each on its own", self.seat.handle,
+                     exc_info=True)
+            self._announced = announced  # what the rolled-back writes announced is announced again
+        with transaction.atomic():
+            freeze()
+            self._flush(isolated=True)
+
+    def _flush(self, *, isolated: bool) -> None:
+        writes = [partial(aux.record_attempts, self.seat, tuple(self._attempts)), *self._deferred]
+        if not isolated:
+            with events.batched(isolated=False):  # the spend's events and the announced ones: one INSERT
+                for write in writes:
+                    write(isolated=False)
+                self._publish_announced()
+            return
         for write in writes:
             try:
                 with transaction.atomic():
-                    write()
+                    write(isolated=True)
             except DatabaseError:
                 log.warning("a turn-start write failed for %s", self.seat.handle, exc_info=True)
-        announced, self._announced = self._announced, []
-        events.publish_many([(event, self.seat, self.turn_id) for event in announced])  # best effort, one INSERT
+        self._publish_announced()  # best effort, one INSERT
+
+    def _publish_announced(self) -> None:
+        events.publish_many([(event, self.seat, self.turn_id) for event in self._announced])
 
     def arm_deadline(self) -> None:
         """Start the one auxiliary deadline, past the recall (the embed has already run)."""
@@ -147,10 +182,9 @@ class PrefetchContext:
             raise AuxDidNotAnswer("deadline") from None
         except Exception as exc:  # a provider error or an unparseable answer: the block degrades
             log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
-            if hasattr(exc, "record"):
-                self.defer(exc.record)  # its attempts are charged and recorded all the same
+            self._attempts.extend(getattr(exc, "attempts", ()))  # charged and recorded all the same
             raise AuxDidNotAnswer(str(exc)) from exc
-        self.defer(result.record)  # the spend, charged in the turn start's one transaction
+        self._attempts.extend(result.attempts)  # the spend, charged in the turn start's one transaction
         return result.value
 
     def release_uncollected(self) -> int:

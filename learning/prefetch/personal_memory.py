@@ -9,6 +9,7 @@ the auxiliary filter, told who triggered the turn, picks the digest. Only the no
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
@@ -34,7 +35,7 @@ PURPOSE = "memory_relevance_filter"
 def has_notes(seat: Seat) -> bool:
     """The cheap recency read the gate path still makes, so the hint shows only when it is actionable."""
     try:
-        return bool(diary.recent(seat=seat, limit=1))
+        return diary.live(seat).exists()
     except DatabaseError:
         log.warning("diary unreadable for %s", seat.handle, exc_info=True)
         return False
@@ -105,6 +106,6 @@ def _finish(ctx: PrefetchContext, pool: list[DiaryEntry], future) -> BlockResult
     shown = [by_id[i] for i in picked[: bounds.MEMORY_BLOCK_NOTES]]
     if not shown:
         return _hint(ctx)
-    ctx.defer(lambda ids=[e.id for e in shown]: diary.mark_used(ids))
+    ctx.defer(partial(diary.mark_used, [e.id for e in shown]))
     return BlockResult(NAME, f"{HEADING}\n{render_notes(shown)}", selection_count=len(shown),
                        shown={"notes": [e.id for e in shown]})

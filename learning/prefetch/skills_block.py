@@ -38,9 +38,12 @@ def menu_line(skill: SynthesizedSkill) -> str:
     return f"- {skill.name}: {description}{mark}"
 
 
+MENU_FIELDS = ("id", "name", "description", "state")  # what a menu line and the stamp read (not the body)
+
+
 def ordered_catalogue(seat: Seat) -> list[SynthesizedSkill]:
     return list(
-        skills.catalogue(seat).order_by(
+        skills.catalogue(seat).only(*MENU_FIELDS).order_by(
             "-pinned", "state", F("last_used_at").desc(nulls_last=True), "-use_count", "name", "id"
         )
     )
@@ -72,7 +75,8 @@ def start(ctx: PrefetchContext):
     if not offered:
         return done(BlockResult(NAME, selection_count=0))
     # the rows just read: the stamp is one UPDATE, and the stale ones among them are the revived
-    ctx.defer(lambda: skills.stamp_offered(offered, seat=ctx.seat, turn_id=ctx.turn_id, announce=ctx.announce))
+    ctx.defer(lambda isolated: skills.stamp_offered(offered, seat=ctx.seat, turn_id=ctx.turn_id, announce=ctx.announce,
+                                                  isolated=isolated))
     missing = len(catalogue) - len(offered)
     tail = f"\n({missing} more of your skills did not fit here.)" if missing else ""
     text = f"{HEADING}\n{PREAMBLE}\n" + "\n".join(lines) + tail

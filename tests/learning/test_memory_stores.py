@@ -136,3 +136,10 @@ def test_episode_similarity_reads_raw_rows_only(seat):
     hits = episodes.recall(seat=seat, vector=vec, model="hashing-256")
     assert [h.kind for h in hits] == [Episode.RAW]
     assert {e.kind for e in episodes.recent(seat=seat)} == {Episode.RAW, Episode.COMPACTED}
+
+
+def test_the_recency_read_leaves_the_notes_vectors_unread(seat):
+    diary.write(seat=seat, content="The billing export runs nightly", kind=DiaryEntry.LONG)
+    (entry,) = diary.recent(seat=seat)
+    assert entry.content == "The billing export runs nightly"
+    assert "embedding" in entry.get_deferred_fields()  # the prefetch's pool never reads a note's vector

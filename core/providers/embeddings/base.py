@@ -97,7 +97,18 @@ def pieces_of(text: str, max_chars: int) -> list[str]:
 
 
 def _embed_whole(embedder: Embedder, texts: list[str], cancel: threading.Event | None = None) -> list[list[float] | None]:
-    """Embed each text whole: long ones are split (up to MAX_PIECES_PER_TEXT pieces) and pooled."""
+    """Embed each text whole: long ones are split (up to MAX_PIECES_PER_TEXT pieces) and pooled.
+
+    A text given more than once is embedded once (each answer gets its own copy of the vector).
+    """
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) < len(texts):
+        by_text = dict(zip(distinct, _embed_distinct(embedder, distinct, cancel), strict=True))
+        return [None if (v := by_text[t]) is None else list(v) for t in texts]
+    return _embed_distinct(embedder, texts, cancel)
+
+
+def _embed_distinct(embedder: Embedder, texts: list[str], cancel: threading.Event | None) -> list[list[float] | None]:
     plan: list[tuple[int, int, list[float]]] = []
     flat: list[str] = []
     for text in texts:

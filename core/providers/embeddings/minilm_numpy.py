@@ -143,6 +143,9 @@ class MiniLM:
         key_bias = ((1.0 - mask) * np.finfo(_FLOAT).min)[:, None, None, :]
         head = HIDDEN // HEADS
         scale = _FLOAT(1.0 / math.sqrt(head))
+        # the dense layers see every token of the batch as one (batch * length, 384) matrix: one matrix
+        # product a weight instead of one a text; only the attention needs the texts apart
+        x = x.reshape(batch * length, HIDDEN)
         for qkv, qkv_b, out_w, out_b, ln1, in_w, in_b, ff_w, ff_b, ln2 in self._layers:
             h = (x @ qkv + qkv_b).reshape(batch, length, 3, HEADS, head).transpose(2, 0, 3, 1, 4)
             q, k, v = h[0], h[1], h[2]
@@ -150,9 +153,10 @@ class MiniLM:
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, HIDDEN)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, HIDDEN)
             x = _layer_norm(context @ out_w + out_b + x, *ln1)
             x = _layer_norm(_gelu(x @ in_w + in_b) @ ff_w + ff_b + x, *ln2)
+        x = x.reshape(batch, length, HIDDEN)
         summed = (x * mask[:, :, None]).sum(axis=1)
         pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

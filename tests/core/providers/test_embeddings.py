@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from core.providers.embeddings import embed_many, embed_one, get_embedder
+from core.providers.embeddings.base import pieces_of
 from core.providers.embeddings.local import (
     CONTENT_WORD_PIECES,
     LOCAL_DIM,
@@ -97,6 +98,17 @@ def test_several_texts_long_and_short_share_one_request():
     assert len(embedder.batches) == 1
     assert [r.status for r in results] == ["embedded"] * 3
     assert embedder.batches[0][0] == "short one" and embedder.batches[0][-1] == "another"
+
+
+def test_a_text_given_twice_is_embedded_once_and_each_answer_has_its_vector():
+    embedder = RecordingEmbedder(max_input_chars=50)
+    results = embed_many(["the billing export", LONG_TEXT, "the billing export", LONG_TEXT], embedder=embedder)
+    (sent,) = embedder.batches
+    assert sent.count("the billing export") == 1
+    assert len(sent) == 1 + len(pieces_of(LONG_TEXT, 50))  # the long text's pieces once, not twice
+    assert [r.status for r in results] == ["embedded"] * 4
+    assert results[0].vector == results[2].vector and results[1].vector == results[3].vector
+    assert results[0].vector is not results[2].vector  # a copy each: one caller's edit is not another's
 
 
 def test_a_text_within_the_input_size_is_sent_whole():

@@ -60,3 +60,10 @@ def test_a_stamp_that_cannot_be_written_is_announced_and_the_block_still_renders
 
 def test_no_skills_no_block(seat, run):
     assert block(run(ask="anything"), "synthesized_skills")["text"] == ""
+
+
+def test_the_menu_reads_each_skill_without_its_body(seat):
+    skill(seat, "deploy", "ship the service", body="# deploy\n\n" + "1. a long step\n" * 200)
+    (read,) = skills_block.ordered_catalogue(seat)
+    assert skills_block.menu_line(read) == "- deploy: ship the service"
+    assert "body" in read.get_deferred_fields()

@@ -4,13 +4,16 @@ stamp and every event (summary, skill_used, skill_revived, knowledge_read, auxil
 from __future__ import annotations
 
 import pytest
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.test.utils import CaptureQueriesContext
 
+from core import budgets
 from core.models import Event
 from knowledge.pages import save_page
 from learning.models import DiaryEntry, PrefetchSnapshot, SynthesizedSkill
 from tests.learning.memory_rows import episode, note, skill
+
+from .conftest import block
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
@@ -78,3 +81,74 @@ def test_a_frozen_repeat_commits_nothing(rich_seat, run, commits):
     before = commits["n"]
     assert run(run_id="turn-2", ask="the billing export failed again")["frozen"] is True
     assert commits["n"] == before
+
+
+def _counted(seat) -> int:
+    return budgets.spent("seat", seat.pk, seat.company.budget_window)
+
+
+def test_a_rich_turn_start_writes_with_no_savepoint_and_one_charge_for_all_its_calls(rich_seat, run, commits):
+    budgets.charge(rich_seat, 1)  # the window's counters exist (a window's first charge creates them)
+    before = commits["n"]
+    with CaptureQueriesContext(connections["default"]) as queries:
+        result = run(run_id="turn-1", ask="the billing export failed again; can you restart it?")
+
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert not [s for s in sql if "SAVEPOINT" in s.upper()]
+    writes = [s.split(" SET ")[0].split(" (")[0] for s in sql if s.startswith(WRITES)]
+    assert sorted(writes) == sorted([
+        'INSERT INTO "learning_prefetchsnapshot"',
+        'UPDATE "crewlet_budgetcounter"', 'UPDATE "crewlet_budgetcounter"',  # seat and company: one charge
+        'UPDATE "synthesized_skills"',
+        'UPDATE "agent_diary"',
+        'INSERT INTO "learning_event"',  # the spend's events with the others
+    ])
+    assert len(sql) <= 22  # the reads (about a dozen), these six writes, BEGIN and COMMIT
+    calls = Event.objects.filter(turn_id="turn-1", name="auxiliary_spend")
+    assert calls.count() == 2  # the memory filter and the knowledge query, each recorded
+    charged = sum(e.payload["input_tokens"] + e.payload["output_tokens"] for e in calls)
+    assert _counted(rich_seat) == 1 + charged
+    assert result["frozen"] is False and commits["n"] == before + 1
+
+
+def test_a_write_that_fails_is_rolled_back_alone_and_the_others_commit(rich_seat, run):
+    budgets.charge(rich_seat, 1)
+    connection = connections["default"]
+
+    def notes_unwritable(execute, sql, params, many, context):
+        if sql.startswith('UPDATE "agent_diary"'):
+            raise DatabaseError("agent_diary is locked")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(notes_unwritable):
+        result = run(run_id="turn-1", ask="the billing export failed again; can you restart it?")
+
+    assert result["frozen"] is False and PrefetchSnapshot.objects.filter(seat=rich_seat, run_id="turn-1").exists()
+    assert block(result, "personal_memory")["hit"]
+    assert not DiaryEntry.objects.filter(seat=rich_seat, use_count__gt=0).exists()  # only its own write is lost
+    names = list(Event.objects.filter(turn_id="turn-1").values_list("name", flat=True))
+    assert names.count("prefetch_summary") == 1 and names.count("auxiliary_spend") == 2
+    assert names.count("skill_revived") == 1  # announced once, not once a try
+    assert _counted(rich_seat) > 1  # the spend is charged all the same
+    assert all(s.last_used_at is not None for s in SynthesizedSkill.objects.filter(seat=rich_seat))
+
+
+def test_a_write_that_fails_only_once_is_written_on_the_isolated_try(rich_seat, run):
+    connection = connections["default"]
+    failed = []
+
+    def first_event_insert_fails(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "learning_event"') and not failed:
+            failed.append(sql)
+            raise DatabaseError("deadlock detected")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(first_event_insert_fails):
+        run(run_id="turn-1", ask="the billing export failed again; can you restart it?")
+
+    assert failed
+    names = list(Event.objects.filter(turn_id="turn-1").values_list("name", flat=True))
+    assert names.count("prefetch_summary") == 1 and names.count("auxiliary_spend") == 2
+    assert names.count("skill_revived") == 1
+    assert PrefetchSnapshot.objects.filter(seat=rich_seat, run_id="turn-1").count() == 1
+    assert DiaryEntry.objects.filter(seat=rich_seat, use_count=1).exists()
