@@ -129,6 +129,7 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
         # knowledge_read, skill_revived, auxiliary_spend), and now and then the pruning
         ctx.commit(freeze)
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
+        ctx.charge_alone()
         stored = frozen(seat=seat, run_id=request.run_id)
         if stored is not None:
             return {**stored, "frozen": True}

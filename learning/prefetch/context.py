@@ -128,6 +128,11 @@ class PrefetchContext:
             freeze()
             self._flush(isolated=True)
 
+    def charge_alone(self) -> None:
+        """For a start that lost the race to freeze its run id: the calls it made were made on the
+        seat's behalf, so they are charged all the same; its other writes are the winner's."""
+        aux.record_attempts(self.seat, tuple(self._attempts))
+
     def _flush(self, *, isolated: bool) -> None:
         writes = [partial(aux.record_attempts, self.seat, tuple(self._attempts)), *self._deferred]
         if not isolated:

@@ -152,3 +152,24 @@ def test_a_write_that_fails_only_once_is_written_on_the_isolated_try(rich_seat, 
     assert names.count("skill_revived") == 1
     assert PrefetchSnapshot.objects.filter(seat=rich_seat, run_id="turn-1").count() == 1
     assert DiaryEntry.objects.filter(seat=rich_seat, use_count=1).exists()
+
+
+def test_a_start_that_loses_the_race_for_its_run_id_still_charges_its_calls(rich_seat, run, monkeypatch):
+    from learning.prefetch import assemble
+
+    budgets.charge(rich_seat, 1)
+    blocks = assemble.run_blocks
+
+    def a_concurrent_start_freezes_first(ctx):
+        results = blocks(ctx)  # this start's calls are made ...
+        PrefetchSnapshot.objects.create(seat=rich_seat, run_id="turn-1", rendered={"run_id": "turn-1", "blocks": []})
+        return results  # ... and another start of the same run froze meanwhile
+
+    monkeypatch.setattr(assemble, "run_blocks", a_concurrent_start_freezes_first)
+    result = run(run_id="turn-1", ask="the billing export failed again; can you restart it?")
+
+    assert result["frozen"] is True and result["blocks"] == []  # the winner's prefix is the turn's
+    calls = Event.objects.filter(turn_id="turn-1", name="auxiliary_spend")
+    assert calls.count() == 2
+    charged = sum(e.payload["input_tokens"] + e.payload["output_tokens"] for e in calls)
+    assert charged > 0 and _counted(rich_seat) == 1 + charged
