@@ -22,42 +22,47 @@ MAX_BATCH = 64  # items one write takes at most (the rest wait for the next)
 
 
 class _Slot(Generic[T]):
-    __slots__ = ("item", "done", "outcome")
+    __slots__ = ("item", "done", "outcome", "wake")
 
     def __init__(self, item: T):
         self.item = item
         self.done = False
         self.outcome: object = None
+        self.wake = threading.Event()  # set once: its outcome is in, or its thread writes next
 
 
 class GroupCommit(Generic[T, R]):
     """Calls ``write(items)`` for the items concurrent threads submit; ``write`` answers one outcome per
-    item, in order: the item's result, or the exception to raise in the item's thread."""
+    item, in order: the item's result, or the exception to raise in the item's thread.
+
+    A finished write wakes only its own items' threads and, when items wait, the first of them to
+    write the next batch (never every waiting thread).
+    """
 
     def __init__(self, write: Callable[[list[T]], Sequence[R | BaseException]], *, max_batch: int = MAX_BATCH):
         self._write = write
         self._max = max_batch
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
         self._waiting: list[_Slot[T]] = []
-        self._writing = False
+        self._writing = False  # a thread writes (or has been woken to write next)
 
     def waiting(self) -> int:
         """Items submitted and not yet taken by a write."""
-        with self._changed:
+        with self._lock:
             return len(self._waiting)
 
     def submit(self, item: T) -> R:
-        slot, batch = _Slot(item), None
-        with self._changed:
+        slot = _Slot(item)
+        with self._lock:
             self._waiting.append(slot)
-            while self._writing and not slot.done:
-                self._changed.wait()
-            if not slot.done:  # nothing is being written: this thread writes its item and what waits with it
-                self._writing = True
+            writes_now, self._writing = not self._writing, True
+        if not writes_now:
+            slot.wake.wait()
+        if not slot.done:  # this thread writes its item and what waits with it
+            with self._lock:
                 self._waiting.remove(slot)
                 rest = self._max - 1
                 batch, self._waiting = [slot, *self._waiting[:rest]], self._waiting[rest:]
-        if batch is not None:
             self._write_batch(batch)
         if isinstance(slot.outcome, BaseException):
             raise slot.outcome
@@ -70,8 +75,12 @@ class GroupCommit(Generic[T, R]):
                 raise RuntimeError(f"a group write answered {len(outcomes)} outcomes for {len(batch)} items")
         except BaseException as exc:  # the write itself failed: every item it held fails with it
             outcomes = [exc] * len(batch)
-        with self._changed:
-            for s, outcome in zip(batch, outcomes, strict=True):
-                s.outcome, s.done = outcome, True
-            self._writing = False
-            self._changed.notify_all()
+        for s, outcome in zip(batch, outcomes, strict=True):
+            s.outcome, s.done = outcome, True
+        with self._lock:
+            after = self._waiting[0] if self._waiting else None
+            self._writing = after is not None  # handed to the next writer, or free
+        for s in batch[1:]:
+            s.wake.set()
+        if after is not None:
+            after.wake.set()
