@@ -30,11 +30,14 @@ demo: install
 # Serve the demo's database and config (run `make demo` first). Reflection runs as each turn is
 # posted (CREWLET_Q_SYNC=1); production runs `manage.py qcluster` workers instead.
 DEMO_DB := $(CURDIR)/var/demo.sqlite3
-# The demo's server is the one place DEBUG is on (settings default it off).
+# The demo's server is the one place DEBUG is on (settings default it off). Two processes (one per
+# core of a small host) of 8 threads: the turns a process's threads post at once share one commit
+# (learning/group_commit.py), so more threads per process means fewer commits per turn;
+# bench/intake.py runs the same layout.
 serve: install
 	@test -f $(DEMO_DB) || { echo "no demo database at $(DEMO_DB): run 'make demo' first"; exit 1; }
 	DATABASE_URL=sqlite:///$(DEMO_DB) CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 DJANGO_DEBUG=1 \
-	  $(PY) -m gunicorn crewlet.wsgi --bind 127.0.0.1:8000 --workers 1 --threads 4 --access-logfile -
+	  $(PY) -m gunicorn crewlet.wsgi --bind 127.0.0.1:8000 --workers 2 --threads 8 --access-logfile -
 
 # A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.
 example: install

@@ -1,6 +1,6 @@
 """Intake throughput: ``POST /api/v1/turns`` accepted per second by the real server, on both engines.
 
-Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, production settings) on a
+Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, 2 workers x 8 threads, production settings) on a
 loopback port against a fresh SQLite file and then a throwaway PostgreSQL, with the ORM broker
 (each accepted turn writes its reflection task in the turn's own transaction; no qcluster runs, so the
 figure is intake alone). ``--clients`` threads post distinct turns for ``--seconds``. Printed
@@ -11,7 +11,11 @@ SQLite runs at each ``--sqlite-synchronous`` level (FULL, the default, and NORMA
 can lose the last commits on a power loss).
 
 Usage: python bench/intake.py [--engine sqlite|postgres|both] [--clients 8] [--seconds 10] [--workers 2]
-       [--sqlite-synchronous FULL,NORMAL]
+       [--threads 8] [--sqlite-synchronous FULL,NORMAL]
+
+Beside each rate: CPU milliseconds per request of gunicorn's processes, of the clients (this process:
+they share the machine's cores with the server, so their cost is shown, not assumed away) and, on
+PostgreSQL, of the database server's processes.
 """
 
 from __future__ import annotations
@@ -53,8 +57,26 @@ def body(seat: str) -> dict:
     }
 
 
-def drive(port: int, clients: int, seconds: float, token: str | None, seat: str) -> tuple[int, int, float]:
-    """(answered as expected, other answers, seconds) with ``clients`` keep-alive connections.
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and every live descendant of it, from /proc (Linux)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def drive(port: int, clients: int, seconds: float, token: str | None, seat: str) -> tuple[int, int, float, float]:
+    """(answered as expected, other answers, seconds, the clients' own CPU seconds) with ``clients``
+    keep-alive connections.
 
     The clients are the standard library's ``http.client`` (the lightest HTTP/1.1 client at hand):
     they share the machine's cores with the server, so the less they cost, the more the figure is
@@ -84,13 +106,13 @@ def drive(port: int, clients: int, seconds: float, token: str | None, seat: str)
         finally:
             http_conn.close()
 
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return ok[0], other[0], time.monotonic() - started
+    return ok[0], other[0], time.monotonic() - started, time.process_time() - cpu
 
 
 def manage(env: dict, *args: str) -> str:
@@ -98,7 +120,9 @@ def manage(env: dict, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def run_engine(label: str, url: str, args, **extra_env: str) -> int:
+def run_engine(label: str, url: str, args, db_pid: int | None = None, **extra_env: str) -> int:
+    """One engine's rates and CPU per request: gunicorn's processes, the clients, and (PostgreSQL) the
+    database server's processes; SQLite runs inside gunicorn's."""
     env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", CREWLET_LOG_LEVEL="WARNING",
                CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings",
                **extra_env)
@@ -110,7 +134,7 @@ def run_engine(label: str, url: str, args, **extra_env: str) -> int:
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "crewlet.wsgi", "--bind", f"127.0.0.1:{port}", "--workers",
-         str(args.workers), "--threads", "4", "--log-level", "warning"], cwd=ROOT, env=env)
+         str(args.workers), "--threads", str(args.threads), "--log-level", "warning"], cwd=ROOT, env=env)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -124,12 +148,17 @@ def run_engine(label: str, url: str, args, **extra_env: str) -> int:
         drive(port, args.clients, 2.0, token, seat)  # warm every worker and connection, not counted
         rows = []
         for name, tok in (("POST /turns accepted (202)", token), ("floor: POST answered 401, no token", None)):
-            ok, other, took = drive(port, args.clients, args.seconds, tok, seat)
-            rows.append((name, ok / took, other))
-        print(f"\n== intake, {label}: gunicorn {args.workers} worker(s) x 4 threads, {args.clients} clients, "
-              f"{args.seconds:.0f}s each")
-        for name, rate, other in rows:
-            print(f"   {name:<38} {rate:8.1f} /s" + (f"   ({other} other answers)" if other else ""))
+            server_cpu, db_cpu = tree_cpu(server.pid), tree_cpu(db_pid) if db_pid else 0.0
+            ok, other, took, client_cpu = drive(port, args.clients, args.seconds, tok, seat)
+            server_cpu, db_cpu = tree_cpu(server.pid) - server_cpu, (tree_cpu(db_pid) - db_cpu if db_pid else 0.0)
+            n = max(ok + other, 1)
+            rows.append((name, ok / took, other, server_cpu / n * 1000, client_cpu / n * 1000, db_cpu / n * 1000))
+        print(f"\n== intake, {label}: gunicorn {args.workers} worker(s) x {args.threads} threads, {args.clients} clients, "
+              f"{args.seconds:.0f}s each (load average {os.getloadavg()[0]:.1f})")
+        print(f"   {'':<38} {'rate':>10}   CPU per request: server, clients" + (", database" if db_pid else ""))
+        for name, rate, other, server_ms, client_ms, db_ms in rows:
+            print(f"   {name:<38} {rate:8.1f} /s   {server_ms:5.2f} ms  {client_ms:5.2f} ms"
+                  + (f"  {db_ms:5.2f} ms" if db_pid else "") + (f"   ({other} other answers)" if other else ""))
         print(f"   accepted at {rows[0][1] / rows[1][1]:.0%} of the floor's rate")
     finally:
         server.terminate()
@@ -143,6 +172,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--sqlite-synchronous", default="FULL,NORMAL",
                         help="CREWLET_SQLITE_SYNCHRONOUS levels to run SQLite at (FULL is the default; NORMAL opt-in)")
     args = parser.parse_args(argv)
@@ -159,7 +189,7 @@ def main(argv: list[str]) -> int:
 
         server, url = start_pgserver()
         try:
-            codes.append(run_engine("PostgreSQL + pgvector", url, args))
+            codes.append(run_engine("PostgreSQL + pgvector", url, args, db_pid=server.get_pid()))
         finally:
             server.cleanup()
     return max(codes)

@@ -78,13 +78,14 @@ def test_schema_errors_are_422_naming_each_bad_field_and_nothing_is_stored(seat,
 
 
 def test_a_rolled_back_intake_enqueues_nothing(seat, seat_token, api_client, django_capture_on_commit_callbacks):
-    from unittest import mock
+    from django.db import DatabaseError, connection
 
-    from django.db import DatabaseError
+    def disk_full(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "learning_turn"'):
+            raise DatabaseError("disk full")
+        return execute(sql, params, many, context)
 
-    with django_capture_on_commit_callbacks(execute=True) as callbacks, mock.patch(
-        "learning.models.Turn.save", side_effect=DatabaseError("disk full")
-    ):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks, connection.execute_wrapper(disk_full):
         response = api_client.post(URL, record(seat), token=seat_token)
     assert callbacks == [] and not OrmQ.objects.exists()
     # answered as JSON with an id to find the logged traceback by, never the traceback itself
@@ -295,3 +296,34 @@ def test_the_queue_logs_no_line_per_enqueued_turn_but_its_other_lines_pass(seat,
     finally:
         logger.removeHandler(handler)
     assert seen == ["Q Cluster crewlet starting."]
+
+
+def test_an_accepted_turn_is_one_read_and_two_inserts(seat, seat_token, api_client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert api_client.post(URL, record(seat), token=seat_token).status_code == 202  # the token's last-used stamp is fresh
+    with CaptureQueriesContext(connection) as queries:
+        assert api_client.post(URL, record(seat, ask="check the export", skills_offered=[]), token=seat_token).status_code == 202
+    sqls = [q["sql"] for q in queries.captured_queries]
+    reads, inserts = [s for s in sqls if s.startswith("SELECT")], [s for s in sqls if s.startswith("INSERT")]
+    assert len(reads) == 1 and '"crewlet_apitoken"' in reads[0]  # the token check
+    assert len(inserts) == 2 and '"learning_turn"' in inserts[0] and '"django_q_ormq"' in inserts[1]
+    # and nothing else but the transaction's edges (a savepoint here: the test holds a transaction open)
+    assert len(sqls) - len(reads) - len(inserts) <= 2, sqls
+
+
+def test_a_task_insert_that_fails_leaves_the_turn_stored_for_the_backlog_sweep(seat, seat_token, api_client, caplog):
+    from django.db import DatabaseError, connection
+
+    def queue_table_broken(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "django_q_ormq"'):
+            raise DatabaseError("queue table locked")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(queue_table_broken):
+        response = api_client.post(URL, record(seat), token=seat_token)
+    assert response.status_code == 202
+    turn = Turn.objects.get()
+    assert response.json()["turn_id"] == turn.pk and turn.reflected_at is None and not OrmQ.objects.exists()
+    assert "could not be enqueued (the backlog sweep will)" in caplog.text
