@@ -27,9 +27,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection
 
-from core.vectors import _pg_rows, distance_sql, to_blob
+from core.vectors import distance_sql, register_pgvector, to_blob
 
 WEIGHT = 0.5  # of meaning against words; see bench/recall.py --weights (leave-one-conversation-out)
 SHORTLIST = 30  # rows taken from each ranking into the pool (50: +1 point LoCoMo R@10 in bench/recall.py, ~40% more pieces read)
@@ -101,15 +102,36 @@ def ranked(
     build = _sqlite_statement if vendor == "sqlite" else _pg_statement
     sql, params = build(corpus, scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
                         seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
-    if vendor == "postgresql" and vector is not None:
-        # the query vector first, in pgvector's binary format, on a server-side-bound cursor: the statement's
-        # text is the same for every query of a corpus, so psycopg prepares it and the plan is reused
-        rows = _pg_rows(connection, sql, vector, params)
+    if vendor == "postgresql":
+        from pgvector import Vector as PgVector
+
+        rows = _pg_prepared(sql, ([PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []) + params)
     else:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     return [(int(i), float(s)) for i, s in rows]
+
+
+def _pg_prepared(sql: str, params: list) -> list[tuple]:
+    """Run a PostgreSQL ranking as a prepared statement, bound server-side (the query vector in pgvector's
+    binary format): its text is the same for every query of a corpus (the words are one array), so it is
+    planned once per connection -- planning the CTEs costs about as much as running them. Wrapped as
+    Django wraps its own cursors (execute wrappers, query logging, ``DatabaseError``)."""
+    import psycopg
+
+    register_pgvector(connection)
+    pgconn = connection.connection
+    raw = psycopg.Cursor(pgconn)
+    cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    threshold = pgconn.prepare_threshold
+    pgconn.prepare_threshold = 0  # this statement only: prepared on its first run, its plan reused after
+    try:
+        with cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    finally:
+        pgconn.prepare_threshold = threshold
 
 
 def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
@@ -155,7 +177,7 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
         params += [blob, model, len(vector)]
         ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, pool.s AS s FROM pool)")
         params += own_params
-        ctes.append("scored AS (SELECT own.id AS id, (CASE WHEN pc.d IS NULL THEN own.d WHEN own.d IS NULL THEN pc.d"
+        ctes.append("scored AS MATERIALIZED (SELECT own.id AS id, (CASE WHEN pc.d IS NULL THEN own.d WHEN own.d IS NULL THEN pc.d"
                     " ELSE MIN(own.d, pc.d) END) AS d, own.s AS s FROM own LEFT JOIN piece pc ON pc.id = own.id)")
     else:
         ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, pool.s AS s FROM pool)")
@@ -165,41 +187,30 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
 
 def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, scope: str, scope_params: Sequence,
                  shortlist: int) -> tuple[list[str], list]:
-    """The text half: the query's words a MATCH of the seat's index counts in at most half its rows (a
-    word in more is no evidence: FTS5's BM25 weighs it zero), or the rarest word when every word is
-    that common; then one MATCH of those, joined to the scope by rowid, its best ``shortlist``."""
-    fts, col = corpus.fts, "body : " if seat is not None else ""
-    within = f"seat : s{int(seat)} AND " if seat is not None else ""
-    universe = (f"(SELECT count(*) FROM {fts} WHERE {fts} MATCH %s)" if seat is not None
-                else f"(SELECT count(*) FROM {fts}_docsize)")
-    ctes = [
-        "words(w) AS (VALUES " + ", ".join(["(%s)"] * len(words)) + ")",
-        # each word's document count in the seat's index (C: the seat's and the word's doclists)
-        f"df AS MATERIALIZED (SELECT '\"' || replace(w, '\"', ' ') || '\"' AS phrase, (SELECT count(*) FROM {fts}"
-        f" WHERE {fts} MATCH %s || '\"' || replace(w, '\"', ' ') || '\"') AS n, {universe} AS total FROM words)",
-        "kept AS (SELECT group_concat(phrase, ' OR ') AS phrases FROM (SELECT phrase FROM df WHERE 2 * n <= total"
-        " UNION ALL SELECT phrase FROM (SELECT phrase FROM df WHERE n > 0 ORDER BY n LIMIT 1)"
-        " WHERE NOT EXISTS (SELECT 1 FROM df WHERE 2 * n <= total AND n > 0)))",
-        # CROSS JOIN keeps the FTS5 scan outside (one MATCH), the table read by rowid inside
+    """The text half: one MATCH of any of the words within the seat's rows (the index's seat column),
+    joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25 (which weighs a word in more
+    than half the rows zero). Counting each word's rows first to leave the common ones out, as the
+    PostgreSQL half does, costs one MATCH per word -- more than bm25 over the rows it would spare
+    (bench/recall.py, SQLite tau-bench: 3.5x -> 4.6x the vector-only path)."""
+    match = fts5_query(words, seat=seat, column="body" if seat is not None else "")
+    fts = corpus.fts
+    # CROSS JOIN keeps the FTS5 scan outside (one MATCH), the table read by rowid inside
+    return [
         f"txt AS (SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
-        f" ON t.id = {fts}.rowid WHERE {fts} MATCH (SELECT %s || '(' || phrases || ')' FROM kept)"
-        f" AND {scope} ORDER BY s DESC, t.id DESC LIMIT %s)",
-    ]
-    params = [*words, within + col, *([f"seat : s{int(seat)}"] if seat is not None else []),
-              within + col, *scope_params, shortlist]
-    return ctes, params
+        f" ON t.id = {fts}.rowid WHERE {fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC LIMIT %s)",
+    ], [match, *scope_params, shortlist]
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
            limit: int) -> tuple[str, list]:
     """The fused score over ``scored`` (id, best distance, BM25): one pass with the pool's bounds."""
-    ctes = [*ctes, "bounded AS (SELECT id, d, s, MIN(d) OVER () AS lo, MAX(d) OVER () AS hi, MAX(s) OVER () AS top"
-            " FROM scored)"]
+    # the pool's bounds by one aggregate over it (cheaper than three window aggregates on both engines)
+    ctes = [*ctes, "bounds AS (SELECT MIN(d) AS lo, MAX(d) AS hi, MAX(s) AS top FROM scored)"]
     floor = " WHERE d <= %s OR s > 0" if max_distance is not None else ""
     sql = (
         f"WITH {', '.join(ctes)} SELECT id,"
         " %s * (CASE WHEN d IS NULL THEN 0.0 WHEN hi > lo THEN (hi - d) / (hi - lo) ELSE 1.0 END)"
-        f" + %s * (CASE WHEN top > 0 THEN s / top ELSE 0.0 END) AS score FROM bounded{floor}"
+        f" + %s * (CASE WHEN top > 0 THEN s / top ELSE 0.0 END) AS score FROM scored CROSS JOIN bounds{floor}"
         " ORDER BY score DESC, id DESC LIMIT %s"
     )
     params = [*params, weight, 1.0 - weight] + ([max_distance] if max_distance is not None else []) + [limit]
@@ -248,7 +259,7 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
         params += [model, len(vector)]
         best = "(CASE WHEN pc.d IS NULL THEN pool.d WHEN pool.d IS NULL THEN pc.d ELSE LEAST(pool.d, pc.d) END)"
         piece_join = " LEFT JOIN piece pc ON pc.id = pool.id"
-    ctes.append(f"scored AS (SELECT pool.id AS id, {best} AS d, pool.s AS s FROM pool{piece_join})")
+    ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {best} AS d, pool.s AS s FROM pool{piece_join})")
     return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit)
 
 
