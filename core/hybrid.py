@@ -123,7 +123,7 @@ def _pg_prepared(sql: str, params: list) -> list[tuple]:
     register_pgvector(connection)
     pgconn = connection.connection
     raw = psycopg.Cursor(pgconn)
-    cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)
+    cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)  # type: ignore[arg-type]
     threshold = pgconn.prepare_threshold
     pgconn.prepare_threshold = 0  # this statement only: prepared on its first run, its plan reused after
     try:
