@@ -14,11 +14,27 @@ The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversat
   a row without a vector of the query's model adds nothing by meaning.
 
 Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers, whose ``seat`` column
-(when the corpus has one) lets one MATCH score only that seat's rows; PostgreSQL a generated
-``tsvector`` column served by a GIN index, scored by BM25 computed in SQL over the scope (term
-frequencies from the tsvector's positions, document frequencies over the scope's matching rows,
+(when the corpus has one) lets one MATCH score only that seat's rows, joined to the scope by rowid;
+PostgreSQL a generated ``tsvector`` column served by a GIN index, scored by BM25 computed in SQL over
+the scope (term frequencies from the tsvector's positions, document frequencies over the scope's rows,
 the length a generated column) -- ``ts_rank`` has no rarity weighting. Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
+
+Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
+
+- a word in more than half the scope's rows is no evidence (BM25's rarity weight is zero or near it),
+  yet matching it scores nearly every row; PostgreSQL counts each query lexeme in the scope first (one
+  ``@@`` of one lexeme per row, in C) and matches only the rarer ones -- the rarest alone when every
+  one is that common -- so only the rows they match are unnested for term frequencies. SQLite's
+  ``bm25()`` weighs such a word zero itself; counting each word first costs one MATCH per word, more
+  than the scoring it would spare, so SQLite matches every word;
+- a query the configuration reads as nothing but stopwords (PostgreSQL's ``english`` drops "under",
+  "not", "after"; FTS5 drops none) is matched word for word against the rows' text (``Corpus.text``,
+  ``simple`` configuration, ranked by ``ts_rank``), so it still finds a lexical match on both engines.
+
+PostgreSQL runs the statement prepared, its query vector bound in binary: the words travel as one
+array, so the text is the same for every query of a corpus and the plan (as costly as the run) is
+made once per connection.
 """
 
 from __future__ import annotations
