@@ -188,13 +188,13 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
     if corpus.pieces is not None and vector is not None:
         p = corpus.pieces
         pdist = distance_sql("sqlite", "p.embedding", len(vector))
-        ctes.append(f"piece AS (SELECT p.{p.fk} AS id, MIN({pdist}) AS d FROM pool CROSS JOIN {p.table} p"
-                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s GROUP BY p.{p.fk})")
-        params += [blob, model, len(vector)]
-        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, pool.s AS s FROM pool)")
-        params += own_params
-        ctes.append("scored AS MATERIALIZED (SELECT own.id AS id, (CASE WHEN pc.d IS NULL THEN own.d WHEN own.d IS NULL THEN pc.d"
-                    " ELSE MIN(own.d, pc.d) END) AS d, own.s AS s FROM own LEFT JOIN piece pc ON pc.id = own.id)")
+        # each pool row's nearest piece by the pieces' index, one row at a time (no grouping, no join back)
+        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, (SELECT MIN({pdist}) FROM {p.table} p"
+                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
+                    " pool.s AS s FROM pool)")
+        params += [*own_params, blob, model, len(vector)]
+        ctes.append("scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd"
+                    " ELSE MIN(d, pd) END) AS d, s FROM own)")
     else:
         ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, pool.s AS s FROM pool)")
         params += own_params
