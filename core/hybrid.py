@@ -207,7 +207,7 @@ def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, scope: str,
     joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25 (which weighs a word in more
     than half the rows zero). Counting each word's rows first to leave the common ones out, as the
     PostgreSQL half does, costs one MATCH per word -- more than bm25 over the rows it would spare
-    (bench/recall.py, SQLite tau-bench: 3.5x -> 4.6x the vector-only path)."""
+    (tau-bench dev seat, interleaved with the vector-only path: 3.6x -> 4.2x of it)."""
     match = fts5_query(words, seat=seat, column="body" if seat is not None else "")
     fts = corpus.fts
     # CROSS JOIN keeps the FTS5 scan outside (one MATCH), the table read by rowid inside
