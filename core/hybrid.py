@@ -32,9 +32,9 @@ Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are i
   "not", "after"; FTS5 drops none) is matched word for word against the rows' text (``Corpus.text``,
   ``simple`` configuration, ranked by ``ts_rank``), so it still finds a lexical match on both engines.
 
-PostgreSQL runs the statement prepared, its query vector bound in binary: the words travel as one
-array, so the text is the same for every query of a corpus and the plan (as costly as the run) is
-made once per connection.
+PostgreSQL binds the query vector in binary and the words as one array, so the statement's text is
+the same for every query of a corpus: a connection that prepares statements plans it once (the plan
+costs about as much as the run).
 """
 
 from __future__ import annotations
@@ -130,24 +130,19 @@ def ranked(
 
 
 def _pg_prepared(sql: str, params: list) -> list[tuple]:
-    """Run a PostgreSQL ranking as a prepared statement, bound server-side (the query vector in pgvector's
-    binary format): its text is the same for every query of a corpus (the words are one array), so it is
-    planned once per connection -- planning the CTEs costs about as much as running them. Wrapped as
-    Django wraps its own cursors (execute wrappers, query logging, ``DatabaseError``)."""
+    """Run a PostgreSQL ranking bound server-side (the query vector in pgvector's binary format). Its
+    text is the same for every query of a corpus (the words are one array), so a connection that
+    prepares statements (crewlet.settings: ``CREWLET_PG_PREPARE_THRESHOLD``) plans it once -- planning
+    the CTEs costs about as much as running them; behind a pooler that setting is off and it is planned
+    each time. Wrapped as Django wraps its own cursors (execute wrappers, query logging, errors)."""
     import psycopg
 
     register_pgvector(connection)
-    pgconn = connection.connection
-    raw = psycopg.Cursor(pgconn)
+    raw = psycopg.Cursor(connection.connection)
     cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)  # type: ignore[arg-type]
-    threshold = pgconn.prepare_threshold
-    pgconn.prepare_threshold = 0  # this statement only: prepared on its first run, its plan reused after
-    try:
-        with cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
-    finally:
-        pgconn.prepare_threshold = threshold
+    with cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
