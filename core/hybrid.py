@@ -14,11 +14,27 @@ The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversat
   a row without a vector of the query's model adds nothing by meaning.
 
 Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers, whose ``seat`` column
-(when the corpus has one) lets one MATCH score only that seat's rows; PostgreSQL a generated
-``tsvector`` column served by a GIN index, scored by BM25 computed in SQL over the scope (term
-frequencies from the tsvector's positions, document frequencies over the scope's matching rows,
+(when the corpus has one) lets one MATCH score only that seat's rows, joined to the scope by rowid;
+PostgreSQL a generated ``tsvector`` column served by a GIN index, scored by BM25 computed in SQL over
+the scope (term frequencies from the tsvector's positions, document frequencies over the scope's rows,
 the length a generated column) -- ``ts_rank`` has no rarity weighting. Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
+
+Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
+
+- a word in more than half the scope's rows is no evidence (BM25's rarity weight is zero or near it),
+  yet matching it scores nearly every row; PostgreSQL counts each query lexeme in the scope first (one
+  ``@@`` of one lexeme per row, in C) and matches only the rarer ones -- the rarest alone when every
+  one is that common -- so only the rows they match are unnested for term frequencies. SQLite's
+  ``bm25()`` weighs such a word zero itself; counting each word first costs one MATCH per word, more
+  than the scoring it would spare, so SQLite matches every word;
+- a query the configuration reads as nothing but stopwords (PostgreSQL's ``english`` drops "under",
+  "not", "after"; FTS5 drops none) is matched word for word against the rows' text (``Corpus.text``,
+  ``simple`` configuration, ranked by ``ts_rank``), so it still finds a lexical match on both engines.
+
+PostgreSQL binds the query vector in binary and the words as one array, so the statement's text is
+the same for every query of a corpus: a connection that prepares statements plans it once (the plan
+costs about as much as the run).
 """
 
 from __future__ import annotations
@@ -27,9 +43,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import connection
 
-from core.vectors import distance_sql, to_blob, to_pg_text
+from core.vectors import distance_sql, register_pgvector, to_blob
 
 WEIGHT = 0.5  # of meaning against words; see bench/recall.py --weights (leave-one-conversation-out)
 SHORTLIST = 30  # rows taken from each ranking into the pool (50: +1 point LoCoMo R@10 in bench/recall.py, ~40% more pieces read)
@@ -58,6 +75,7 @@ class Corpus:
     tsv: str = "search_tsv"
     tsv_len: str = "search_len"
     title_weight: float = 1.0  # PostgreSQL: an occurrence weighted 'A' (a title) counts this many times
+    text: str = ""  # PostgreSQL: the searchable text over ``t`` (what the tsvector is of), for stopword-only queries
     pieces: Pieces | None = None
 
 
@@ -97,34 +115,142 @@ def ranked(
         raise NotImplementedError(f"no hybrid search for {vendor}")
     weight = WEIGHT if weight is None else weight
     shortlist = SHORTLIST if shortlist is None else shortlist
-    pg = vendor == "postgresql"
-    words = list(words)
-    if pg:
-        words = pg_phrases(words)
+    build = _sqlite_statement if vendor == "sqlite" else _pg_statement
+    sql, params = build(corpus, scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
+                        seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
+    if vendor == "postgresql":
+        from pgvector import Vector as PgVector
+
+        rows = _pg_prepared(sql, ([PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []) + params)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    return [(int(i), float(s)) for i, s in rows]
+
+
+def _pg_prepared(sql: str, params: list) -> list[tuple]:
+    """Run a PostgreSQL ranking bound server-side (the query vector in pgvector's binary format). Its
+    text is the same for every query of a corpus (the words are one array), so a connection that
+    prepares statements (crewlet.settings: ``CREWLET_PG_PREPARE_THRESHOLD``) plans it once -- planning
+    the CTEs costs about as much as running them; behind a pooler that setting is off and it is planned
+    each time. Wrapped as Django wraps its own cursors (execute wrappers, query logging, errors)."""
+    import psycopg
+
+    register_pgvector(connection)
+    raw = psycopg.Cursor(connection.connection)
+    cursor = connection.make_debug_cursor(raw) if connection.queries_logged else connection.make_cursor(raw)  # type: ignore[arg-type]
+    with cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
+                      model: str, words: list[str], seat: int | None, shortlist: int,
+                      max_distance: float | None, weight: float, limit: int) -> tuple[str, list]:
+    """SQLite: each half reads the table once, by its own access path; nothing is materialised whole.
+
+    The vector half is the plain scan (as ``core.vectors.ranked_ids``); the text half is one FTS5 MATCH
+    (the seat's rows only) joined to the scope by rowid, its best ``shortlist`` kept; a row found by
+    words alone has its distance computed by its primary key, one row at a time.
+    """
+    ctes: list[str] = []
+    params: list = []
+    blob = to_blob(vector) if vector is not None else None
+    if vector is not None:
+        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('sqlite', 't.embedding', len(vector))} END)"
+        # the distance once per row (a WHERE on it would compute it again): a row of another model sorts last
+        ctes.append(f"vec AS (SELECT t.id AS id, {dist} AS d FROM {corpus.table} t WHERE {scope}"
+                    " ORDER BY d ASC NULLS LAST, t.id DESC LIMIT %s)")
+        params += [model, blob, *scope_params, shortlist]
+    else:
+        ctes.append("vec AS (SELECT 0 AS id, NULL AS d WHERE 0)")
+    if words:
+        text_ctes, text_params = _sqlite_text(corpus, words, seat if corpus.seat_column else None, scope,
+                                              scope_params, shortlist)
+        ctes += text_ctes
+        params += text_params
+    else:
+        ctes.append("txt AS (SELECT 0 AS id, 0.0 AS s WHERE 0)")
+    ctes.append("pool AS (SELECT id, MIN(d) AS d, MAX(s) AS s FROM"
+                " (SELECT id, d, 0.0 AS s FROM vec WHERE d IS NOT NULL UNION ALL SELECT id, NULL AS d, s FROM txt) GROUP BY id)")
+    if vector is not None:
+        own = (f"(CASE WHEN pool.d IS NOT NULL THEN pool.d ELSE (SELECT {dist} FROM {corpus.table} t"
+               " WHERE t.id = pool.id) END)")
+        own_params = [model, blob]
+    else:
+        own, own_params = "pool.d", []
+    if corpus.pieces is not None and vector is not None:
+        p = corpus.pieces
+        pdist = distance_sql("sqlite", "p.embedding", len(vector))
+        # each pool row's nearest piece by the pieces' index, one row at a time (no grouping, no join back)
+        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, (SELECT MIN({pdist}) FROM {p.table} p"
+                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
+                    " pool.s AS s FROM pool)")
+        params += [*own_params, blob, model, len(vector)]
+        ctes.append("scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd"
+                    " ELSE MIN(d, pd) END) AS d, s FROM own)")
+    else:
+        ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, pool.s AS s FROM pool)")
+        params += own_params
+    return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit)
+
+
+def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, scope: str, scope_params: Sequence,
+                 shortlist: int) -> tuple[list[str], list]:
+    """The text half: one MATCH of any of the words within the seat's rows (the index's seat column),
+    joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25 (which weighs a word in more
+    than half the rows zero). Counting each word's rows first to leave the common ones out, as the
+    PostgreSQL half does, costs one MATCH per word -- more than bm25 over the rows it would spare
+    (tau-bench dev seat, interleaved with the vector-only path: 3.6x -> 4.2x of it)."""
+    match = fts5_query(words, seat=seat, column="body" if seat is not None else "")
+    fts = corpus.fts
+    # CROSS JOIN keeps the FTS5 scan outside (one MATCH), the table read by rowid inside
+    return [
+        f"txt AS (SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
+        f" ON t.id = {fts}.rowid WHERE {fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC LIMIT %s)",
+    ], [match, *scope_params, shortlist]
+
+
+def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
+           limit: int) -> tuple[str, list]:
+    """The fused score over ``scored`` (id, best distance, BM25): one pass with the pool's bounds."""
+    # the pool's bounds by one aggregate over it (cheaper than three window aggregates on both engines)
+    ctes = [*ctes, "bounds AS (SELECT MIN(d) AS lo, MAX(d) AS hi, MAX(s) AS top FROM scored)"]
+    floor = " WHERE d <= %s OR s > 0" if max_distance is not None else ""
+    sql = (
+        f"WITH {', '.join(ctes)} SELECT id,"
+        " %s * (CASE WHEN d IS NULL THEN 0.0 WHEN hi > lo THEN (hi - d) / (hi - lo) ELSE 1.0 END)"
+        f" + %s * (CASE WHEN top > 0 THEN s / top ELSE 0.0 END) AS score FROM scored CROSS JOIN bounds{floor}"
+        " ORDER BY score DESC, id DESC LIMIT %s"
+    )
+    params = [*params, weight, 1.0 - weight] + ([max_distance] if max_distance is not None else []) + [limit]
+    return sql, params
+
+
+def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
+                  model: str, words: list[str], seat: int | None, shortlist: int,
+                  max_distance: float | None, weight: float, limit: int) -> tuple[str, list]:
+    """PostgreSQL: the scope's rows with their distance (and tsvector), then each half over them."""
+    words = pg_phrases(words)
     params: list = []
     ctes: list[str] = []
-    blob = to_blob(vector) if vector is not None and not pg else None
     if vector is not None:
-        dim = len(vector)
-        qv = "qv.v" if pg else "%s"
-        if pg:
-            ctes.append("qv AS (SELECT %s::vector AS v)")
-            params.append(to_pg_text(vector))
-        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql(vendor, 't.embedding', dim, qv)} END)"
-        dist_params = [model] if pg else [model, blob]
+        ctes.append("qv AS (SELECT %s::vector AS v)")  # its parameter is sent by _pg_rows, first
+        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('postgresql', 't.embedding', len(vector), 'qv.v')} END)"
+        params.append(model)
     else:
-        dist, dist_params = ("CAST(NULL AS double precision)" if pg else "NULL"), []
-    # PostgreSQL: the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN
-    # index alone would match every seat's rows, then join them back to the scope)
-    length = f", t.{corpus.tsv_len} AS len, t.{corpus.tsv} AS tsv" if pg and words else ""
+        dist = "CAST(NULL AS double precision)"
+    # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
+    # would match every seat's rows, then join them back to the scope)
+    length = f", t.{corpus.tsv_len} AS len, t.{corpus.tsv} AS tsv" if words else ""
     ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length} FROM {corpus.table} t"
-                f"{', qv' if pg and vector is not None else ''} WHERE {scope})")
-    params += dist_params + list(scope_params)
+                f"{', qv' if vector is not None else ''} WHERE {scope})")
+    params += list(scope_params)
     ctes.append("vec AS (SELECT id, d FROM cand WHERE d IS NOT NULL ORDER BY d, id DESC LIMIT %s)")
     params.append(shortlist)
     if words:
-        text_ctes, text_params = (_pg_text(corpus, words, shortlist) if pg
-                                  else _sqlite_text(corpus, words, seat, shortlist))
+        text_ctes, text_params = _pg_text(corpus, words, shortlist)
         ctes += text_ctes
         params += text_params
     else:
@@ -136,68 +262,65 @@ def ranked(
     piece_join = ""
     if corpus.pieces is not None and vector is not None:
         p = corpus.pieces
-        pdist = distance_sql(vendor, "p.embedding", len(vector), "qv.v" if pg else "%s")
-        # pool first (SQLite keeps a CROSS JOIN's order): the pieces are read by their index for the pool's
-        # rows only, never scanned
+        pdist = distance_sql("postgresql", "p.embedding", len(vector), "qv.v")
+        # the pieces are read by their index for the pool's rows only, never scanned
         ctes.append(f"piece AS (SELECT p.{p.fk} AS id, MIN({pdist}) AS d FROM pool CROSS JOIN {p.table} p"
-                    f"{' CROSS JOIN qv' if pg else ''} WHERE p.{p.fk} = pool.id AND p.embedding_model = %s"
+                    f" CROSS JOIN qv WHERE p.{p.fk} = pool.id AND p.embedding_model = %s"
                     f" AND p.embedding_dim = %s GROUP BY p.{p.fk})")
-        params += ([] if pg else [blob]) + [model, len(vector)]
-        least = "LEAST" if pg else "MIN"
-        best = f"(CASE WHEN pc.d IS NULL THEN pool.d WHEN pool.d IS NULL THEN pc.d ELSE {least}(pool.d, pc.d) END)"
+        params += [model, len(vector)]
+        best = "(CASE WHEN pc.d IS NULL THEN pool.d WHEN pool.d IS NULL THEN pc.d ELSE LEAST(pool.d, pc.d) END)"
         piece_join = " LEFT JOIN piece pc ON pc.id = pool.id"
-    # one pass: each pool row with the pool's bounds (window aggregates), then the fused score
-    ctes.append(f"scored AS (SELECT pool.id AS id, {best} AS d, pool.s AS s FROM pool{piece_join})")
-    ctes.append("bounded AS (SELECT id, d, s, MIN(d) OVER () AS lo, MAX(d) OVER () AS hi, MAX(s) OVER () AS top"
-                " FROM scored)")
-    floor = " WHERE d <= %s OR s > 0" if max_distance is not None else ""
-    sql = (
-        f"WITH {', '.join(ctes)} SELECT id,"
-        " %s * (CASE WHEN d IS NULL THEN 0.0 WHEN hi > lo THEN (hi - d) / (hi - lo) ELSE 1.0 END)"
-        f" + %s * (CASE WHEN top > 0 THEN s / top ELSE 0.0 END) AS score FROM bounded{floor}"
-        " ORDER BY score DESC, id DESC LIMIT %s"
-    )
-    params += [weight, 1.0 - weight] + ([max_distance] if max_distance is not None else []) + [limit]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [(int(i), float(s)) for i, s in cursor.fetchall()]
-
-
-def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, shortlist: int) -> tuple[list[str], list]:
-    match = fts5_query(words, seat=seat if corpus.seat_column else None,
-                       column="body" if corpus.seat_column else "")
-    return [
-        # MATERIALIZED: one MATCH (the seat's rows only), then the scope; a rowid constraint pushed into
-        # the FTS5 scan would run the MATCH once per candidate row
-        f"matched AS MATERIALIZED (SELECT rowid AS id, -bm25({corpus.fts}, {corpus.fts_weights}) AS s"
-        f" FROM {corpus.fts} WHERE {corpus.fts} MATCH %s)",
-        "txt AS (SELECT m.id AS id, c.d AS d, m.s AS s FROM matched m JOIN cand c ON c.id = m.id"
-        " ORDER BY m.s DESC, m.id DESC LIMIT %s)",
-    ], [match, shortlist]
+    ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {best} AS d, pool.s AS s FROM pool{piece_join})")
+    return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit)
 
 
 def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str], list]:
-    query = " || ".join(["phraseto_tsquery('english', %s)"] * len(words))
+    """The text half over the scope's rows (``cand``, with their tsvectors): the query's lexemes, each
+    counted in the scope; the ones in at most half its rows (a lexeme in more is no evidence), or the
+    rarest when every one is that common, are matched, and only the matching rows' tsvectors are cut
+    down to those lexemes and unnested for their term frequencies. A query the configuration reads as
+    nothing but stopwords is matched word for word against the rows' text (``Corpus.text``)."""
     if corpus.title_weight != 1.0:  # every lexeme, each occurrence weighted by where it is
         hits = "c.tsv"
         tf = (f"COALESCE((SELECT SUM(CASE WHEN w = 'A' THEN {float(corpus.title_weight)} ELSE 1 END)"
               " FROM unnest(u.weights) w), 1)")
-        keep = " WHERE u.lexeme = ANY(tq.lexemes)"
-    else:  # only the query's lexemes, cut out of the tsvector in C (marked A, then filtered) before unnesting
-        hits = "ts_filter(setweight(c.tsv, 'A', tq.lexemes), '{a}')"
+        keep = " WHERE u.lexeme = ANY(kq.lexemes)"
+    else:  # only the kept lexemes, cut out of the tsvector in C (marked A, then filtered) before unnesting
+        hits = "ts_filter(setweight(c.tsv, 'A', kq.lexemes), '{a}')"
         tf = "COALESCE(array_length(u.positions, 1), 1)"
         keep = ""
-    return [
-        f"tq AS (SELECT {query} AS q, tsvector_to_array(to_tsvector('english', %s)) AS lexemes)",
-        f"matched AS MATERIALIZED (SELECT c.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
-        " FROM cand c, tq WHERE c.tsv @@ tq.q)",
-        f"tf AS MATERIALIZED (SELECT m.id AS id, m.d AS d, u.lexeme AS lexeme, ({tf})::float8 AS tf,"
-        f" m.len::float8 AS len FROM matched m CROSS JOIN tq CROSS JOIN LATERAL unnest(m.hit) u{keep})",
+    ctes = [
+        "lx AS MATERIALIZED (SELECT DISTINCT l, quote_literal(l)::tsquery AS q"
+        " FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l)",
         "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)",
+        # a lexeme's document count in the scope: one @@ of a single lexeme per row, no unnesting
+        "df AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM cand c WHERE c.tsv @@ lx.q)::float8 AS n FROM lx)",
+        "kept AS MATERIALIZED (SELECT df.l AS l, ln(1.0 + (stats.n - df.n + 0.5) / (df.n + 0.5)) AS idf"
+        " FROM df CROSS JOIN stats WHERE df.n > 0 AND (2 * df.n <= stats.n OR (NOT EXISTS"
+        " (SELECT 1 FROM df o WHERE o.n > 0 AND 2 * o.n <= stats.n)"
+        " AND df.l = (SELECT o.l FROM df o WHERE o.n > 0 ORDER BY o.n, o.l LIMIT 1))))",
+        "kq AS MATERIALIZED (SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q, array_agg(l) AS lexemes FROM kept)",
+        f"matched AS MATERIALIZED (SELECT c.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
+        " FROM cand c, kq WHERE c.tsv @@ kq.q)",
+        f"tf AS (SELECT m.id AS id, m.d AS d, u.lexeme AS lexeme, ({tf})::float8 AS tf,"
+        f" m.len::float8 AS len FROM matched m CROSS JOIN kq CROSS JOIN LATERAL unnest(m.hit) u{keep})",
         # float8 throughout: numeric ln() per row costs more than the rest of the statement
-        "df AS MATERIALIZED (SELECT tf.lexeme AS lexeme, ln(1.0 + (stats.n - COUNT(*) + 0.5) / (COUNT(*) + 0.5)) AS idf"
-        " FROM tf CROSS JOIN stats GROUP BY tf.lexeme, stats.n)",
-        "txt AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM(df.idf * tf.tf * "
+        "bm AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM(kept.idf * tf.tf * "
         f"{BM25_K1 + 1} / (tf.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * tf.len / stats.avgdl))) AS s"
-        " FROM tf JOIN df ON df.lexeme = tf.lexeme CROSS JOIN stats GROUP BY tf.id ORDER BY s DESC, tf.id DESC LIMIT %s)",
-    ], [*words, " ".join(words), shortlist]
+        " FROM tf JOIN kept ON kept.l = tf.lexeme CROSS JOIN stats GROUP BY tf.id)",
+    ]
+    params: list = [" ".join(words)]
+    if corpus.text:
+        # no lexeme at all (stopwords only): the words against the text as it is, ranked by ts_rank
+        ctes.append(
+            "sw AS (SELECT c.id AS id, c.d AS d, ts_rank(to_tsvector('simple', "
+            f"{corpus.text}), sq.q)::float8 AS s FROM cand c JOIN {corpus.table} t ON t.id = c.id CROSS JOIN"
+            " (SELECT to_tsquery('simple', string_agg(quote_literal(w), ' | ')) AS q FROM unnest(%s::text[]) w) sq"
+            f" WHERE NOT EXISTS (SELECT 1 FROM lx) AND to_tsvector('simple', {corpus.text}) @@ sq.q)")
+        params.append([w.lower() for w in words])
+        found = "SELECT id, d, s FROM bm UNION ALL SELECT id, d, s FROM sw"
+    else:
+        found = "SELECT id, d, s FROM bm"
+    ctes.append(f"txt AS (SELECT id, d, s FROM ({found}) f ORDER BY s DESC, id DESC LIMIT %s)")
+    params.append(shortlist)
+    return ctes, params

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 RECALL_MAX_DISTANCE = 0.9
 CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="0.0, 1.0", seat_column=True,
-                       pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"))
+                       pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"),
+                       text="(CASE WHEN strpos(t.ask, t.task_summary) > 0 THEN '' ELSE t.task_summary END)"
+                            " || ' ' || t.ask || ' ' || t.plan_summary")
 
 
 def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> list[tuple[int, float]]:

@@ -46,7 +46,8 @@ log = logging.getLogger("knowledge.native")
 
 NATIVE_MAX_DISTANCE = 0.7  # cosine distance: past this a page is not "similar" (it may still be found by words)
 MAX_QUERY_WORDS = 8
-CORPUS = hybrid.Corpus(table="knowledge_page", fts="page_fts", fts_weights="2.0, 1.0", title_weight=2.0)
+CORPUS = hybrid.Corpus(table="knowledge_page", fts="page_fts", fts_weights="2.0, 1.0", title_weight=2.0,
+                       text="t.title || ' ' || t.body")
 MIN_WORD_CHARS = 2
 SNIPPET_CHARS = 240
 EXCLUDED_PARENT_DEPTH = 4  # ancestors checked in SQL; deeper chains are checked per hit in Python

@@ -1,0 +1,71 @@
+"""Which words the full-text half of hybrid search matches (core.hybrid), on both engines: a word in
+nearly every row of the seat does not drown a rare word's match, a query of such words alone still
+matches, and a query of nothing but stopwords finds its words. Notes are written through the diary's
+writer; the text half is read on its own (no query vector), as a search that could not embed its query
+is."""
+
+from __future__ import annotations
+
+from django.db import connection
+
+from core import hybrid
+from learning import diary
+from learning.models import DiaryEntry
+from learning.words import search_words
+from tests.factories import SeatFactory
+
+COMMON = [f"Caroline mentioned the {topic} again." for topic in (
+    "garden", "marathon", "pottery class", "camping trip", "new puppy", "art show", "book club", "road trip",
+    "piano lessons", "bake sale", "school play", "beach day")]
+
+
+def write(seat, content):
+    return diary.write(seat=seat, content=content, kind=DiaryEntry.LONG, source="persist_decider")
+
+
+def by_words(seat, query, limit=5):
+    """The seat's notes ranked by the query's words alone (the text half; no vector half)."""
+    scope = "t.seat_id = %s"
+    ids = [i for i, _ in hybrid.ranked(diary.CORPUS, scope=scope, scope_params=[seat.pk], vector=None, model="",
+                                       words=search_words(query), limit=limit, seat=seat.pk)]
+    rows = DiaryEntry.objects.in_bulk(ids)
+    return [rows[i].content for i in ids]
+
+
+def test_a_word_in_nearly_every_row_does_not_drown_a_rare_words_match(seat):
+    for body in COMMON:
+        write(seat, body)
+    # the common word said many times over: a rarer word's one mention still decides
+    write(seat, "Caroline, Caroline and Caroline again: Caroline says Caroline is busy.")
+    target = write(seat, "Caroline met the Vantoro accountant.").content
+    found = by_words(seat, "Caroline Vantoro")
+    assert found[0] == target
+
+
+def test_a_query_of_only_common_words_still_matches_by_them(seat):
+    for body in COMMON:
+        write(seat, body)
+    write(seat, "Lunch is at noon on Fridays.")
+    found = by_words(seat, "Caroline", limit=20)
+    assert found and all("Caroline" in text for text in found)
+    assert "Lunch is at noon on Fridays." not in found
+
+
+def test_a_query_of_stopwords_only_finds_its_words_on_both_engines(seat):
+    write(seat, "Deploys freeze on Fridays after noon.")
+    write(seat, "The parcel is under the doormat.")
+    target_words = search_words("under")
+    assert target_words == ["under"]  # a content word to the project, a stopword to PostgreSQL's english
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT numnode(plainto_tsquery('english', 'under'))")
+            assert cursor.fetchone()[0] == 0  # the proof the english configuration alone would find nothing
+    assert by_words(seat, "under") == ["The parcel is under the doormat."]
+    assert by_words(seat, "to be or not to be") == []  # no row holds its words
+
+
+def test_a_stopword_query_reads_only_the_seats_rows(seat):
+    other = SeatFactory(company=seat.company, role=seat.role, unit=seat.unit)
+    write(other, "The parcel is under the doormat.")
+    mine = write(seat, "The keys are under the mat.").content
+    assert by_words(seat, "under") == [mine]
