@@ -5,11 +5,8 @@ Every API request makes this read, so it is not compiled per request: the statem
 per database connection's vendor from the models' own columns, and the rows are made into model
 instances as the ORM makes them (``Model.from_db``, each column through its field's and the
 backend's converters), the related instances cached on the token as ``select_related`` caches them.
-
-PostgreSQL would also plan the five-table join on every call, and planning it costs several times
-running it; so outside a transaction the statement is PREPAREd once per session and EXECUTEd after
-(a session that lost it -- a pooler's, after ``DISCARD ALL`` -- prepares it again). Inside a
-transaction the plain statement runs: a failed EXECUTE there would abort the caller's transaction.
+On PostgreSQL the connection prepares it after its second run (``CREWLET_PG_PREPARE_THRESHOLD``), so
+the five-table join, whose planning costs several times its running, is planned once a connection.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from __future__ import annotations
 import weakref
 from datetime import datetime
 
-from django.db import DatabaseError, connections
+from django.db import connections
 from django.db.models import Model
 
 from crewlet.models import ApiToken, Company, Role, Seat, Unit
@@ -33,10 +30,6 @@ GRAPH = (
 
 # one plan per connection wrapper (each thread has its own): the converters are bound to its backend
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-PREPARED = "crewlet_live_token"  # the PostgreSQL prepared statement's name
-_prepared_sessions: weakref.WeakSet = weakref.WeakSet()  # DB-API connections that have prepared it
-DUPLICATE_PREPARED_STATEMENT, INVALID_STATEMENT_NAME = "42P05", "26000"  # SQLSTATEs
 
 
 class _Plan:
@@ -65,19 +58,11 @@ class _Plan:
                 joins.append(join.format(**names))
         t = qn(ApiToken._meta.db_table)
         field = ApiToken._meta.get_field
-        head = f"SELECT {', '.join(columns)} FROM {t} t {' '.join(joins)}"
-
-        def where(hash_, revoked, now):
-            expires = f"t.{qn(field('expires_at').column)}"
-            return (f" WHERE t.{qn(field('token_hash').column)} = {hash_} AND t.{qn(field('revoked').column)} = {revoked}"
-                    f" AND ({expires} IS NULL OR {expires} > {now})")
-
-        self.sql = head + where("%s", "%s", "%s")
-        self.prepare = self.execute = None
-        if connection.vendor == "postgresql":
-            types = ", ".join(field(name).db_type(connection) for name in ("token_hash", "revoked", "expires_at"))
-            self.prepare = f"PREPARE {PREPARED} ({types}) AS {head}{where('$1', '$2', '$3')}"
-            self.execute = f"EXECUTE {PREPARED}(%s, %s, %s)"
+        self.sql = (
+            f"SELECT {', '.join(columns)} FROM {t} t {' '.join(joins)}"
+            f" WHERE t.{qn(field('token_hash').column)} = %s AND t.{qn(field('revoked').column)} = %s"
+            f" AND (t.{qn(field('expires_at').column)} IS NULL OR t.{qn(field('expires_at').column)} > %s)"
+        )
 
     def instances(self, row, connection) -> dict[str, Model | None]:
         out: dict[str, Model | None] = {}
@@ -97,7 +82,9 @@ def live_token(token_hash: str, now: datetime, *, using: str = "default") -> Api
     if plan is None:
         plan = _plans[connection] = _Plan(connection)
     expires = ApiToken._meta.get_field("expires_at").get_db_prep_value(now, connection)
-    row = _fetch(connection, plan, [token_hash, False, expires])
+    with connection.cursor() as cursor:
+        cursor.execute(plan.sql, [token_hash, False, expires])
+        row = cursor.fetchone()
     if row is None:
         return None
     found = plan.instances(row, connection)
@@ -110,35 +97,3 @@ def live_token(token_hash: str, now: datetime, *, using: str = "default") -> Api
         Seat._meta.get_field("role").set_cached_value(seat, found["r"])
         Seat._meta.get_field("unit").set_cached_value(seat, found["u"])
     return token
-
-
-def _fetch(connection, plan: _Plan, params: list):
-    with connection.cursor() as cursor:
-        if plan.execute is None or not connection.get_autocommit():
-            cursor.execute(plan.sql, params)
-            return cursor.fetchone()
-        session = connection.connection
-        if session not in _prepared_sessions:
-            _prepare(cursor, plan, session)
-        try:
-            cursor.execute(plan.execute, params)
-        except DatabaseError as exc:
-            if _sqlstate(exc) != INVALID_STATEMENT_NAME:
-                raise
-            _prepared_sessions.discard(session)  # the session lost it: prepared again, once
-            _prepare(cursor, plan, session)
-            cursor.execute(plan.execute, params)
-        return cursor.fetchone()
-
-
-def _prepare(cursor, plan: _Plan, session) -> None:
-    try:
-        cursor.execute(plan.prepare)
-    except DatabaseError as exc:
-        if _sqlstate(exc) != DUPLICATE_PREPARED_STATEMENT:  # already there (prepared before we looked)
-            raise
-    _prepared_sessions.add(session)
-
-
-def _sqlstate(exc: DatabaseError) -> str | None:
-    return getattr(exc.__cause__, "sqlstate", None)

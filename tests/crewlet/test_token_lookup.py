@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -77,30 +76,3 @@ def test_the_lookup_uses_the_hash_index(seat):
         cursor.execute("EXPLAIN QUERY PLAN " + plan.sql, [hash_token("x"), False, timezone.now().isoformat()])
         steps = " ".join(str(row[-1]) for row in cursor.fetchall())
     assert "SEARCH t USING INDEX" in steps and "SCAN t" not in steps
-
-
-@pytest.mark.django_db(transaction=True)
-def test_outside_a_transaction_postgresql_runs_the_lookup_prepared_and_a_lost_statement_is_prepared_again(seat):
-    if connection.vendor != "postgresql":
-        pytest.skip("PostgreSQL's prepared statement")
-    from crewlet.token_lookup import PREPARED
-
-    raw = token_for(seat)
-    inside = authenticate(raw)  # the plain statement first (no prepared one yet)
-    with CaptureQueriesContext(connection) as queries:
-        token = authenticate(raw)
-        assert token is not None and inside is not None
-    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["EXECUTE"]
-    assert fields(token) == fields(inside) and fields(token.seat) == fields(inside.seat)
-
-    def prepared() -> list:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT name FROM pg_prepared_statements WHERE name = %s", [PREPARED])
-            return cursor.fetchall()
-
-    assert prepared() == [(PREPARED,)]
-    with connection.cursor() as cursor:
-        cursor.execute(f"DEALLOCATE {PREPARED}")  # as a pooler's DISCARD ALL would
-    assert authenticate(raw) is not None and prepared() == [(PREPARED,)]
-    ApiToken.objects.filter(token_hash=hash_token(raw)).update(revoked=True)
-    assert authenticate(raw) is None  # the prepared statement reads the rows as they are now
