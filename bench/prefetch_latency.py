@@ -187,7 +187,7 @@ class Statements:
 
 class Breakdown:
     """Where the time of the turn starts run under it goes: the hybrid recall statements (``core.hybrid``,
-    one ``WITH cand ...`` statement a search), every other statement, and the commit."""
+    one ``WITH ... pool AS (...)`` statement a search), every other statement, and the commit."""
 
     def __init__(self):
         from django.db import connections
@@ -219,7 +219,7 @@ class Breakdown:
             return execute(sql, params, many, context)
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            if sql.lstrip().startswith("WITH") and "cand AS" in sql:
+            if sql.lstrip().startswith("WITH") and "pool AS (" in sql:
                 self.hybrid += elapsed
             else:
                 self.other += elapsed

@@ -198,10 +198,10 @@ def bulk_fill(seat, have: int, want: int, rng) -> None:
 SERVER_FILL = f"""
 INSERT INTO agent_diary (seat_id, kind, content, source, turn_id, use_count, created_at,
                          embedding, embedding_model, embedding_dim)
-SELECT %s, 'diary_long', 'note ' || g.i, '', '', 0, now(),
+SELECT %s::bigint, 'diary_long', 'note ' || g.i, '', '', 0, now(),
        l2_normalize((SELECT array_agg(random() - 0.5) FROM generate_series(1, {DIM}) WHERE g.i > 0)::vector),
-       %s, {DIM}
-FROM generate_series(%s, %s) AS g(i)
+       %s::text, {DIM}
+FROM generate_series(%s::int, %s::int) AS g(i)
 """  # the WHERE on g.i ties the subquery to its row, so every row gets its own vector
 
 
