@@ -1,7 +1,7 @@
 """Hybrid similarity over a seat's raw episodes, ranked in SQL on both engines (``core.hybrid``).
 
 - by meaning: a turn is as near to the query as the nearest of its vectors -- the whole text's
-  pooled vector or one of its ask's lines' (``episode_pieces``, compared for the pool only);
+  pooled vector or one of its own messages' opening lines' (``episode_pieces``, compared for the pool only);
 - by words: the query's content words (``learning.words``) against the turn's label (once), ask
   and account -- SQLite FTS5 ``bm25`` over ``episodes_fts`` (which carries the seat, so a MATCH
   scores only the seat's rows), PostgreSQL BM25 over the generated ``search_tsv`` column (GIN);

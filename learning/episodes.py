@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
@@ -28,17 +29,38 @@ def embed_text(*, label: str, ask: str, what_it_did: str) -> str:
 
 
 OPENING_LINES = 3  # bench/recall.py: the first 2 or 3 lines beat every line by 4 points @1 on tau-bench, LoCoMo equal
+_SENDER = re.compile(r"([^\s:][^:\n]{0,59}): ")  # a message's "Name: " lead, as the episodist writes the ask
+
+
+def own_lines(lines: list[str]) -> list[str]:
+    """The lines of the ask's last sender: a message that starts ``Name: `` runs until the next one, and
+    the trailing messages of the last sender are the turn's own; the messages of others before them
+    were delivered with it as context (the message a chat reply answers). An ask of one sender, or
+    one that does not open with a named message (free text, whose lines may lead with "Steps: "), is
+    all its own."""
+    starts = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _SENDER.match(line))]
+    if not starts or starts[0][0] != 0 or len({name for _, name in starts}) < 2:
+        return lines
+    last, cut = starts[-1][1], starts[-1][0]
+    for i, name in reversed(starts):
+        if name != last:
+            break
+        cut = i
+    return lines[cut:]
 
 
 def search_pieces(*, label: str, ask: str, what_it_did: str, max_chars: int) -> list[str]:
-    """The ask's opening lines (the label's line left out), each searched by its own vector (a line
-    past the embedder's input is split between words). A long conversation's later lines answer the
-    agent's questions ("yes", an id) and look like any query; what was asked is in its opening, and the
-    whole text's pooled vector still stands for the rest. A turn whose ask says nothing beyond its
+    """The opening lines of the ask's own messages (the label's line left out; ``own_lines``), each
+    searched by its own vector (a line past the embedder's input is split between words). A long
+    conversation's later lines answer the agent's questions ("yes", an id) and look like any query;
+    what was asked is in its opening, and the whole text's pooled vector still stands for the rest --
+    the context messages included. A message delivered as context is another turn's own message, and
+    searched by its own lines there it would tie with that turn (bench/recall.py, LoCoMo: the reply
+    ranked first for a third of the temporal questions). A turn whose ask says nothing beyond its
     label is searched by its text's first line. A function of the row alone, so the fill recomputes
     the same pieces (and a turn with any text has at least one)."""
     label = label.strip()
-    lines = [line for line in dict.fromkeys(line.strip() for line in ask.splitlines()) if line and line != label]
+    lines = own_lines([line for line in dict.fromkeys(line.strip() for line in ask.splitlines()) if line and line != label])
     if not lines:
         text = embed_text(label=label, ask=ask, what_it_did=what_it_did)
         lines = [line.strip() for line in text.splitlines() if line.strip()][:1]

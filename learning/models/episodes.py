@@ -63,7 +63,7 @@ class Episode(EmbeddedMixin):
 
 
 class EpisodePiece(models.Model):
-    """One of a raw episode's ask's opening lines with its own vector (``episodes.search_pieces``): a
+    """One of the opening lines of a raw episode's own messages with its own vector (``episodes.search_pieces``): a
     turn is as near to a query as its nearest vector (a long conversation's opening is not diluted by
     the rest of it)."""
 

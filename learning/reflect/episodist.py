@@ -1,5 +1,5 @@
 """Episodist: one raw episode per turn, embedded as ONE text (label once, ask under its senders'
-names, what it did), whole, and its ask's opening lines one by one (``episode_pieces``) for the
+names, what it did), whole, and its own messages' opening lines one by one (``episode_pieces``) for the
 hybrid search.
 
 A scheduled turn's label names its schedule and never the fire's run id, which differs on every
@@ -91,7 +91,7 @@ def _fields(ctx) -> dict:
 
 
 def _embed(text: str, fields: dict):
-    """The whole text's vector and its ask's opening lines', in one request (the fill recomputes both alike)."""
+    """The whole text's vector and its own messages' opening lines', in one request (the fill recomputes both alike)."""
     try:
         embedder = get_embedder()
     except (ImproperlyConfigured, ImportError):

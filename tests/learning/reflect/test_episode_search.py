@@ -80,6 +80,21 @@ def test_the_sender_named_in_the_turn_is_searchable(local_embedder, seat, make_t
     assert found(call, "Where does Ines work now?", limit=1) == [target.run_id]
 
 
+def test_a_reply_is_not_searched_by_the_message_it_carried_as_context(local_embedder, seat, make_turn, call):
+    for body in OTHER_TURNS:
+        reflect(make_turn, seat, body)
+    said = "The automobile engine is dead this morning, it makes a clicking noise."
+    target = reflect(make_turn, seat, said, sender="ana", name="Ana")
+    reply = make_turn(seat, interactions=[human(said, handle="ana", name="Ana"),  # the message it answers
+                                          human("Sorry, I am in a meeting until noon.", handle="oskar", name="Oskar")])
+    reflect_turn(reply.pk)
+    run_fill(seat=seat)
+    query = "my car won't start"
+    assert not words(query) & words(said)  # by meaning alone: the reply holds the whole message too
+    assert found(call, query, limit=1) == [target.run_id]  # the turn that message woke, not the later reply
+    assert reply.run_id in found(call, query, limit=3)  # still near by its whole text
+
+
 def test_search_reads_only_the_seats_own_turns_of_the_querys_model(local_embedder, seat, make_turn, call):
     other_seat = SeatFactory(company=seat.company, role=seat.role, unit=seat.unit)
     theirs = reflect(make_turn, other_seat, "Ticket QZX-4471 is about the payroll export.")
