@@ -140,3 +140,28 @@ def test_the_migration_indexes_turns_stored_before_it_and_the_fill_recomputes_th
     assert target.run_id in found(call, "Vantoro refund", limit=3)  # by its words: the rebuilt index holds old rows
     run_fill(seat=seat)
     assert [p.ordinal for p in EpisodePiece.objects.filter(episode=target)] == [0]  # its ask's one line
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_pieces_migration_drops_line_vectors_of_the_old_rule_and_the_fill_writes_the_new_ones(
+        local_embedder, seat, make_turn, call):
+    from django.core.management import call_command
+    from django.db.migrations.loader import MigrationLoader
+
+    said = "The automobile engine is dead this morning, it makes a clicking noise."
+    graph = MigrationLoader(None, ignore_no_migrations=True).graph
+    name = next(n for a, n in graph.leaf_nodes() if a == "learning")
+    call_command("migrate", "learning", "0012_episode_newest_first", verbosity=0)
+    try:
+        reply = make_turn(seat, interactions=[human(said, handle="ana", name="Ana"),
+                                              human("Sorry, I am in a meeting until noon.", handle="oskar", name="Oskar")])
+        reflect_turn(reply.pk)
+        episode = Episode.objects.get(run_id=reply.run_id)
+        stale = embed_one(f"Ana: {said}", budget=None).vector  # the old rule: the context's line was a piece too
+        EpisodePiece.objects.create(episode=episode, ordinal=9, embedding=stale, embedding_model="all-MiniLM-L6-v2",
+                                    embedding_dim=len(stale))
+    finally:
+        call_command("migrate", "learning", name, verbosity=0)
+    assert not EpisodePiece.objects.filter(episode=episode).exists()  # derived data, dropped
+    run_fill(seat=seat)
+    assert list(EpisodePiece.objects.filter(episode=episode).values_list("ordinal", flat=True)) == [0]  # Oskar's line
