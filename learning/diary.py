@@ -196,6 +196,15 @@ def _pool_note(row, converters: list) -> DiaryEntry:
     return DiaryEntry.from_db(connection.alias, list(POOL_FIELDS), values)
 
 
+# one fixed statement (the ORM's UPDATE of the same rows cost more to compile than to run)
+_MARK_USED_SQL = 'UPDATE "agent_diary" SET use_count = use_count + 1, last_retrieved_at = %s WHERE id IN ({ids})'
+
+
+def _execute(sql: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 def mark_used(entry_ids: list[int], *, now=None, isolated: bool = True) -> None:
     """Count a use for each note the relevance filter SELECTED; best effort, its own transaction.
 
@@ -204,14 +213,14 @@ def mark_used(entry_ids: list[int], *, now=None, isolated: bool = True) -> None:
     """
     if not entry_ids:
         return
-    count = DiaryEntry.objects.filter(id__in=entry_ids)
-    changes = {"use_count": F("use_count") + 1, "last_retrieved_at": now or timezone.now()}
+    sql = _MARK_USED_SQL.format(ids=", ".join(["%s"] * len(entry_ids)))
+    params = [connection.ops.adapt_datetimefield_value(now or timezone.now()), *[int(i) for i in entry_ids]]
     if not isolated:
-        count.update(**changes)
+        _execute(sql, params)
         return
     try:
         with transaction.atomic():
-            count.update(**changes)
+            _execute(sql, params)
     except DatabaseError:
         log.warning("diary use stamp failed for %d note(s)", len(entry_ids), exc_info=True)
 
