@@ -179,9 +179,10 @@ def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> 
 
 def _pool_converters() -> list:
     """The engine's and the fields' converters for the pool's columns, as the ORM's compiler applies them."""
+    fields = {f.name: f for f in DiaryEntry._meta.concrete_fields}
     out = []
     for index, name in enumerate(POOL_FIELDS):
-        column = DiaryEntry._meta.get_field(name).get_col(DiaryEntry._meta.db_table)
+        column = fields[name].get_col(DiaryEntry._meta.db_table)
         converters = [*connection.ops.get_db_converters(column), *column.field.get_db_converters(connection)]
         if converters:
             out.append((index, column, converters))
