@@ -9,7 +9,7 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -52,16 +52,32 @@ def has_room(seat: Seat) -> bool | None:
     return True
 
 
+# Both counters in ONE statement, each row locked in the order the two per-scope UPDATEs took them
+# (the seat's, then the company's): two charges of one seat and company queue on the seat's row
+# instead of each holding one row the other waits for. SQLite's write lock is the database's, so it
+# needs no order. The scopes that come back were charged; a missing one is the window's first charge.
+_CHARGE_SQL = {
+    "postgresql": (
+        'UPDATE "{table}" SET tokens = "{table}".tokens + %s FROM (SELECT id FROM "{table}" WHERE window_start = %s'
+        " AND ((scope = 'seat' AND scope_id = %s) OR (scope = 'company' AND scope_id = %s))"
+        ' ORDER BY scope DESC FOR UPDATE) AS locked WHERE "{table}".id = locked.id RETURNING "{table}".scope'
+    ),
+    "sqlite": (
+        'UPDATE "{table}" SET tokens = tokens + %s WHERE window_start = %s'
+        " AND ((scope = 'seat' AND scope_id = %s) OR (scope = 'company' AND scope_id = %s)) RETURNING scope"
+    ),
+}
+
+
 def charge(seat: Seat, tokens: int) -> None:
     """Add ``tokens`` to the seat's and the company's counters in the current window."""
     from crewlet.models import BudgetCounter
 
     start = window_start(seat.company.budget_window)
-    for scope, scope_id in (("seat", seat.pk), ("company", seat.company_id)):
-        updated = BudgetCounter.objects.filter(scope=scope, scope_id=scope_id, window_start=start).update(
-            tokens=F("tokens") + tokens
-        )
-        if updated:
+    scopes = (("seat", seat.pk), ("company", seat.company_id))
+    charged = _charge_existing(BudgetCounter, start, scopes, tokens)
+    for scope, scope_id in scopes:
+        if scope in charged:
             continue
         with transaction.atomic():  # the window's first charge: the row is created (or raced and updated)
             _row, created = BudgetCounter.objects.get_or_create(
@@ -69,3 +85,12 @@ def charge(seat: Seat, tokens: int) -> None:
             )
             if not created:
                 BudgetCounter.objects.filter(pk=_row.pk).update(tokens=F("tokens") + tokens)
+
+
+def _charge_existing(model, start: datetime, scopes, tokens: int) -> set[str]:
+    """One UPDATE of the window's existing counters of ``scopes``; the scopes it charged."""
+    (_, seat_id), (_, company_id) = scopes
+    with connection.cursor() as cursor:
+        cursor.execute(_CHARGE_SQL[connection.vendor].format(table=model._meta.db_table),
+                       [tokens, connection.ops.adapt_datetimefield_value(start), seat_id, company_id])
+        return {row[0] for row in cursor.fetchall()}

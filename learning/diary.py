@@ -106,18 +106,24 @@ def enforce_long_cap(seat: Seat, cap: int | None = None, *, keep: int | None = N
 def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = MEMORY_VECTOR_LIMIT, now=None) -> list[DiaryEntry]:
     """The hybrid top-K of the seat's live notes with a vector of the query's model: the vector's
     ranking fused with the words' of ``query`` (no query: the vector's alone)."""
+    ids = recall_ids(seat=seat, vector=vector, model=model, query=query, limit=limit, now=now)
+    rows = DiaryEntry.objects.defer("embedding").in_bulk(ids)
+    return [rows[i] for i in ids if i in rows]
+
+
+def recall_ids(*, seat: Seat, vector, model: str, query: str = "", limit: int = MEMORY_VECTOR_LIMIT,
+               now=None) -> list[int]:
+    """``recall``'s note ids, best first, without reading the notes."""
     if not vector:
         return []
     now = now or timezone.now()
     scope = ("t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s) AND t.embedding IS NOT NULL"
              " AND t.embedding_model = %s AND t.embedding_dim = %s")
     params = [seat.pk, connection.ops.adapt_datetimefield_value(now), model, len(vector)]
-    ids = [i for i, _score in hybrid.ranked(
+    return [i for i, _score in hybrid.ranked(
         CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
         words=search_words(query) if query.strip() else [], limit=limit, seat=seat.pk,
         max_distance=RECALL_MAX_DISTANCE)]
-    rows = DiaryEntry.objects.defer("embedding").in_bulk(ids)
-    return [rows[i] for i in ids if i in rows]
 
 
 def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
@@ -139,13 +145,65 @@ def recent_texts_query(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=Non
     return _newest(seat, now).values_list("content", flat=True)[:limit]
 
 
+# what the relevance filter and the digest read of a candidate (``personal_memory``, ``refresh_memory``)
+POOL_FIELDS = ("id", "kind", "content", "ttl_until", "created_at")
+# the pool's rows in ONE statement: the recalled ids and the seat's newest live notes (recent's predicate)
+_POOL_SQL = (
+    "SELECT {columns} FROM agent_diary WHERE {recalled}id IN (SELECT id FROM agent_diary WHERE seat_id = %s"
+    " AND (ttl_until IS NULL OR ttl_until > %s) ORDER BY created_at DESC, id DESC LIMIT %s)"
+)
+
+
 def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[DiaryEntry]:
-    """The hybrid pool: recall (50, by meaning and ``query``'s words) ∪ recent (50), deduped by id;
-    the two halves are the bound."""
-    pool: dict[int, DiaryEntry] = {}
-    for entry in recall(seat=seat, vector=vector, model=model, query=query, now=now) + recent(seat=seat, now=now):
-        pool.setdefault(entry.id, entry)
-    return list(pool.values())
+    """The hybrid pool: recall (50, by meaning and ``query``'s words) ∪ recent (50), deduped by id,
+    recall's order first then recent's; the two halves are the bound.
+
+    Both halves' rows come back in one statement with the columns the filter and the digest read
+    (``POOL_FIELDS``; the others are deferred), turned into notes without the ORM compiling it.
+    """
+    now = now or timezone.now()
+    ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
+    recalled = f"id IN ({', '.join(['%s'] * len(ids))}) OR " if ids else ""
+    sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled)
+    params = [*ids, seat.pk, connection.ops.adapt_datetimefield_value(now), MEMORY_RECENCY_LIMIT]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
+    converters = _pool_converters()
+    rows = [_pool_note(row, converters) for row in fetched]
+    by_id = {e.id: e for e in rows}
+    recalled_ids = set(ids)
+    newest = sorted((e for e in rows if e.id not in recalled_ids), key=lambda e: (e.created_at, e.id), reverse=True)
+    return [by_id[i] for i in ids if i in by_id] + newest
+
+
+def _pool_converters() -> list:
+    """The engine's and the fields' converters for the pool's columns, as the ORM's compiler applies them."""
+    fields = {f.name: f for f in DiaryEntry._meta.concrete_fields}
+    out = []
+    for index, name in enumerate(POOL_FIELDS):
+        column = fields[name].get_col(DiaryEntry._meta.db_table)
+        converters = [*connection.ops.get_db_converters(column), *column.field.get_db_converters(connection)]
+        if converters:
+            out.append((index, column, converters))
+    return out
+
+
+def _pool_note(row, converters: list) -> DiaryEntry:
+    values = list(row)
+    for index, column, functions in converters:
+        for convert in functions:
+            values[index] = convert(values[index], column, connection)
+    return DiaryEntry.from_db(connection.alias, list(POOL_FIELDS), values)
+
+
+# one fixed statement (the ORM's UPDATE of the same rows cost more to compile than to run)
+_MARK_USED_SQL = 'UPDATE "agent_diary" SET use_count = use_count + 1, last_retrieved_at = %s WHERE id IN ({ids})'
+
+
+def _execute(sql: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def mark_used(entry_ids: list[int], *, now=None, isolated: bool = True) -> None:
@@ -156,14 +214,14 @@ def mark_used(entry_ids: list[int], *, now=None, isolated: bool = True) -> None:
     """
     if not entry_ids:
         return
-    count = DiaryEntry.objects.filter(id__in=entry_ids)
-    changes = {"use_count": F("use_count") + 1, "last_retrieved_at": now or timezone.now()}
+    sql = _MARK_USED_SQL.format(ids=", ".join(["%s"] * len(entry_ids)))
+    params = [connection.ops.adapt_datetimefield_value(now or timezone.now()), *[int(i) for i in entry_ids]]
     if not isolated:
-        count.update(**changes)
+        _execute(sql, params)
         return
     try:
         with transaction.atomic():
-            count.update(**changes)
+            _execute(sql, params)
     except DatabaseError:
         log.warning("diary use stamp failed for %d note(s)", len(entry_ids), exc_info=True)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from django.db import DatabaseError, transaction
-from django.db.models import Case, F, QuerySet, Value, When
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from core import events
@@ -132,16 +132,27 @@ def mark_used(skill_ids, *, seat: Seat | None = None, turn_id: str = "", now=Non
     return updated
 
 
+# the turn-start stamp as one fixed statement (the ORM's UPDATE of the same rows, compiled once a
+# turn, cost more than running it): the clock moves, stale turns active, archived is left alone
+_TOUCH_SQL = (
+    'UPDATE "{table}" SET last_used_at = %s, state = CASE WHEN state = %s THEN %s ELSE state END'
+    " WHERE id IN ({ids}) AND seat_id = %s AND NOT (state = %s)"
+)
+
+
 def touch_offered(skill_ids, *, seat: Seat, now=None) -> int:
     """The turn-start stamp in ONE UPDATE: the last-used clock moves, a stale skill turns active (an
     archived one is left alone); the use count does not move (``use_skill`` and the SkillUse worker
     count uses)."""
-    stale, active = SynthesizedSkill.STALE, SynthesizedSkill.ACTIVE
-    return (
-        SynthesizedSkill.objects.filter(id__in=list(skill_ids), seat=seat)
-        .exclude(state=SynthesizedSkill.ARCHIVED)
-        .update(last_used_at=now or timezone.now(), state=Case(When(state=stale, then=Value(active)), default=F("state")))
-    )
+    ids = [int(i) for i in skill_ids]
+    if not ids:
+        return 0
+    sql = _TOUCH_SQL.format(table=SynthesizedSkill._meta.db_table, ids=", ".join(["%s"] * len(ids)))
+    params = [connection.ops.adapt_datetimefield_value(now or timezone.now()), SynthesizedSkill.STALE,
+              SynthesizedSkill.ACTIVE, *ids, seat.pk, SynthesizedSkill.ARCHIVED]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
 
 
 def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str = "", announce=None,

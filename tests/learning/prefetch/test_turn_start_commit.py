@@ -98,12 +98,12 @@ def test_a_rich_turn_start_writes_with_no_savepoint_and_one_charge_for_all_its_c
     writes = [s.split(" SET ")[0].split(" (")[0] for s in sql if s.startswith(WRITES)]
     assert sorted(writes) == sorted([
         'INSERT INTO "learning_prefetchsnapshot"',
-        'UPDATE "crewlet_budgetcounter"', 'UPDATE "crewlet_budgetcounter"',  # seat and company: one charge
+        'UPDATE "crewlet_budgetcounter"',  # the seat's and the company's counters: one charge, one statement
         'UPDATE "synthesized_skills"',
         'UPDATE "agent_diary"',
         'INSERT INTO "learning_event"',  # the spend's events with the others
     ])
-    assert len(sql) <= 22  # the reads (about a dozen), these six writes, BEGIN and COMMIT
+    assert len(sql) <= 20  # the reads (about a dozen), these five writes, BEGIN and COMMIT
     calls = Event.objects.filter(turn_id="turn-1", name="auxiliary_spend")
     assert calls.count() == 2  # the memory filter and the knowledge query, each recorded
     charged = sum(e.payload["input_tokens"] + e.payload["output_tokens"] for e in calls)
