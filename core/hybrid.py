@@ -34,7 +34,12 @@ Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are i
 
 PostgreSQL binds the query vector in binary and the words as one array, so the statement's text is
 the same for every query of a corpus: a connection that prepares statements plans it once (the plan
-costs about as much as the run).
+costs about as much as the run). Every other parameter (the scope's, the words, the shortlist) reaches
+it through a one-row subquery, so the planner's estimates do not depend on their values: left as
+constants, a seat smaller than the average one made every custom plan look cheaper than the generic
+plan, and the connection planned the statement again on every query of that seat. Each row's tsvector
+is read once, in the scan (a toasted one is copied out, by ``setweight`` of no lexeme: a memcpy);
+kept as read, every later ``@@`` on it fetched it from the TOAST table again.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ SHORTLIST = 30  # rows taken from each ranking into the pool (50: +1 point LoCoM
 BM25_K1 = 1.2  # FTS5's bm25() constants, used by the PostgreSQL scorer too
 BM25_B = 0.75
 _PART = re.compile(r"[^\W_]+", re.UNICODE)
+_OPAQUE = re.compile(r"%([%s])")  # a placeholder (or an escaped percent sign) in a scope's SQL
 
 
 @dataclass(frozen=True)
@@ -233,6 +239,9 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
                   max_distance: float | None, weight: float, limit: int) -> tuple[str, list]:
     """PostgreSQL: the scope's rows with their distance (and tsvector), then each half over them."""
     words = pg_phrases(words)
+    # each of the scope's parameters as a one-row subquery (a string one is then text): the same estimates
+    # for every seat (module doc)
+    scope = _OPAQUE.sub(lambda m: "%%" if m.group(1) == "%" else "(SELECT %s)", scope)
     params: list = []
     ctes: list[str] = []
     if vector is not None:
@@ -242,12 +251,12 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     else:
         dist = "CAST(NULL AS double precision)"
     # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
-    # would match every seat's rows, then join them back to the scope)
-    length = f", t.{corpus.tsv_len} AS len, t.{corpus.tsv} AS tsv" if words else ""
+    # would match every seat's rows, then join them back to the scope); copied out of TOAST once, here
+    length = f", t.{corpus.tsv_len} AS len, setweight(t.{corpus.tsv}, 'A', '{{}}'::text[]) AS tsv" if words else ""
     ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length} FROM {corpus.table} t"
                 f"{', qv' if vector is not None else ''} WHERE {scope})")
     params += list(scope_params)
-    ctes.append("vec AS (SELECT id, d FROM cand WHERE d IS NOT NULL ORDER BY d, id DESC LIMIT %s)")
+    ctes.append("vec AS (SELECT id, d FROM cand WHERE d IS NOT NULL ORDER BY d, id DESC LIMIT (SELECT %s))")
     params.append(shortlist)
     if words:
         text_ctes, text_params = _pg_text(corpus, words, shortlist)
@@ -283,15 +292,15 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str
     if corpus.title_weight != 1.0:  # every lexeme, each occurrence weighted by where it is
         hits = "c.tsv"
         tf = (f"COALESCE((SELECT SUM(CASE WHEN w = 'A' THEN {float(corpus.title_weight)} ELSE 1 END)"
-              " FROM unnest(u.weights) w), 1)")
-        keep = " WHERE u.lexeme = ANY(kq.lexemes)"
+              " FROM unnest((m.u).weights) w), 1)")
+        keep = " WHERE (m.u).lexeme = ANY(kq.lexemes)"
     else:  # only the kept lexemes, cut out of the tsvector in C (marked A, then filtered) before unnesting
         hits = "ts_filter(setweight(c.tsv, 'A', kq.lexemes), '{a}')"
-        tf = "COALESCE(array_length(u.positions, 1), 1)"
+        tf = "COALESCE(array_length((m.u).positions, 1), 1)"
         keep = ""
     ctes = [
         "lx AS MATERIALIZED (SELECT DISTINCT l, quote_literal(l)::tsquery AS q"
-        " FROM unnest(tsvector_to_array(to_tsvector('english', %s))) l)",
+        " FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
         "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)",
         # a lexeme's document count in the scope: one @@ of a single lexeme per row, no unnesting
         "df AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM cand c WHERE c.tsv @@ lx.q)::float8 AS n FROM lx)",
@@ -302,8 +311,9 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str
         "kq AS MATERIALIZED (SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q, array_agg(l) AS lexemes FROM kept)",
         f"matched AS MATERIALIZED (SELECT c.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
         " FROM cand c, kq WHERE c.tsv @@ kq.q)",
-        f"tf AS (SELECT m.id AS id, m.d AS d, u.lexeme AS lexeme, ({tf})::float8 AS tf,"
-        f" m.len::float8 AS len FROM matched m CROSS JOIN kq CROSS JOIN LATERAL unnest(m.hit) u{keep})",
+        # unnested in a select list (one ProjectSet; a lateral function scan is set up again for every row)
+        f"tf AS (SELECT m.id AS id, m.d AS d, (m.u).lexeme AS lexeme, ({tf})::float8 AS tf,"
+        f" m.len::float8 AS len FROM (SELECT id, d, len, unnest(hit) AS u FROM matched) m CROSS JOIN kq{keep})",
         # float8 throughout: numeric ln() per row costs more than the rest of the statement
         "bm AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM(kept.idf * tf.tf * "
         f"{BM25_K1 + 1} / (tf.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * tf.len / stats.avgdl))) AS s"
@@ -321,6 +331,6 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str
         found = "SELECT id, d, s FROM bm UNION ALL SELECT id, d, s FROM sw"
     else:
         found = "SELECT id, d, s FROM bm"
-    ctes.append(f"txt AS (SELECT id, d, s FROM ({found}) f ORDER BY s DESC, id DESC LIMIT %s)")
+    ctes.append(f"txt AS (SELECT id, d, s FROM ({found}) f ORDER BY s DESC, id DESC LIMIT (SELECT %s))")
     params.append(shortlist)
     return ctes, params
