@@ -98,7 +98,10 @@ def merge_text_indexes(indexes: Sequence[str], *, pages: int = MERGE_PAGES) -> i
     raw = connection.connection
     merged = 0
     with connection.cursor() as cursor:
-        for fts in indexes:
+        cursor.execute(f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({', '.join(['%s'] * len(indexes))})",
+                       list(indexes))
+        present = {name for (name,) in cursor.fetchall()}  # a database migrated only part way has fewer
+        for fts in (i for i in indexes if i in present):
             before = raw.total_changes
             cursor.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('merge', %s)", [-int(pages)])
             merged += raw.total_changes - before >= 2  # FTS5: a no-op merge changes fewer than two rows
