@@ -147,11 +147,9 @@ def recent_texts_query(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=Non
 
 # what the relevance filter and the digest read of a candidate (``personal_memory``, ``refresh_memory``)
 POOL_FIELDS = ("id", "kind", "content", "ttl_until", "created_at")
-# the pool's rows in ONE statement: the recalled ids and the seat's newest live notes (recent's predicate)
-_POOL_SQL = (
-    "SELECT {columns} FROM agent_diary WHERE {recalled}id IN (SELECT id FROM agent_diary WHERE seat_id = %s"
-    " AND (ttl_until IS NULL OR ttl_until > %s) ORDER BY created_at DESC, id DESC LIMIT %s)"
-)
+# the pool's rows in ONE statement: the recalled ids and the seat's newest live notes (``recent``'s own
+# queryset, as a subquery)
+_POOL_SQL = "SELECT {columns} FROM agent_diary WHERE {recalled}id IN ({newest})"
 
 
 def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[DiaryEntry]:
@@ -164,8 +162,9 @@ def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> 
     now = now or timezone.now()
     ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
     recalled = f"id IN ({', '.join(['%s'] * len(ids))}) OR " if ids else ""
-    sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled)
-    params = [*ids, seat.pk, connection.ops.adapt_datetimefield_value(now), MEMORY_RECENCY_LIMIT]
+    newest, newest_params = _newest(seat, now).values("id")[:MEMORY_RECENCY_LIMIT].query.sql_with_params()
+    sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled, newest=newest)
+    params = [*ids, *newest_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
