@@ -157,13 +157,13 @@ def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> 
     recall's order first then recent's; the two halves are the bound.
 
     Both halves' rows come back in one statement with the columns the filter and the digest read
-    (``POOL_FIELDS``; the others are deferred), turned into notes without the ORM compiling it.
+    (``POOL_FIELDS``; the others are deferred), turned into notes by the fields' own converters.
     """
     now = now or timezone.now()
     ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
     recalled = f"id IN ({', '.join(['%s'] * len(ids))}) OR " if ids else ""
-    newest, newest_params = _newest(seat, now).values("id")[:MEMORY_RECENCY_LIMIT].query.sql_with_params()
-    sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled, newest=newest)
+    newest_sql, newest_params = _newest(seat, now).values("id")[:MEMORY_RECENCY_LIMIT].query.sql_with_params()
+    sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled, newest=newest_sql)
     params = [*ids, *newest_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
