@@ -12,8 +12,7 @@ on write), over the seat's live notes with a vector of the query's model.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime, timedelta
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, QuerySet
@@ -22,12 +21,11 @@ from django.utils import timezone
 from core import hybrid
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
+from core.statements import Compiled
+from crewlet.models import Seat
 from learning import limits
 from learning.models import DiaryEntry
 from learning.words import search_words
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 log = logging.getLogger("learning.diary")
 
@@ -42,6 +40,16 @@ def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
     """The seat's unexpired notes (an expired short note never takes a slot)."""
     now = now or timezone.now()
     return DiaryEntry.objects.filter(seat=seat).filter(Q(ttl_until__isnull=True) | Q(ttl_until__gt=now))
+
+
+_PROBE_TIME = datetime(2000, 1, 1, tzinfo=UTC)  # stands for ``now`` while a read below is compiled
+# the gate path's one diary read (does the seat hold a live note?): compiled once (core.statements)
+_ANY_LIVE = Compiled(lambda seat_id, now: live(Seat(pk=seat_id), now).order_by().values_list("id")[:1], -1, _PROBE_TIME)
+
+
+def has_live(seat: Seat, now: datetime | None = None) -> bool:
+    """``live(seat).exists()``."""
+    return bool(_ANY_LIVE.rows(seat.pk, now or timezone.now()))
 
 
 def write(
@@ -130,6 +138,11 @@ def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
     return live(seat, now).order_by("-created_at", "-id")
 
 
+# the memory pool's newest half (``recent``'s own queryset), compiled once (core.statements)
+_NEWEST_IDS = Compiled(lambda seat_id, now: _newest(Seat(pk=seat_id), now).values("id")[:MEMORY_RECENCY_LIMIT],
+                       -1, _PROBE_TIME)
+
+
 def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
     """The seat's newest live notes, without their vectors (nobody reading them reads the vector)."""
     return list(_newest(seat, now).defer("embedding")[:limit])
@@ -162,7 +175,7 @@ def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> 
     now = now or timezone.now()
     ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
     recalled = f"id IN ({', '.join(['%s'] * len(ids))}) OR " if ids else ""
-    newest_sql, newest_params = _newest(seat, now).values("id")[:MEMORY_RECENCY_LIMIT].query.sql_with_params()
+    newest_sql, newest_params = _NEWEST_IDS.statement(seat.pk, now)
     sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled, newest=newest_sql)
     params = [*ids, *newest_params]
     with connection.cursor() as cursor:

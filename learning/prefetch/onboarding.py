@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 from django.db.models import Q
 from django.utils import timezone
 
+from core.statements import Compiled
+from crewlet.models import Seat
 from knowledge.models import Page
 from learning.models import OnboardingMarker
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import PrefetchContext
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 log = logging.getLogger("learning.prefetch")
 
@@ -39,12 +37,17 @@ def chain_hash(seat: Seat) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
+# every turn start reads it: compiled once (core.statements)
+_MARKER = Compiled(lambda seat_id: OnboardingMarker.objects.filter(seat=Seat(pk=seat_id)).order_by("pk")
+                   .values_list("chain_hash", "onboarded_at")[:1], -1)
+
+
 def onboarded_at(seat: Seat):
     """When the seat onboarded for its CURRENT unit chain, or None."""
-    marker = OnboardingMarker.objects.filter(seat=seat).first()
-    if marker is None or marker.chain_hash != chain_hash(seat):
+    marker = _MARKER.rows(seat.pk)
+    if not marker or marker[0][0] != chain_hash(seat):
         return None
-    return marker.onboarded_at
+    return marker[0][1]
 
 
 def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:

@@ -35,7 +35,7 @@ PURPOSE = "memory_relevance_filter"
 def has_notes(seat: Seat) -> bool:
     """The cheap recency read the gate path still makes, so the hint shows only when it is actionable."""
     try:
-        return diary.live(seat).exists()
+        return diary.has_live(seat)
     except DatabaseError:
         log.warning("diary unreadable for %s", seat.handle, exc_info=True)
         return False
