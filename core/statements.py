@@ -96,3 +96,13 @@ class Compiled:
         converters = tuple((index, tuple(functions), expression)
                            for index, (functions, expression) in compiler.get_converters(selected).items())
         return _Plan(sql, tuple(slots), converters)
+
+
+def in_model_order(model, names) -> tuple[str, ...]:
+    """``names`` (attnames) in the order of the model's columns: the order ``Model.from_db`` takes a
+    row's values in, so a read of these columns can be made into instances."""
+    wanted = set(names)
+    ordered = tuple(f.attname for f in model._meta.concrete_fields if f.attname in wanted)
+    if len(ordered) != len(wanted):
+        raise ValueError(f"not columns of {model.__name__}: {sorted(wanted - set(ordered))}")
+    return ordered

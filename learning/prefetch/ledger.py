@@ -12,7 +12,7 @@ import logging
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
-from core.statements import Compiled
+from core.statements import Compiled, in_model_order
 from crewlet.models import Seat
 from learning import limits
 from learning.models import Turn
@@ -29,7 +29,7 @@ HEADING = "## What you last said and did in this conversation"
 
 
 # what a ledger entry reads of a turn
-TURN_FIELDS = ("id", "run_id", "review_outcome", "payload", "received_at")
+TURN_FIELDS = in_model_order(Turn, ("id", "run_id", "review_outcome", "payload", "received_at"))
 
 
 def _turns(seat_id: int, conversation_id: str):

@@ -9,7 +9,7 @@ import logging
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
-from core.statements import Compiled
+from core.statements import Compiled, in_model_order
 from crewlet.models import Seat
 from learning.models import CounterpartyProfile
 from learning.prefetch.blocks import BlockResult, done
@@ -22,8 +22,8 @@ NAME = "counterparty_profiles"
 
 
 # what a profile block reads of a profile
-PROFILE_FIELDS = ("id", "subject_handle", "subject_external_id", "display_name", "communication_style",
-                  "past_decisions", "sensitivities", "topics")
+PROFILE_FIELDS = in_model_order(CounterpartyProfile, ("id", "subject_handle", "subject_external_id", "display_name",
+                                                      "communication_style", "past_decisions", "sensitivities", "topics"))
 
 
 def _profile_read(subject: str) -> Compiled:

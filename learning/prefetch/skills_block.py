@@ -13,7 +13,7 @@ import logging
 from django.db import DEFAULT_DB_ALIAS, DatabaseError
 from django.db.models import F
 
-from core.statements import Compiled
+from core.statements import Compiled, in_model_order
 from crewlet.models import Seat
 from learning import skills
 from learning.models import SynthesizedSkill
@@ -37,17 +37,18 @@ def menu_line(skill: SynthesizedSkill) -> str:
 
 
 MENU_FIELDS = ("id", "name", "description", "state")  # what a menu line and the stamp read (not the body)
+_MENU_COLUMNS = in_model_order(SynthesizedSkill, MENU_FIELDS)  # as ``from_db`` takes them
 
 
 # every turn start reads it: compiled once (core.statements), the rows made into skills as the ORM
 # makes them (``from_db``, the body deferred)
 _MENU = Compiled(lambda seat_id: skills.catalogue(Seat(pk=seat_id)).order_by(
     "-pinned", "state", F("last_used_at").desc(nulls_last=True), "-use_count", "name", "id"
-).values_list(*MENU_FIELDS), -1)
+).values_list(*_MENU_COLUMNS), -1)
 
 
 def ordered_catalogue(seat: Seat) -> list[SynthesizedSkill]:
-    return [SynthesizedSkill.from_db(DEFAULT_DB_ALIAS, MENU_FIELDS, row) for row in _MENU.rows(seat.pk)]
+    return [SynthesizedSkill.from_db(DEFAULT_DB_ALIAS, _MENU_COLUMNS, row) for row in _MENU.rows(seat.pk)]
 
 
 def fit(catalogue: list[SynthesizedSkill], budget: int = bounds.SKILL_CATALOGUE_CHARS):
