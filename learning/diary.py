@@ -174,8 +174,11 @@ class PoolNote:
 
 POOL_FIELDS = tuple(f.name for f in fields(PoolNote))
 # the pool's rows in ONE statement: the recalled ids and the seat's newest live notes (``recent``'s own
-# queryset, as a subquery)
-_POOL_SQL = "SELECT {columns} FROM agent_diary WHERE {recalled}id IN ({newest})"
+# queryset, as a subquery), each half a SELECT of its own: PostgreSQL planned the two halves joined by
+# OR as a sequential scan of every seat's notes against a hashed subplan (7.7 ms over 10,000 notes;
+# the two SELECTs: two index scans, 0.47 ms). A note in both halves comes back twice; it is one note.
+_POOL_SQL = "SELECT {columns} FROM agent_diary WHERE id IN ({newest})"
+_POOL_RECALLED_SQL = "SELECT {columns} FROM agent_diary WHERE id IN ({recalled}) UNION ALL " + _POOL_SQL
 
 
 def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[PoolNote]:
@@ -187,9 +190,9 @@ def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> 
     """
     now = now or timezone.now()
     ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
-    recalled = f"id IN ({', '.join(['%s'] * len(ids))}) OR " if ids else ""
     newest_sql, newest_params = _NEWEST_IDS.statement(seat.pk, now)
-    sql = _POOL_SQL.format(columns=", ".join(POOL_FIELDS), recalled=recalled, newest=newest_sql)
+    sql = (_POOL_RECALLED_SQL if ids else _POOL_SQL).format(
+        columns=", ".join(POOL_FIELDS), recalled=", ".join(["%s"] * len(ids)), newest=newest_sql)
     params = [*ids, *newest_params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
