@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Q, QuerySet
 
 from core.providers.embeddings.base import pieces_of
+from core.statements import Compiled
 from core.vectors import usable
 from learning import episode_search
 from learning.models import Episode, EpisodePiece
@@ -97,8 +100,19 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, o
         return []
     ids = [i for i, _score in episode_search.ranked(seat=seat, vector=vector, model=model, query=query, limit=limit,
                                                      outcome=outcome)]
-    rows = Episode.objects.defer("embedding").in_bulk(ids)
-    return [rows[i] for i in ids if i in rows]
+    rows = {row[0]: row for row in _by_ids(len(ids)).rows(*ids)} if ids else {}
+    return [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
+
+
+# a recalled turn is read whole but its vector (nobody reading it reads the vector); the id first
+RECALLED_FIELDS = tuple(f.attname for f in Episode._meta.concrete_fields if f.name != "embedding")
+
+
+@functools.cache
+def _by_ids(count: int) -> Compiled:
+    """The recalled turns' rows by id: every rich turn start reads them, compiled once a count (core.statements)."""
+    return Compiled(lambda *ids: Episode.objects.filter(pk__in=ids).order_by().values_list(*RECALLED_FIELDS),
+                    *range(-1, -count - 1, -1))
 
 
 def recent(*, seat: Seat, limit: int = 10, outcome: str | None = None) -> list[Episode]:

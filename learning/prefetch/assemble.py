@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from django.db import IntegrityError
 
+from core.statements import Compiled
 from learning.models import PrefetchSnapshot
 from learning.prefetch import (
     bounds,
@@ -89,10 +90,15 @@ def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
         ctx.release_uncollected()  # a call a failed block never collected is charged too
 
 
+# every turn start reads it first: compiled once (core.statements)
+_FROZEN = Compiled(lambda seat_id, run_id: PrefetchSnapshot.objects.filter(seat_id=seat_id, run_id=run_id)
+                   .order_by("id").values_list("rendered", flat=True)[:1], -1, "\0run-id")
+
+
 def frozen(*, seat: Seat, run_id: str) -> dict | None:
     """The seat's frozen prefix for this run id (run ids are unique per seat), or None."""
-    snapshot = PrefetchSnapshot.objects.filter(seat=seat, run_id=run_id).only("rendered").first()
-    return snapshot.rendered if snapshot is not None else None
+    rows = _FROZEN.rows(seat.pk, run_id)
+    return rows[0][0] if rows else None
 
 
 def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:

@@ -9,10 +9,11 @@ its size with the way to read it (query_episodes by conversation).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from django.db import DatabaseError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 
+from core.statements import Compiled, in_model_order
+from crewlet.models import Seat
 from learning import limits
 from learning.models import Turn
 from learning.prefetch import bounds
@@ -21,20 +22,34 @@ from learning.prefetch.context import PrefetchContext
 from learning.rewrites import nbytes
 from learning.turns import record_of
 
-if TYPE_CHECKING:
-    from crewlet.models import Seat
-
 log = logging.getLogger("learning.prefetch")
 
 NAME = "conversation_ledger"
 HEADING = "## What you last said and did in this conversation"
 
 
-def latest_turns(*, seat: Seat, conversation_id: str, exclude_run_id: str = "", limit: int = bounds.LEDGER_TURNS) -> list[Turn]:
-    qs = Turn.objects.filter(seat=seat, conversation_id=conversation_id)
+# what a ledger entry reads of a turn
+TURN_FIELDS = in_model_order(Turn, ("id", "run_id", "review_outcome", "payload", "received_at"))
+
+
+def _turns(seat_id: int, conversation_id: str):
+    return Turn.objects.filter(seat=Seat(pk=seat_id), conversation_id=conversation_id).order_by("-received_at", "-id")
+
+
+# every turn start in a conversation reads it: compiled once (core.statements)
+_LATEST = Compiled(lambda seat_id, conversation_id: _turns(seat_id, conversation_id)
+                   .values_list(*TURN_FIELDS)[: bounds.LEDGER_TURNS], -1, "\0conversation")
+_LATEST_BUT = Compiled(lambda seat_id, conversation_id, run_id: _turns(seat_id, conversation_id).exclude(run_id=run_id)
+                       .values_list(*TURN_FIELDS)[: bounds.LEDGER_TURNS], -1, "\0conversation", "\0run-id")
+
+
+def latest_turns(*, seat: Seat, conversation_id: str, exclude_run_id: str = "") -> list[Turn]:
+    """The seat's latest turns in the conversation, newest first, but the one named (this turn)."""
     if exclude_run_id:
-        qs = qs.exclude(run_id=exclude_run_id)
-    return list(qs.order_by("-received_at", "-id")[:limit])
+        rows = _LATEST_BUT.rows(seat.pk, conversation_id, exclude_run_id)
+    else:
+        rows = _LATEST.rows(seat.pk, conversation_id)
+    return [Turn.from_db(DEFAULT_DB_ALIAS, TURN_FIELDS, row) for row in rows]
 
 
 def turn_entry(turn: Turn, *, newest: bool) -> str:

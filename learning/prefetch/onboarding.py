@@ -6,21 +6,20 @@ so the hint fires again for the new structure.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
-from typing import TYPE_CHECKING
 
-from django.db import DatabaseError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 from django.db.models import Q
 from django.utils import timezone
 
+from core.statements import Compiled, in_model_order
+from crewlet.models import Seat
 from knowledge.models import Page
 from learning.models import OnboardingMarker
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import PrefetchContext
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 log = logging.getLogger("learning.prefetch")
 
@@ -39,12 +38,17 @@ def chain_hash(seat: Seat) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
+# every turn start reads it: compiled once (core.statements)
+_MARKER = Compiled(lambda seat_id: OnboardingMarker.objects.filter(seat=Seat(pk=seat_id)).order_by("pk")
+                   .values_list("chain_hash", "onboarded_at")[:1], -1)
+
+
 def onboarded_at(seat: Seat):
     """When the seat onboarded for its CURRENT unit chain, or None."""
-    marker = OnboardingMarker.objects.filter(seat=seat).first()
-    if marker is None or marker.chain_hash != chain_hash(seat):
+    marker = _MARKER.rows(seat.pk)
+    if not marker or marker[0][0] != chain_hash(seat):
         return None
-    return marker.onboarded_at
+    return marker[0][1]
 
 
 def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:
@@ -54,15 +58,24 @@ def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:
     return marker
 
 
+# the block names each page: its body and vector are not read
+PAGE_FIELDS = in_model_order(Page, ("id", "title", "container_key"))
+
+
+@functools.cache
+def _pages_read(containers: int) -> Compiled:
+    """The onboarding pages of ``containers`` containers: compiled once a chain length (core.statements)."""
+    return Compiled(lambda *keys: Page.objects.filter(container_key__in=keys, state=Page.PUBLISHED).filter(
+        Q(title__icontains="onboarding") | Q(labels__icontains="onboarding")
+    ).order_by("container_key", "title").values_list(*PAGE_FIELDS)[:ONBOARDING_PAGES],
+        *(f"\0container-{i}" for i in range(containers)))
+
+
 def onboarding_pages(seat: Seat) -> list[Page]:
     containers = [u.knowledge_container for u in chain(seat) if u.knowledge_container]
     if not containers:
         return []
-    qs = Page.objects.filter(container_key__in=containers, state=Page.PUBLISHED).filter(
-        Q(title__icontains="onboarding") | Q(labels__icontains="onboarding")
-    )
-    # the block names each page: its body and vector are not read
-    return list(qs.only("id", "title", "container_key").order_by("container_key", "title")[:ONBOARDING_PAGES])
+    return [Page.from_db(DEFAULT_DB_ALIAS, PAGE_FIELDS, row) for row in _pages_read(len(containers)).rows(*containers)]
 
 
 def start(ctx: PrefetchContext):

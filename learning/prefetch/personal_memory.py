@@ -35,13 +35,13 @@ PURPOSE = "memory_relevance_filter"
 def has_notes(seat: Seat) -> bool:
     """The cheap recency read the gate path still makes, so the hint shows only when it is actionable."""
     try:
-        return diary.live(seat).exists()
+        return diary.has_live(seat)
     except DatabaseError:
         log.warning("diary unreadable for %s", seat.handle, exc_info=True)
         return False
 
 
-def filter_inputs(*, query: str, triggered_by: list[str], candidates: list[DiaryEntry]) -> dict:
+def filter_inputs(*, query: str, triggered_by: list[str], candidates: list[diary.PoolNote]) -> dict:
     return {
         "query": query,
         "triggered_by": triggered_by,
@@ -53,20 +53,20 @@ def filter_inputs(*, query: str, triggered_by: list[str], candidates: list[Diary
     }
 
 
-def selected_ids(answer: list[int], candidates: list[DiaryEntry]) -> list[int]:
+def selected_ids(answer: list[int], candidates: list[diary.PoolNote]) -> list[int]:
     """The filter's picks, in its order, restricted to the pool it was shown (an invented id is dropped)."""
     known = {e.id for e in candidates}
     return list(dict.fromkeys(i for i in answer if i in known))[: bounds.MEMORY_FILTER_MAX_SELECTED]
 
 
-def note_line(entry: DiaryEntry) -> str:
+def note_line(entry: DiaryEntry | diary.PoolNote) -> str:
     content = entry.content.replace("\n", "\n  ")
     if entry.kind == DiaryEntry.SHORT and entry.ttl_until:
         return f"- {content} (situational, until {entry.ttl_until.date().isoformat()})"
     return f"- {content}"
 
 
-def render_notes(entries: list[DiaryEntry]) -> str:
+def render_notes(entries: list[DiaryEntry] | list[diary.PoolNote]) -> str:
     return "\n".join(note_line(e) for e in entries)
 
 
@@ -97,7 +97,7 @@ def start(ctx: PrefetchContext):
     return lambda: _finish(ctx, pool, future)
 
 
-def _finish(ctx: PrefetchContext, pool: list[DiaryEntry], future) -> BlockResult:
+def _finish(ctx: PrefetchContext, pool: list[diary.PoolNote], future) -> BlockResult:
     try:
         picked = selected_ids(ctx.collect(future), pool)
     except AuxDidNotAnswer:

@@ -9,19 +9,17 @@ listed with an ageing marker.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
-from django.db import DatabaseError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError
 from django.db.models import F
 
+from core.statements import Compiled, in_model_order
+from crewlet.models import Seat
 from learning import skills
 from learning.models import SynthesizedSkill
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import PrefetchContext
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 log = logging.getLogger("learning.prefetch")
 
@@ -39,14 +37,18 @@ def menu_line(skill: SynthesizedSkill) -> str:
 
 
 MENU_FIELDS = ("id", "name", "description", "state")  # what a menu line and the stamp read (not the body)
+_MENU_COLUMNS = in_model_order(SynthesizedSkill, MENU_FIELDS)  # as ``from_db`` takes them
+
+
+# every turn start reads it: compiled once (core.statements), the rows made into skills as the ORM
+# makes them (``from_db``, the body deferred)
+_MENU = Compiled(lambda seat_id: skills.catalogue(Seat(pk=seat_id)).order_by(
+    "-pinned", "state", F("last_used_at").desc(nulls_last=True), "-use_count", "name", "id"
+).values_list(*_MENU_COLUMNS), -1)
 
 
 def ordered_catalogue(seat: Seat) -> list[SynthesizedSkill]:
-    return list(
-        skills.catalogue(seat).only(*MENU_FIELDS).order_by(
-            "-pinned", "state", F("last_used_at").desc(nulls_last=True), "-use_count", "name", "id"
-        )
-    )
+    return [SynthesizedSkill.from_db(DEFAULT_DB_ALIAS, _MENU_COLUMNS, row) for row in _MENU.rows(seat.pk)]
 
 
 def fit(catalogue: list[SynthesizedSkill], budget: int = bounds.SKILL_CATALOGUE_CHARS):
