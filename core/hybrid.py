@@ -53,10 +53,16 @@ sums 1.8. Rankings were identical (ids and scores, 180 queries) for each of thes
   or matches is a heap visit (the scope's other columns, visibility): counts and matching through it,
   the scan reading ids, distances and lengths only, 22.8 ms; one read of every row any query lexeme
   matches, cut down to those lexemes, then counted and scored in memory, 25.3 ms;
-- each row's tsvector cut down to the query's lexemes in the scan (or copied only when one matches):
-  22.2-22.3 ms, within the noise of 21.5-24.5;
-- term frequencies by ``ts_rank_cd`` (one occurrence = 1 with unit weights) or an inverted ``ts_rank``
-  per kept lexeme, instead of unnesting: 15 ms against 3.5 ms for the same 1,750 rows.
+- each row's tsvector cut down to the query's lexemes in the scan, or copied only when a query lexeme
+  matches (the rest NULL), with or without those rows materialised apart: 22.0-22.3 ms, no better than
+  the statement itself in the same runs (20.3-24.5 between runs);
+- term frequencies by ``ts_rank`` per (row, kept lexeme), its value mapped back to a count, instead of
+  unnesting: 15 ms against 3.5-4 ms for the same 1,750 rows; ``ts_rank_cd`` (a count, with unit
+  weights) is slower than the unnest too.
+
+Fewer rows scored by matching only rarer lexemes changes the rankings, for the worse (the stored recall
+bench data, the same rows): lexemes in at most a quarter of the scope's rows, tau-bench same-task @1
+0.88 -> 0.80, LoCoMo R@10 0.834 -> 0.834; at most a tenth, 0.80 and 0.821.
 
 On the recall bench's seats (tau-bench: 75 long turns, 55 tsvectors stored out of line; LoCoMo ~400
 short ones) the statement is 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-only SQL: the text half
