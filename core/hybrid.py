@@ -57,6 +57,7 @@ WEIGHT = 0.5  # of meaning against words; see bench/recall.py --weights (leave-o
 SHORTLIST = 30  # rows taken from each ranking into the pool (50: +1 point LoCoMo R@10 in bench/recall.py, ~40% more pieces read)
 BM25_K1 = 1.2  # FTS5's bm25() constants, used by the PostgreSQL scorer too
 BM25_B = 0.75
+OVERFETCH = 4  # a seat's index: rows cut by bm25 alone per shortlist row before the scope is read (_sqlite_text)
 _PART = re.compile(r"[^\W_]+", re.UNICODE)
 _OPAQUE = re.compile(r"%([%s])")  # a placeholder (or an escaped percent sign) in a scope's SQL
 
@@ -77,7 +78,7 @@ class Corpus:
     table: str
     fts: str
     fts_weights: str  # bm25() weights, one per FTS5 column in order
-    seat_column: bool = False  # the FTS5 index's first column is "s<seat id>"
+    seat_tokens: bool = False  # the FTS5 index's words are the seat's own (``seat_tokens``): one MATCH reads one seat
     tsv: str = "search_tsv"
     tsv_len: str = "search_len"
     title_weight: float = 1.0  # PostgreSQL: an occurrence weighted 'A' (a title) counts this many times
@@ -114,11 +115,33 @@ def merge_text_indexes(indexes: Sequence[str], *, pages: int = MERGE_PAGES) -> i
     return merged
 
 
-def fts5_query(words: Sequence[str], *, seat: int | None = None, column: str = "") -> str:
-    """An FTS5 MATCH string: any of the words (each a quoted phrase), within the seat's rows."""
-    phrases = " OR ".join('"' + w.replace('"', " ") + '"' for w in words)
-    body = f"{column} : ({phrases})" if column else f"({phrases})"
-    return f"seat : s{int(seat)} AND {body}" if seat is not None else body
+SEAT_TOKENS_SQL = "crewlet_seat_tokens"  # the SQL name of ``seat_tokens`` (the triggers of a seat's index call it)
+
+
+def seat_tokens(seat: int | None, text: str | None) -> str:
+    """A text as a seat's index holds it: each of its words (a run of letters and digits, as FTS5's
+    unicode61 tokenizer cuts it) prefixed ``s<seat id>x``, so the word ``billing`` of seat 4 is the
+    token ``s4xbilling`` and a MATCH of it reads seat 4's postings alone. The prefix is letters and
+    digits only (porter's consonants): stemming the prefixed token gives the prefix and the word's own
+    stem (what the test of this rule checks), case and diacritics are folded by FTS5 as before."""
+    prefix = f"s{int(seat or 0)}x"
+    return " ".join(prefix + w for w in _PART.findall(text or ""))
+
+
+def register_sqlite_functions(dbapi_connection) -> None:
+    """SQLite: the application functions the full-text triggers call, on one DB-API connection (every
+    connection Django opens: ``crewlet.apps``; a connection without it cannot write a seat's rows)."""
+    dbapi_connection.create_function(SEAT_TOKENS_SQL, 2, seat_tokens, deterministic=True)
+
+
+def fts5_query(words: Sequence[str], *, seat: int | None = None) -> str:
+    """An FTS5 MATCH string: any of the words (each a quoted phrase); with ``seat``, of a seat's index
+    (``seat_tokens``: each word's parts prefixed as its rows' are). Empty when no word has a part."""
+    if seat is not None:
+        phrases = [seat_tokens(seat, w) for w in words]
+    else:
+        phrases = [w.replace('"', " ") for w in words]
+    return " OR ".join(f'"{p}"' for p in phrases if _PART.search(p))
 
 
 def pg_phrases(words: Sequence[str]) -> list[str]:
@@ -223,9 +246,9 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
         params += [model, blob, *scope_params]
     else:
         ctes.append("vec AS (SELECT 0 AS id, NULL AS d WHERE 0)")
-    if words:
-        text_ctes, text_params = _sqlite_text(corpus, words, seat if corpus.seat_column else None, scope,
-                                              scope_params, shortlist)
+    match = fts5_query(words, seat=seat if corpus.seat_tokens else None) if words else ""
+    if match:
+        text_ctes, text_params = _sqlite_text(corpus, match, scope, scope_params, shortlist)
         ctes += text_ctes
         params += text_params
     else:
@@ -254,22 +277,47 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
     return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit, limit_in_text=True)
 
 
-def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, scope: str, scope_params: Sequence,
+def _sqlite_text(corpus: Corpus, match: str, scope: str, scope_params: Sequence,
                  shortlist: int) -> tuple[list[str], list]:
-    """The text half: one MATCH of any of the words within the seat's rows (the index's seat column),
-    joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25 (which weighs a word in more
-    than half the rows zero). Counting each word's rows first to leave the common ones out, as the
-    PostgreSQL half does, costs one MATCH per word -- more than bm25 over the rows it would spare
-    (tau-bench dev seat, interleaved with the vector-only path: 3.6x -> 4.2x of it). Measured again
-    with the index merged and the LIMITs in the text: tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x,
-    but LoCoMo's session Hit@1 0.748 -> 0.745 (the pool loses the rows only common words matched)."""
-    match = fts5_query(words, seat=seat, column="body" if seat is not None else "")
-    fts = corpus.fts
-    # CROSS JOIN keeps the FTS5 scan outside (one MATCH), the table read by rowid inside
+    """The text half: one MATCH of any of the words, its best ``shortlist`` rows of the scope by FTS5's
+    bm25, each joined to the scope by rowid.
+
+    A seat's index (``Corpus.seat_tokens``) holds only the seat's rows, nearly all of them in the scope
+    (the scope leaves out what has no vector of the query's model yet, or another kind or outcome): its
+    best ``OVERFETCH`` x ``shortlist`` rows are cut by bm25 alone and only they are read by rowid. When
+    fewer than ``shortlist`` of them are in the scope and the cut left rows out, the scope's best are
+    ranked again over every matched row (the join below, as an index without seat tokens always is), so
+    the shortlist is exact either way: the rows are totally ordered (bm25, then id), and ``shortlist``
+    scope rows among the first K matched rows are the scope's first ``shortlist``. Prefetch bench seat
+    (5,000 episodes, 1,755 rows matched): bm25 top-30 of the seat's index 1.4 ms, joining every matched
+    row to the scope before the cut another 5 ms (a row read a page), the 120 cut rows 0.5 ms.
+
+    Counting each word's rows first to leave the common ones out, as the PostgreSQL half does, costs
+    one MATCH per word -- more than bm25 over the rows it would spare (measured when every seat shared one
+    index: tau-bench dev seat, interleaved with the vector-only path: 3.6x -> 4.2x of it; again with the
+    index merged and the LIMITs in the text: tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x, but
+    LoCoMo's session Hit@1 0.748 -> 0.745: the pool loses the rows only common words matched)."""
+    if not corpus.seat_tokens:
+        return [f"txt AS ({_text_join(corpus, scope, shortlist)})"], [match, *scope_params]
+    fts, over = corpus.fts, int(shortlist) * OVERFETCH
+    # the full ranking only when the cut may have left a scope row out (a constant test: run once, first)
+    short = f"(SELECT COUNT(*) FROM kept) < {int(shortlist)} AND (SELECT COUNT(*) FROM cut) = {over} AND "
     return [
-        f"txt AS (SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
-        f" ON t.id = {fts}.rowid WHERE {fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC LIMIT {int(shortlist)})",
-    ], [match, *scope_params]
+        f"cut AS MATERIALIZED (SELECT rowid AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts}"
+        f" WHERE {fts} MATCH %s ORDER BY s DESC, rowid DESC LIMIT {over})",
+        f"kept AS MATERIALIZED (SELECT cut.id AS id, cut.s AS s FROM cut CROSS JOIN {corpus.table} t ON t.id = cut.id"
+        f" WHERE {scope} ORDER BY s DESC, id DESC LIMIT {int(shortlist)})",
+        f"txt AS (SELECT id, s FROM kept UNION ALL SELECT * FROM ({_text_join(corpus, scope, shortlist, short)}))",
+    ], [match, *scope_params, match, *scope_params]
+
+
+def _text_join(corpus: Corpus, scope: str, shortlist: int, guard: str = "") -> str:
+    """The scope's best ``shortlist`` of every row the MATCH finds (each joined to the scope by rowid;
+    CROSS JOIN keeps the FTS5 scan outside, one MATCH, the table read inside)."""
+    fts = corpus.fts
+    return (f"SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
+            f" ON t.id = {fts}.rowid WHERE {guard}{fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC"
+            f" LIMIT {int(shortlist)}")
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
