@@ -96,3 +96,9 @@ def test_a_scope_row_is_found_below_many_better_matches_the_scope_leaves_out(sea
     ids = [i for i, _ in hybrid.ranked(diary.CORPUS, scope=scope, scope_params=[seat.pk, now], vector=None, model="",
                                        words=search_words("Tarvik"), limit=5, seat=seat.pk)]
     assert [DiaryEntry.objects.get(pk=i).content for i in ids] == [live]
+
+
+def test_a_words_other_forms_still_meet_it_in_the_seats_index(seat):
+    write(seat, "Lunch is at noon on Fridays.")
+    target = write(seat, "The exports were deployed by the finance team.").content
+    assert by_words(seat, "export deploying") == [target]
