@@ -305,26 +305,27 @@ def _sqlite_text(corpus: Corpus, match: str, scope: str, scope_params: Sequence,
     index merged and the LIMITs in the text: tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x, but
     LoCoMo's session Hit@1 0.748 -> 0.745: the pool loses the rows only common words matched)."""
     if not corpus.seat_tokens:
-        return [f"txt AS ({_text_join(corpus, scope, shortlist)})"], [match, *scope_params]
+        return [f"txt AS ({_text_join(corpus, scope, str(int(shortlist)))})"], [match, *scope_params]
     fts, over = corpus.fts, int(shortlist) * OVERFETCH
-    # the full ranking only when the cut may have left a scope row out (a constant test: run once, first)
-    short = f"(SELECT COUNT(*) FROM kept) < {int(shortlist)} AND (SELECT COUNT(*) FROM cut) = {over} AND "
+    # the full ranking only when the cut may have left a scope row out: otherwise its LIMIT is 0, which
+    # SQLite tests before it opens the MATCH (a constant test in its WHERE still ran the MATCH's setup)
+    again = (f"(CASE WHEN (SELECT COUNT(*) FROM kept) < {int(shortlist)} AND (SELECT COUNT(*) FROM cut) = {over}"
+             f" THEN {int(shortlist)} ELSE 0 END)")
     return [
         f"cut AS MATERIALIZED (SELECT rowid AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts}"
         f" WHERE {fts} MATCH %s ORDER BY s DESC, rowid DESC LIMIT {over})",
         f"kept AS MATERIALIZED (SELECT cut.id AS id, cut.s AS s FROM cut CROSS JOIN {corpus.table} t ON t.id = cut.id"
         f" WHERE {scope} ORDER BY s DESC, id DESC LIMIT {int(shortlist)})",
-        f"txt AS (SELECT id, s FROM kept UNION ALL SELECT * FROM ({_text_join(corpus, scope, shortlist, short)}))",
+        f"txt AS (SELECT id, s FROM kept UNION ALL SELECT * FROM ({_text_join(corpus, scope, again)}))",
     ], [match, *scope_params, match, *scope_params]
 
 
-def _text_join(corpus: Corpus, scope: str, shortlist: int, guard: str = "") -> str:
-    """The scope's best ``shortlist`` of every row the MATCH finds (each joined to the scope by rowid;
+def _text_join(corpus: Corpus, scope: str, limit: str) -> str:
+    """The scope's best ``limit`` of every row the MATCH finds (each joined to the scope by rowid;
     CROSS JOIN keeps the FTS5 scan outside, one MATCH, the table read inside)."""
     fts = corpus.fts
     return (f"SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
-            f" ON t.id = {fts}.rowid WHERE {guard}{fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC"
-            f" LIMIT {int(shortlist)}")
+            f" ON t.id = {fts}.rowid WHERE {fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC LIMIT {limit}")
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
