@@ -16,23 +16,25 @@ The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversat
 Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers; a seat's corpus (episodes,
 notes) holds each word as the seat's own token (``seat_tokens``), so one MATCH -- and bm25's count of
 each word's rows -- reads that seat's postings alone, and its best rows are cut by bm25 before the
-scope is read by rowid (``_sqlite_text``); PostgreSQL a generated ``tsvector`` column served by a GIN index, scored by BM25 computed in SQL over
-the scope (term frequencies from the tsvector's positions, document frequencies over the scope's rows,
-the length a generated column) -- ``ts_rank`` has no rarity weighting. Only content words
+scope is read by rowid (``_sqlite_seat_text``); PostgreSQL a generated ``tsvector`` column served by a
+GIN index, scored by BM25 computed in SQL over the scope (term frequencies from the tsvector's
+positions, document frequencies over the scope's rows, the length a generated column) -- ``ts_rank``
+has no rarity weighting. Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
 Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
 
 - a word in more than half the scope's rows is no evidence (BM25's rarity weight is zero or near it),
-  yet matching it scores nearly every row; PostgreSQL counts each query lexeme in the scope first (one
-  ``@@`` of one lexeme per row, in C) and matches only the rarer ones -- the rarest alone when every
-  one is that common -- so only the rows they match are unnested for term frequencies. SQLite matches
-  every word (counting each first costs one MATCH per word, more than the scoring it would spare):
-  ``bm25()`` counts a word's rows in the seat but weighs them against the whole index's row count (and
-  length), so such a word weighs little rather than zero once other seats share the index. Counting
-  the rarity in the seat alone (one MATCH per word, each word's bm25 rescaled by the seat's row count)
-  was measured: the text half 2.4 -> 5.4 ms on the prefetch bench seat, tau-bench unchanged at @1 with
-  LoCoMo's rows in the index and one query lower at @3, so it is not done;
+  yet matching it scores nearly every row; both engines count each query word first and match only the
+  rarer ones -- the rarest alone when every one is that common -- PostgreSQL each lexeme in the scope
+  (one ``@@`` of one lexeme per row, in C, so only the rows they match are unnested for term
+  frequencies), SQLite each word in the seat's index (one MATCH of one word over the seat's postings;
+  when every seat shared one index this cost more than it spared, see ``_sqlite_seat_text``). FTS5's
+  ``bm25()`` counts a word's rows in the seat but weighs them against the whole index's row count and
+  average length, so beside the seat's common words left out, rarity within the seat is only nearly
+  the seat's own. Counting it wholly in the seat (one MATCH per word, each word's bm25 rescaled by the
+  seat's row count) was measured: the text half 2.4 -> 5.4 ms on the prefetch bench seat, tau-bench
+  no better with LoCoMo's rows in the index (@3 one query lower), so it is not done;
 - a query the configuration reads as nothing but stopwords (PostgreSQL's ``english`` drops "under",
   "not", "after"; FTS5 drops none) is matched word for word against the rows' text (``Corpus.text``,
   ``simple`` configuration, ranked by ``ts_rank``), so it still finds a lexical match on both engines.
@@ -49,6 +51,7 @@ kept as read, every later ``@@`` on it fetched it from the TOAST table again.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,7 +65,7 @@ WEIGHT = 0.5  # of meaning against words; see bench/recall.py --weights (leave-o
 SHORTLIST = 30  # rows taken from each ranking into the pool (50: +1 point LoCoMo R@10 in bench/recall.py, ~40% more pieces read)
 BM25_K1 = 1.2  # FTS5's bm25() constants, used by the PostgreSQL scorer too
 BM25_B = 0.75
-OVERFETCH = 4  # a seat's index: rows cut by bm25 alone per shortlist row before the scope is read (_sqlite_text)
+OVERFETCH = 4  # a seat's index: rows cut by bm25 alone per shortlist row before the scope is read (_sqlite_seat_text)
 _PART = re.compile(r"[^\W_]+", re.UNICODE)
 _OPAQUE = re.compile(r"%([%s])")  # a placeholder (or an escaped percent sign) in a scope's SQL
 
@@ -83,7 +86,7 @@ class Corpus:
     table: str
     fts: str
     fts_weights: str  # bm25() weights, one per FTS5 column in order
-    seat_tokens: bool = False  # the FTS5 index's words are the seat's own (``seat_tokens``): one MATCH reads one seat
+    seat_tokens: bool = False  # the FTS5 index's words are the seat's own (``seat_tokens``; the table's ``seat_id``)
     tsv: str = "search_tsv"
     tsv_len: str = "search_len"
     title_weight: float = 1.0  # PostgreSQL: an occurrence weighted 'A' (a title) counts this many times
@@ -141,14 +144,14 @@ def register_sqlite_functions(dbapi_connection) -> None:
     dbapi_connection.create_function(SEAT_TOKENS_SQL, 2, seat_tokens, deterministic=True)
 
 
-def fts5_query(words: Sequence[str], *, seat: int | None = None) -> str:
-    """An FTS5 MATCH string: any of the words (each a quoted phrase); with ``seat``, of a seat's index
-    (``seat_tokens``: each word's parts prefixed as its rows' are). Empty when no word has a part."""
+def fts5_phrases(words: Sequence[str], *, seat: int | None = None) -> list[str]:
+    """Each word as one quoted FTS5 phrase; with ``seat``, of a seat's index (``seat_tokens``: each
+    word's parts prefixed as its rows' are). A word without a letter or digit is left out."""
     if seat is not None:
         phrases = [seat_tokens(seat, w) for w in words]
     else:
         phrases = [w.replace('"', " ") for w in words]
-    return " OR ".join(f'"{p}"' for p in phrases if _PART.search(p))
+    return [f'"{p}"' for p in phrases if _PART.search(p)]
 
 
 def pg_phrases(words: Sequence[str]) -> list[str]:
@@ -253,9 +256,10 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
         params += [model, blob, *scope_params]
     else:
         ctes.append("vec AS (SELECT 0 AS id, NULL AS d WHERE 0)")
-    match = fts5_query(words, seat=seat if corpus.seat_tokens else None) if words else ""
-    if match:
-        text_ctes, text_params = _sqlite_text(corpus, match, scope, scope_params, shortlist)
+    phrases = fts5_phrases(words, seat=_seat_of(corpus, seat))
+    if phrases:
+        text = _sqlite_seat_text if corpus.seat_tokens else _sqlite_text
+        text_ctes, text_params = text(corpus, phrases, seat, scope, scope_params, shortlist)
         ctes += text_ctes
         params += text_params
     else:
@@ -284,48 +288,74 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
     return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit, limit_in_text=True)
 
 
-def _sqlite_text(corpus: Corpus, match: str, scope: str, scope_params: Sequence,
-                 shortlist: int) -> tuple[list[str], list]:
-    """The text half: one MATCH of any of the words, its best ``shortlist`` rows of the scope by FTS5's
-    bm25, each joined to the scope by rowid.
-
-    A seat's index (``Corpus.seat_tokens``) holds only the seat's rows, nearly all of them in the scope
-    (the scope leaves out what has no vector of the query's model yet, or another kind or outcome): its
-    best ``OVERFETCH`` x ``shortlist`` rows are cut by bm25 alone and only they are read by rowid. When
-    fewer than ``shortlist`` of them are in the scope and the cut left rows out, the scope's best are
-    ranked again over every matched row (the join below, as an index without seat tokens always is), so
-    the shortlist is exact either way: the rows are totally ordered (bm25, then id), and ``shortlist``
-    scope rows among the first K matched rows are the scope's first ``shortlist``. Prefetch bench seat
-    (5,000 episodes, 1,755 rows matched): bm25 top-30 of the seat's index 1.4 ms, joining every matched
-    row to the scope before the cut another 5 ms (a row read a page), the 120 cut rows 0.5 ms.
-
-    Counting each word's rows first to leave the common ones out, as the PostgreSQL half does, costs
-    one MATCH per word -- more than bm25 over the rows it would spare (measured when every seat shared one
-    index: tau-bench dev seat, interleaved with the vector-only path: 3.6x -> 4.2x of it; again with the
-    index merged and the LIMITs in the text: tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x, but
-    LoCoMo's session Hit@1 0.748 -> 0.745: the pool loses the rows only common words matched)."""
+def _seat_of(corpus: Corpus, seat: int | None) -> int | None:
+    """The seat whose tokens a corpus's words are searched as (None: the index has no seat tokens)."""
     if not corpus.seat_tokens:
-        return [f"txt AS ({_text_join(corpus, scope, str(int(shortlist)))})"], [match, *scope_params]
-    fts, over = corpus.fts, int(shortlist) * OVERFETCH
+        return None
+    if seat is None:
+        raise ValueError(f"{corpus.fts} holds each seat's own words: a search of it names the seat")
+    return int(seat)
+
+
+def _sqlite_text(corpus: Corpus, phrases: list[str], seat: int | None, scope: str, scope_params: Sequence,
+                 shortlist: int) -> tuple[list[str], list]:
+    """The text half of an index without seat tokens (knowledge pages): one MATCH of any of the words,
+    every matched row joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25."""
+    return [f"txt AS ({_text_join(corpus, scope, str(int(shortlist)))})"], [" OR ".join(phrases), *scope_params]
+
+
+def _sqlite_seat_text(corpus: Corpus, phrases: list[str], seat: int | None, scope: str, scope_params: Sequence,
+                      shortlist: int) -> tuple[list[str], list]:
+    """The text half of a seat's index (``Corpus.seat_tokens``: a MATCH reads only the seat's postings).
+
+    Which words: each word's rows in the seat are counted first (one MATCH of one word each, over the
+    seat's postings only), and only the words in at most half the seat's rows are matched -- the rarest
+    alone when every one is that common -- as the PostgreSQL half does. FTS5's bm25 counts a word's rows
+    in the seat but weighs them against the whole index's row count, so such a word (LoCoMo's speaker
+    names) would weigh little rather than nothing, yet still bring every row it is in to be scored.
+
+    Which rows: the seat's index holds only the seat's rows, nearly all of them in the scope (the scope
+    leaves out what has no vector of the query's model yet, or another kind or outcome): its best
+    ``OVERFETCH`` x ``shortlist`` rows are cut by bm25 alone and only they are read by rowid. When fewer
+    than ``shortlist`` of them are in the scope and the cut left rows out, the scope's best are ranked
+    again over every matched row, so the shortlist is exact either way: the rows are totally ordered
+    (bm25, then id), and ``shortlist`` scope rows among the first K matched rows are the scope's first
+    ``shortlist``.
+
+    Measured (interleaved with the vector-only path, same process): prefetch bench seat (5,000 episodes,
+    1,755 rows matched by its ask), bm25 top-30 of the seat's index 1.4 ms where the one index of every
+    seat took 3.2 ms, joining every matched row to the scope before the cut another 5 ms, the 120 cut
+    rows 0.5 ms; LoCoMo's dev conversations (every turn names its speaker) 1.87x -> 1.32x and 1.84x ->
+    1.46x the vector-only path for the common words left out, tau-bench's seat 2.0x either way. When
+    every seat shared one index, counting the words first cost more than it spared (a word's rows were
+    every seat's): tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x, session Hit@1 0.748 -> 0.745."""
+    fts, over, n = corpus.fts, int(shortlist) * OVERFETCH, int(shortlist)
     # the full ranking only when the cut may have left a scope row out: otherwise its LIMIT is 0, which
     # SQLite tests before it opens the MATCH (a constant test in its WHERE still ran the MATCH's setup)
-    again = (f"(CASE WHEN (SELECT COUNT(*) FROM kept) < {int(shortlist)} AND (SELECT COUNT(*) FROM cut) = {over}"
-             f" THEN {int(shortlist)} ELSE 0 END)")
+    again = f"(CASE WHEN (SELECT COUNT(*) FROM kept) < {n} AND (SELECT COUNT(*) FROM cut) = {over} THEN {n} ELSE 0 END)"
+    common = "2 * {w}.n > (SELECT n FROM seat_rows)"
     return [
+        f"words AS MATERIALIZED (SELECT value AS q, (SELECT COUNT(*) FROM {fts} WHERE {fts} MATCH value) AS n"
+        " FROM json_each(%s))",
+        f"seat_rows AS MATERIALIZED (SELECT COUNT(*) AS n FROM {corpus.table} WHERE seat_id = %s)",
+        # '""' (no phrase) matches nothing: no word is in any of the seat's rows
+        "kq AS MATERIALIZED (SELECT COALESCE(group_concat(q, ' OR '), '\"\"') AS q FROM words w WHERE w.n > 0 AND"
+        f" (NOT {common.format(w='w')} OR (NOT EXISTS (SELECT 1 FROM words o WHERE o.n > 0 AND NOT {common.format(w='o')})"
+        " AND w.q = (SELECT o.q FROM words o WHERE o.n > 0 ORDER BY o.n, o.q LIMIT 1))))",
         f"cut AS MATERIALIZED (SELECT rowid AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts}"
-        f" WHERE {fts} MATCH %s ORDER BY s DESC, rowid DESC LIMIT {over})",
+        f" WHERE {fts} MATCH (SELECT q FROM kq) ORDER BY s DESC, rowid DESC LIMIT {over})",
         f"kept AS MATERIALIZED (SELECT cut.id AS id, cut.s AS s FROM cut CROSS JOIN {corpus.table} t ON t.id = cut.id"
-        f" WHERE {scope} ORDER BY s DESC, id DESC LIMIT {int(shortlist)})",
-        f"txt AS (SELECT id, s FROM kept UNION ALL SELECT * FROM ({_text_join(corpus, scope, again)}))",
-    ], [match, *scope_params, match, *scope_params]
+        f" WHERE {scope} ORDER BY s DESC, id DESC LIMIT {n})",
+        f"txt AS (SELECT id, s FROM kept UNION ALL SELECT * FROM ({_text_join(corpus, scope, again, '(SELECT q FROM kq)')}))",
+    ], [json.dumps(phrases), seat, *scope_params, *scope_params]
 
 
-def _text_join(corpus: Corpus, scope: str, limit: str) -> str:
+def _text_join(corpus: Corpus, scope: str, limit: str, match: str = "%s") -> str:
     """The scope's best ``limit`` of every row the MATCH finds (each joined to the scope by rowid;
     CROSS JOIN keeps the FTS5 scan outside, one MATCH, the table read inside)."""
     fts = corpus.fts
     return (f"SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
-            f" ON t.id = {fts}.rowid WHERE {fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC LIMIT {limit}")
+            f" ON t.id = {fts}.rowid WHERE {fts} MATCH {match} AND {scope} ORDER BY s DESC, t.id DESC LIMIT {limit}")
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
