@@ -322,13 +322,15 @@ def _sqlite_seat_text(corpus: Corpus, phrases: list[str], seat: int | None, scop
     (bm25, then id), and ``shortlist`` scope rows among the first K matched rows are the scope's first
     ``shortlist``.
 
-    Measured (interleaved with the vector-only path, same process): prefetch bench seat (5,000 episodes,
-    1,755 rows matched by its ask), bm25 top-30 of the seat's index 1.4 ms where the one index of every
-    seat took 3.2 ms, joining every matched row to the scope before the cut another 5 ms, the 120 cut
-    rows 0.5 ms; LoCoMo's dev conversations (every turn names its speaker) 1.87x -> 1.32x and 1.84x ->
-    1.46x the vector-only path for the common words left out, tau-bench's seat 2.0x either way. When
-    every seat shared one index, counting the words first cost more than it spared (a word's rows were
-    every seat's): tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x, session Hit@1 0.748 -> 0.745."""
+    Measured, each query interleaved with the vector-only path (``ranked_ids``) in one process, against
+    the one index of every seat with its seat column and the scope joined before the cut: prefetch bench
+    (20 seats x 5,000 episodes, 1,755 rows matched by the ask) 2.30x -> 1.32x the vector-only path --
+    bm25 top-30 3.2 -> 1.4 ms, the scope join of every matched row ~5 ms -> the 120 cut rows' 0.5 ms;
+    recall bench dev seats, LoCoMo 1.97x -> 1.29x and 2.01x -> 1.52x (most of it the speakers' names
+    left out: 1.87x -> 1.32x with every word matched and without), tau-bench 1.99x -> 1.91x (75 rows:
+    the pieces and the statement's own cost). When every seat shared one index, counting the words first
+    cost more than it spared (a word's rows were every seat's): tau-bench 2.11x -> 2.32x, LoCoMo 2.10x
+    -> 1.74x, session Hit@1 0.748 -> 0.745."""
     fts, over, n = corpus.fts, int(shortlist) * OVERFETCH, int(shortlist)
     # the full ranking only when the cut may have left a scope row out: otherwise its LIMIT is 0, which
     # SQLite tests before it opens the MATCH (a constant test in its WHERE still ran the MATCH's setup)
