@@ -13,21 +13,28 @@ The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversat
   BM25 divided by the pool's best BM25, so a row no query word matches adds nothing by words and
   a row without a vector of the query's model adds nothing by meaning.
 
-Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers, whose ``seat`` column
-(when the corpus has one) lets one MATCH score only that seat's rows, joined to the scope by rowid;
-PostgreSQL a generated ``tsvector`` column served by a GIN index, scored by BM25 computed in SQL over
-the scope (term frequencies from the tsvector's positions, document frequencies over the scope's rows,
-the length a generated column) -- ``ts_rank`` has no rarity weighting. Only content words
+Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers; a seat's corpus (episodes,
+notes) holds each word as the seat's own token (``seat_tokens``), so one MATCH -- and bm25's count of
+each word's rows -- reads that seat's postings alone, and its best rows are cut by bm25 before the
+scope is read by rowid (``_sqlite_seat_text``); PostgreSQL a generated ``tsvector`` column served by a
+GIN index, scored by BM25 computed in SQL over the scope (term frequencies from the tsvector's
+positions, document frequencies over the scope's rows, the length a generated column) -- ``ts_rank``
+has no rarity weighting. Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
 Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
 
 - a word in more than half the scope's rows is no evidence (BM25's rarity weight is zero or near it),
-  yet matching it scores nearly every row; PostgreSQL counts each query lexeme in the scope first (one
-  ``@@`` of one lexeme per row, in C) and matches only the rarer ones -- the rarest alone when every
-  one is that common -- so only the rows they match are unnested for term frequencies. SQLite's
-  ``bm25()`` weighs such a word zero itself; counting each word first costs one MATCH per word, more
-  than the scoring it would spare, so SQLite matches every word;
+  yet matching it scores nearly every row; both engines count each query word first and match only the
+  rarer ones -- the rarest alone when every one is that common -- PostgreSQL each lexeme in the scope
+  (one ``@@`` of one lexeme per row, in C, so only the rows they match are unnested for term
+  frequencies), SQLite each word in the seat's index (one MATCH of one word over the seat's postings;
+  when every seat shared one index this cost more than it spared, see ``_sqlite_seat_text``). FTS5's
+  ``bm25()`` counts a word's rows in the seat but weighs them against the whole index's row count and
+  average length, so beside the seat's common words left out, rarity within the seat is only nearly
+  the seat's own. Counting it wholly in the seat (one MATCH per word, each word's bm25 rescaled by the
+  seat's row count) was measured: the text half 2.4 -> 5.4 ms on the prefetch bench seat, tau-bench
+  no better with LoCoMo's rows in the index (@3 one query lower), so it is not done;
 - a query the configuration reads as nothing but stopwords (PostgreSQL's ``english`` drops "under",
   "not", "after"; FTS5 drops none) is matched word for word against the rows' text (``Corpus.text``,
   ``simple`` configuration, ranked by ``ts_rank``), so it still finds a lexical match on both engines.
@@ -71,6 +78,7 @@ short ones) the statement is 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-onl
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,6 +92,7 @@ WEIGHT = 0.5  # of meaning against words; see bench/recall.py --weights (leave-o
 SHORTLIST = 30  # rows taken from each ranking into the pool (50: +1 point LoCoMo R@10 in bench/recall.py, ~40% more pieces read)
 BM25_K1 = 1.2  # FTS5's bm25() constants, used by the PostgreSQL scorer too
 BM25_B = 0.75
+OVERFETCH = 4  # a seat's index: rows cut by bm25 alone per shortlist row before the scope is read (_sqlite_seat_text)
 _PART = re.compile(r"[^\W_]+", re.UNICODE)
 _OPAQUE = re.compile(r"%([%s])")  # a placeholder (or an escaped percent sign) in a scope's SQL
 
@@ -104,7 +113,7 @@ class Corpus:
     table: str
     fts: str
     fts_weights: str  # bm25() weights, one per FTS5 column in order
-    seat_column: bool = False  # the FTS5 index's first column is "s<seat id>"
+    seat_tokens: bool = False  # the FTS5 index's words are the seat's own (``seat_tokens``; the table's ``seat_id``)
     tsv: str = "search_tsv"
     tsv_len: str = "search_len"
     title_weight: float = 1.0  # PostgreSQL: an occurrence weighted 'A' (a title) counts this many times
@@ -141,11 +150,35 @@ def merge_text_indexes(indexes: Sequence[str], *, pages: int = MERGE_PAGES) -> i
     return merged
 
 
-def fts5_query(words: Sequence[str], *, seat: int | None = None, column: str = "") -> str:
-    """An FTS5 MATCH string: any of the words (each a quoted phrase), within the seat's rows."""
-    phrases = " OR ".join('"' + w.replace('"', " ") + '"' for w in words)
-    body = f"{column} : ({phrases})" if column else f"({phrases})"
-    return f"seat : s{int(seat)} AND {body}" if seat is not None else body
+SEAT_TOKENS_SQL = "crewlet_seat_tokens"  # the SQL name of ``seat_tokens`` (the triggers of a seat's index call it)
+
+
+def seat_tokens(seat: int | None, text: str | None) -> str:
+    """A text as a seat's index holds it: each of its words (a run of letters and digits, as FTS5's
+    unicode61 tokenizer cuts it) prefixed ``s<seat id>x``, so the word ``billing`` of seat 4 is the
+    token ``s4xbilling`` and a MATCH of it reads seat 4's postings alone. The prefix is consonants and
+    digits to the porter stemmer, which leaves a word's stem as it was (FTS5 folds case and diacritics as
+    before) except in short words: of the 4,215 distinct words of the bench's dev data (LoCoMo, tau-bench)
+    19 stem otherwise -- a vowel-led three-letter stem keeps its e (use/used/using meet as ``use``, no
+    longer with ``us``; ``ate`` no longer meets ``at``) and a one- or two-letter word is stemmed (is: i)."""
+    prefix = f"s{int(seat or 0)}x"
+    return " ".join(prefix + w for w in _PART.findall(text or ""))
+
+
+def register_sqlite_functions(dbapi_connection) -> None:
+    """SQLite: the application functions the full-text triggers call, on one DB-API connection (every
+    connection Django opens: ``crewlet.apps``; a connection without it cannot write a seat's rows)."""
+    dbapi_connection.create_function(SEAT_TOKENS_SQL, 2, seat_tokens, deterministic=True)
+
+
+def fts5_phrases(words: Sequence[str], *, seat: int | None = None) -> list[str]:
+    """Each word as one quoted FTS5 phrase; with ``seat``, of a seat's index (``seat_tokens``: each
+    word's parts prefixed as its rows' are). A word without a letter or digit is left out."""
+    if seat is not None:
+        phrases = [seat_tokens(seat, w) for w in words]
+    else:
+        phrases = [w.replace('"', " ") for w in words]
+    return [f'"{p}"' for p in phrases if _PART.search(p)]
 
 
 def pg_phrases(words: Sequence[str]) -> list[str]:
@@ -250,9 +283,10 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
         params += [model, blob, *scope_params]
     else:
         ctes.append("vec AS (SELECT 0 AS id, NULL AS d WHERE 0)")
-    if words:
-        text_ctes, text_params = _sqlite_text(corpus, words, seat if corpus.seat_column else None, scope,
-                                              scope_params, shortlist)
+    phrases = fts5_phrases(words, seat=_seat_of(corpus, seat))
+    if phrases:
+        text = _sqlite_seat_text if corpus.seat_tokens else _sqlite_text
+        text_ctes, text_params = text(corpus, phrases, seat, scope, scope_params, shortlist)
         ctes += text_ctes
         params += text_params
     else:
@@ -281,22 +315,76 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
     return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit, limit_in_text=True)
 
 
-def _sqlite_text(corpus: Corpus, words: list[str], seat: int | None, scope: str, scope_params: Sequence,
+def _seat_of(corpus: Corpus, seat: int | None) -> int | None:
+    """The seat whose tokens a corpus's words are searched as (None: the index has no seat tokens)."""
+    if not corpus.seat_tokens:
+        return None
+    if seat is None:
+        raise ValueError(f"{corpus.fts} holds each seat's own words: a search of it names the seat")
+    return int(seat)
+
+
+def _sqlite_text(corpus: Corpus, phrases: list[str], seat: int | None, scope: str, scope_params: Sequence,
                  shortlist: int) -> tuple[list[str], list]:
-    """The text half: one MATCH of any of the words within the seat's rows (the index's seat column),
-    joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25 (which weighs a word in more
-    than half the rows zero). Counting each word's rows first to leave the common ones out, as the
-    PostgreSQL half does, costs one MATCH per word -- more than bm25 over the rows it would spare
-    (tau-bench dev seat, interleaved with the vector-only path: 3.6x -> 4.2x of it). Measured again
-    with the index merged and the LIMITs in the text: tau-bench 2.11x -> 2.32x, LoCoMo 2.10x -> 1.74x,
-    but LoCoMo's session Hit@1 0.748 -> 0.745 (the pool loses the rows only common words matched)."""
-    match = fts5_query(words, seat=seat, column="body" if seat is not None else "")
-    fts = corpus.fts
-    # CROSS JOIN keeps the FTS5 scan outside (one MATCH), the table read by rowid inside
+    """The text half of an index without seat tokens (knowledge pages): one MATCH of any of the words,
+    every matched row joined to the scope by rowid, its best ``shortlist`` by FTS5's bm25."""
+    return [f"txt AS ({_text_join(corpus, scope, str(int(shortlist)))})"], [" OR ".join(phrases), *scope_params]
+
+
+def _sqlite_seat_text(corpus: Corpus, phrases: list[str], seat: int | None, scope: str, scope_params: Sequence,
+                      shortlist: int) -> tuple[list[str], list]:
+    """The text half of a seat's index (``Corpus.seat_tokens``: a MATCH reads only the seat's postings).
+
+    Which words: each word's rows in the seat are counted first (one MATCH of one word each, over the
+    seat's postings only), and only the words in at most half the seat's rows are matched -- the rarest
+    alone when every one is that common -- as the PostgreSQL half does. FTS5's bm25 counts a word's rows
+    in the seat but weighs them against the whole index's row count, so such a word (LoCoMo's speaker
+    names) would weigh little rather than nothing, yet still bring every row it is in to be scored.
+
+    Which rows: the seat's index holds only the seat's rows, nearly all of them in the scope (the scope
+    leaves out what has no vector of the query's model yet, or another kind or outcome): its best
+    ``OVERFETCH`` x ``shortlist`` rows are cut by bm25 alone and only they are read by rowid. When fewer
+    than ``shortlist`` of them are in the scope and the cut left rows out, the scope's best are ranked
+    again over every matched row, so the shortlist is exact either way: the rows are totally ordered
+    (bm25, then id), and ``shortlist`` scope rows among the first K matched rows are the scope's first
+    ``shortlist``.
+
+    Measured, each query interleaved with the vector-only path (``ranked_ids``) in one process, against
+    the one index of every seat with its seat column and the scope joined before the cut: prefetch bench
+    (20 seats x 5,000 episodes, 1,755 rows matched by the ask) 2.30x -> 1.32x the vector-only path --
+    bm25 top-30 3.2 -> 1.4 ms, the scope join of every matched row ~5 ms -> the 120 cut rows' 0.5 ms;
+    recall bench dev seats, LoCoMo 1.97x -> 1.29x and 2.01x -> 1.52x (most of it the speakers' names
+    left out: 1.87x -> 1.32x with every word matched and without), tau-bench 1.99x -> 1.91x (75 rows:
+    the pieces and the statement's own cost). When every seat shared one index, counting the words first
+    cost more than it spared (a word's rows were every seat's): tau-bench 2.11x -> 2.32x, LoCoMo 2.10x
+    -> 1.74x, session Hit@1 0.748 -> 0.745."""
+    fts, over, n = corpus.fts, int(shortlist) * OVERFETCH, int(shortlist)
+    # the full ranking only when the cut may have left a scope row out: otherwise its LIMIT is 0, which
+    # SQLite tests before it opens the MATCH (a constant test in its WHERE still ran the MATCH's setup)
+    again = f"(CASE WHEN (SELECT COUNT(*) FROM kept) < {n} AND (SELECT COUNT(*) FROM cut) = {over} THEN {n} ELSE 0 END)"
+    common = "2 * {w}.n > (SELECT n FROM seat_rows)"
     return [
-        f"txt AS (SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
-        f" ON t.id = {fts}.rowid WHERE {fts} MATCH %s AND {scope} ORDER BY s DESC, t.id DESC LIMIT {int(shortlist)})",
-    ], [match, *scope_params]
+        f"words AS MATERIALIZED (SELECT value AS q, (SELECT COUNT(*) FROM {fts} WHERE {fts} MATCH value) AS n"
+        " FROM json_each(%s))",
+        f"seat_rows AS MATERIALIZED (SELECT COUNT(*) AS n FROM {corpus.table} WHERE seat_id = %s)",
+        # '""' (no phrase) matches nothing: no word is in any of the seat's rows
+        "kq AS MATERIALIZED (SELECT COALESCE(group_concat(q, ' OR '), '\"\"') AS q FROM words w WHERE w.n > 0 AND"
+        f" (NOT {common.format(w='w')} OR (NOT EXISTS (SELECT 1 FROM words o WHERE o.n > 0 AND NOT {common.format(w='o')})"
+        " AND w.q = (SELECT o.q FROM words o WHERE o.n > 0 ORDER BY o.n, o.q LIMIT 1))))",
+        f"cut AS MATERIALIZED (SELECT rowid AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts}"
+        f" WHERE {fts} MATCH (SELECT q FROM kq) ORDER BY s DESC, rowid DESC LIMIT {over})",
+        f"kept AS MATERIALIZED (SELECT cut.id AS id, cut.s AS s FROM cut CROSS JOIN {corpus.table} t ON t.id = cut.id"
+        f" WHERE {scope} ORDER BY s DESC, id DESC LIMIT {n})",
+        f"txt AS (SELECT id, s FROM kept UNION ALL SELECT * FROM ({_text_join(corpus, scope, again, '(SELECT q FROM kq)')}))",
+    ], [json.dumps(phrases), seat, *scope_params, *scope_params]
+
+
+def _text_join(corpus: Corpus, scope: str, limit: str, match: str = "%s") -> str:
+    """The scope's best ``limit`` of every row the MATCH finds (each joined to the scope by rowid;
+    CROSS JOIN keeps the FTS5 scan outside, one MATCH, the table read inside)."""
+    fts = corpus.fts
+    return (f"SELECT t.id AS id, -bm25({fts}, {corpus.fts_weights}) AS s FROM {fts} CROSS JOIN {corpus.table} t"
+            f" ON t.id = {fts}.rowid WHERE {fts} MATCH {match} AND {scope} ORDER BY s DESC, t.id DESC LIMIT {limit}")
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,

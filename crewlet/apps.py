@@ -10,9 +10,11 @@ def _load_sqlite_vec(sender, connection, **kwargs):
         register_pgvector(connection)
         return
     if connection.vendor == "sqlite":
+        from core.hybrid import register_sqlite_functions
         from crewlet.sqlite_driver import load_vec
 
         load_vec(connection.connection)
+        register_sqlite_functions(connection.connection)  # the full-text triggers call them
         # WAL lets readers run beside the one writer: API requests and qcluster workers share the file
         name = str(connection.settings_dict.get("NAME") or "")
         if name and ":memory:" not in name and "mode=memory" not in name:

@@ -3,8 +3,8 @@
 - by meaning: a turn is as near to the query as the nearest of its vectors -- the whole text's
   pooled vector or one of its own messages' opening lines' (``episode_pieces``, compared for the pool only);
 - by words: the query's content words (``learning.words``) against the turn's label (once), ask
-  and account -- SQLite FTS5 ``bm25`` over ``episodes_fts`` (which carries the seat, so a MATCH
-  scores only the seat's rows), PostgreSQL BM25 over the generated ``search_tsv`` column (GIN);
+  and account -- SQLite FTS5 ``bm25`` over ``episodes_fts`` (whose words are the seat's own tokens,
+  so a MATCH reads only the seat's rows), PostgreSQL BM25 over the generated ``search_tsv`` column (GIN);
 - fused by score: half the cosine min-max normalised over the pool, half the BM25 over the pool's
   best (``core.hybrid.WEIGHT``).
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from crewlet.models import Seat
 
 RECALL_MAX_DISTANCE = 0.9
-CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="0.0, 1.0", seat_column=True,
+CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="1.0", seat_tokens=True,
                        pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"),
                        text="(CASE WHEN strpos(t.ask, t.task_summary) > 0 THEN '' ELSE t.task_summary END)"
                             " || ' ' || t.ask || ' ' || t.plan_summary")

@@ -2,11 +2,15 @@
 nearly every row of the seat does not drown a rare word's match, a query of such words alone still
 matches, and a query of nothing but stopwords finds its words. Notes are written through the diary's
 writer; the text half is read on its own (no query vector), as a search that could not embed its query
-is."""
+is. A word's rarity is its rarity among the seat's own rows, and a row of the scope is found however many
+better matches outside the scope the seat holds."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import connection
+from django.utils import timezone
 
 from core import hybrid
 from learning import diary
@@ -69,3 +73,32 @@ def test_a_stopword_query_reads_only_the_seats_rows(seat):
     write(other, "The parcel is under the doormat.")
     mine = write(seat, "The keys are under the mat.").content
     assert by_words(seat, "under") == [mine]
+
+
+def test_a_words_rarity_is_counted_in_the_seats_own_rows(seat):
+    other = SeatFactory(company=seat.company, role=seat.role, unit=seat.unit)
+    for i in range(60):
+        write(other, f"The Ostrava office sent invoice batch {i}.")  # common in another seat only
+    ostrava = write(seat, "The Ostrava office is closed.").content  # the rarer word in this seat
+    for city in ("Lisbon", "Porto", "Braga"):
+        write(seat, f"The Kestrel review was moved to {city}.")
+    found = by_words(seat, "Ostrava Kestrel")
+    assert found[0] == ostrava  # Kestrel is in three of the seat's rows, Ostrava in one
+
+
+def test_a_scope_row_is_found_below_many_better_matches_the_scope_leaves_out(seat):
+    long_ago = timezone.now() - timedelta(days=30)
+    for i in range(hybrid.SHORTLIST * hybrid.OVERFETCH + 10):  # more than the text half's first cut
+        diary.write(seat=seat, content=f"Tarvik Tarvik {i}", kind=DiaryEntry.SHORT, ttl_days=1, now=long_ago)
+    live = write(seat, "The quarterly planning notes also mention Tarvik once, near the end.").content
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    scope = "t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"  # the diary's live notes
+    ids = [i for i, _ in hybrid.ranked(diary.CORPUS, scope=scope, scope_params=[seat.pk, now], vector=None, model="",
+                                       words=search_words("Tarvik"), limit=5, seat=seat.pk)]
+    assert [DiaryEntry.objects.get(pk=i).content for i in ids] == [live]
+
+
+def test_a_words_other_forms_still_meet_it_in_the_seats_index(seat):
+    write(seat, "Lunch is at noon on Fridays.")
+    target = write(seat, "The exports were deployed by the finance team.").content
+    assert by_words(seat, "export deploying") == [target]
