@@ -12,7 +12,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError
-from django.db.models import Subquery
 
 from core.statements import Compiled
 from learning.models import PrefetchSnapshot
@@ -147,10 +146,10 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
 def bound_snapshots(seat: Seat) -> None:
     """Keep the seat's most recent 256 runs' prefixes: a cache, not a leak (run once per 32 new ones).
 
-    Per seat: a busy seat never evicts a quiet seat's frozen prefix of a turn still running. One
-    DELETE: the cutoff (the newest run past the kept ones) is its subquery, and with no such run
-    it deletes nothing.
+    Per seat: a busy seat never evicts a quiet seat's frozen prefix of a turn still running.
     """
     keep = bounds.FROZEN_RUNS_KEPT
     mine = PrefetchSnapshot.objects.filter(seat=seat)
-    mine.filter(id__lte=Subquery(mine.order_by("-id").values("id")[keep : keep + 1])).delete()
+    cutoff = list(mine.order_by("-id").values_list("id", flat=True)[keep : keep + 1])
+    if cutoff:
+        mine.filter(id__lte=cutoff[0]).delete()

@@ -3,8 +3,6 @@
 import types
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from core.models import Event
 from knowledge.pages import save_page
@@ -118,18 +116,3 @@ def test_pruning_the_frozen_prefixes_is_amortised_over_turn_starts(seat, run, mo
     assert any(later < earlier for earlier, later in zip(counts, counts[1:], strict=False))  # it did prune
     assert PrefetchSnapshot.objects.order_by("-id").first().run_id == "r11"
 
-
-
-def test_pruning_is_one_delete_of_the_runs_past_the_kept_ones(seat, other_seat, monkeypatch):
-    monkeypatch.setattr(assemble.bounds, "FROZEN_RUNS_KEPT", 2)
-    for i in range(5):
-        PrefetchSnapshot.objects.create(seat=seat, run_id=f"r{i}", rendered={})
-    PrefetchSnapshot.objects.create(seat=other_seat, run_id="r0", rendered={})
-    with CaptureQueriesContext(connection) as queries:
-        assemble.bound_snapshots(seat)
-
-    assert [q["sql"].split(" ")[0] for q in queries.captured_queries] == ["DELETE"]
-    assert list(PrefetchSnapshot.objects.filter(seat=seat).order_by("id").values_list("run_id", flat=True)) == ["r3", "r4"]
-    assemble.bound_snapshots(seat)  # nothing past the bound: nothing deleted
-    assert PrefetchSnapshot.objects.filter(seat=seat).count() == 2
-    assert PrefetchSnapshot.objects.filter(seat=other_seat).count() == 1
