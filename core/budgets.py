@@ -9,8 +9,7 @@ import logging
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.db import DatabaseError, connection, transaction
-from django.db.models import F
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 if TYPE_CHECKING:
@@ -52,45 +51,24 @@ def has_room(seat: Seat) -> bool | None:
     return True
 
 
-# Both counters in ONE statement, each row locked in the order the two per-scope UPDATEs took them
-# (the seat's, then the company's): two charges of one seat and company queue on the seat's row
-# instead of each holding one row the other waits for. SQLite's write lock is the database's, so it
-# needs no order. The scopes that come back were charged; a missing one is the window's first charge.
-_CHARGE_SQL = {
-    "postgresql": (
-        'UPDATE "{table}" SET tokens = "{table}".tokens + %s FROM (SELECT id FROM "{table}" WHERE window_start = %s'
-        " AND ((scope = 'seat' AND scope_id = %s) OR (scope = 'company' AND scope_id = %s))"
-        ' ORDER BY scope DESC FOR UPDATE) AS locked WHERE "{table}".id = locked.id RETURNING "{table}".scope'
-    ),
-    "sqlite": (
-        'UPDATE "{table}" SET tokens = tokens + %s WHERE window_start = %s'
-        " AND ((scope = 'seat' AND scope_id = %s) OR (scope = 'company' AND scope_id = %s)) RETURNING scope"
-    ),
-}
+# Both counters in ONE statement, existing or not: an upsert (the window's first charge creates the
+# row, a later one adds to it; two charges racing for a new row meet in the unique index, never in
+# a second row). No answer is read back, so on PostgreSQL it goes out with the turn start's other
+# writes without a round trip of its own (``core.statements.pipelined``). PostgreSQL locks the rows
+# in the order of the VALUES (the seat's, then the company's), the order the per-scope UPDATEs took
+# them: two charges of one seat and company queue on the seat's row instead of each holding one row
+# the other waits for. SQLite's write lock is the database's, so it needs no order.
+_CHARGE_SQL = (
+    'INSERT INTO "{table}" (scope, scope_id, window_start, tokens) VALUES (%s, %s, %s, %s), (%s, %s, %s, %s)'
+    ' ON CONFLICT (scope, scope_id, window_start) DO UPDATE SET tokens = "{table}".tokens + excluded.tokens'
+)
 
 
 def charge(seat: Seat, tokens: int) -> None:
-    """Add ``tokens`` to the seat's and the company's counters in the current window."""
+    """Add ``tokens`` to the seat's and the company's counters in the current window (one statement)."""
     from crewlet.models import BudgetCounter
 
-    start = window_start(seat.company.budget_window)
-    scopes = (("seat", seat.pk), ("company", seat.company_id))
-    charged = _charge_existing(BudgetCounter, start, scopes, tokens)
-    for scope, scope_id in scopes:
-        if scope in charged:
-            continue
-        with transaction.atomic():  # the window's first charge: the row is created (or raced and updated)
-            _row, created = BudgetCounter.objects.get_or_create(
-                scope=scope, scope_id=scope_id, window_start=start, defaults={"tokens": tokens}
-            )
-            if not created:
-                BudgetCounter.objects.filter(pk=_row.pk).update(tokens=F("tokens") + tokens)
-
-
-def _charge_existing(model, start: datetime, scopes, tokens: int) -> set[str]:
-    """One UPDATE of the window's existing counters of ``scopes``; the scopes it charged."""
-    (_, seat_id), (_, company_id) = scopes
+    start = connection.ops.adapt_datetimefield_value(window_start(seat.company.budget_window))
     with connection.cursor() as cursor:
-        cursor.execute(_CHARGE_SQL[connection.vendor].format(table=model._meta.db_table),
-                       [tokens, connection.ops.adapt_datetimefield_value(start), seat_id, company_id])
-        return {row[0] for row in cursor.fetchall()}
+        cursor.execute(_CHARGE_SQL.format(table=BudgetCounter._meta.db_table),
+                       ["seat", seat.pk, start, tokens, "company", seat.company_id, start, tokens])

@@ -6,8 +6,10 @@ from django.db.backends.signals import connection_created
 def _load_sqlite_vec(sender, connection, **kwargs):
     if connection.vendor == "postgresql":
         from core.vectors import register_pgvector
+        from crewlet.pg_driver import use_c_timestamps
 
         register_pgvector(connection)
+        use_c_timestamps(connection)
         return
     if connection.vendor == "sqlite":
         from core.hybrid import register_sqlite_functions

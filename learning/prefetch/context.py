@@ -18,6 +18,13 @@ attempts are charged together: one charge of their summed tokens.
 That transaction is tried first with no savepoint at all (most turn starts fail nowhere); if
 anything in it fails it is rolled back whole and run again with each write under a savepoint of
 its own, so a write that fails costs only itself.
+
+Measured and not taken (PostgreSQL, 2 busy cores, interleaved A/B): sending that transaction's
+writes in psycopg's pipeline mode (the frozen prefix last, no answer awaited before it). Its
+writes are five statements of 0.06-0.27 ms each on the server; what a turn start waits for is
+CPU (psycopg's and the backend's), not round trips: the commit phase took 6.48 ms pipelined
+against 6.13 ms sent one by one (medians of 150 interleaved turn starts each), and six UPDATEs
+and a COMMIT 1.58 ms pipelined, 1.55 ms one by one, 1.48 ms as one multi-statement string.
 """
 
 from __future__ import annotations

@@ -74,8 +74,10 @@ def triggered_by(ctx: PrefetchContext) -> list[str]:
     return [i.who for i in ctx.request.senders(exclude_handle=ctx.seat.handle)]
 
 
-def _hint(ctx: PrefetchContext) -> BlockResult:
-    if has_notes(ctx.seat):
+def _hint(ctx: PrefetchContext, *, pool: list[diary.PoolNote] | None = None) -> BlockResult:
+    """The empty-memory hint, for a seat that holds a live note: a pool just read non-empty says so
+    (it holds live notes only), so only the gate path reads it (``has_notes``)."""
+    if pool or (pool is None and has_notes(ctx.seat)):
         return BlockResult(NAME, f"{HEADING}\n{EmptyMemoryHint}", selection_count=0)
     return BlockResult(NAME, selection_count=0)
 
@@ -92,7 +94,7 @@ def start(ctx: PrefetchContext):
     if not pool:
         return done(BlockResult(NAME, selection_count=0))
     if not aux.available(ctx.seat):
-        return done(_hint(ctx))
+        return done(_hint(ctx, pool=pool))
     future = ctx.submit(PURPOSE, filter_inputs(query=ctx.request.ask, triggered_by=triggered_by(ctx), candidates=pool))
     return lambda: _finish(ctx, pool, future)
 
@@ -101,11 +103,11 @@ def _finish(ctx: PrefetchContext, pool: list[diary.PoolNote], future) -> BlockRe
     try:
         picked = selected_ids(ctx.collect(future), pool)
     except AuxDidNotAnswer:
-        return _hint(ctx)
+        return _hint(ctx, pool=pool)
     by_id = {e.id: e for e in pool}
     shown = [by_id[i] for i in picked[: bounds.MEMORY_BLOCK_NOTES]]
     if not shown:
-        return _hint(ctx)
+        return _hint(ctx, pool=pool)
     ctx.defer(partial(diary.mark_used, [e.id for e in shown]))
     return BlockResult(NAME, f"{HEADING}\n{render_notes(shown)}", selection_count=len(shown),
                        shown={"notes": [e.id for e in shown]})

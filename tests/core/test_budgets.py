@@ -1,5 +1,5 @@
-"""``budgets.charge``: the seat's and the company's counters of the current window, in one statement
-once the window's counters exist."""
+"""``budgets.charge``: the seat's and the company's counters of the current window, in one statement,
+the window's first charge (which creates them) included."""
 
 from __future__ import annotations
 
@@ -19,11 +19,17 @@ def _spent(seat) -> tuple[int, int]:
     return budgets.spent("seat", seat.pk, window), budgets.spent("company", seat.company_id, window)
 
 
-def test_a_windows_first_charge_creates_both_counters(seat):
-    budgets.charge(seat, 7)
+def _writes(queries) -> list[str]:
+    return [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().upper().startswith(WRITES)]
+
+
+def test_a_windows_first_charge_creates_both_counters_in_one_write(seat):
+    with CaptureQueriesContext(connections["default"]) as queries:
+        budgets.charge(seat, 7)
 
     assert _spent(seat) == (7, 7)
     assert BudgetCounter.objects.count() == 2
+    assert len(queries.captured_queries) == 1 and "crewlet_budgetcounter" in _writes(queries)[0]
 
 
 def test_a_later_charge_adds_to_both_counters_in_one_write(seat):
@@ -32,7 +38,8 @@ def test_a_later_charge_adds_to_both_counters_in_one_write(seat):
         budgets.charge(seat, 5)
 
     assert _spent(seat) == (12, 12)
-    writes = [q["sql"] for q in queries.captured_queries if q["sql"].lstrip().upper().startswith(WRITES)]
+    assert BudgetCounter.objects.count() == 2
+    writes = _writes(queries)
     assert len(writes) == 1 and "crewlet_budgetcounter" in writes[0]
 
 

@@ -59,19 +59,37 @@ def test_only_selected_notes_count_as_used(seat, role, run):
     assert block(result, "personal_memory")["text"] == "## Personal memory\n- Use semantic commit messages on every PR"
 
 
-def test_filter_choosing_nothing_renders_the_hint_for_a_seat_with_notes(seat, role, run):
+def _live_reads(monkeypatch) -> list:
+    """The calls of the gate path's has-a-live-note read."""
+    calls: list = []
+    real = diary.has_live
+    monkeypatch.setattr(diary, "has_live", lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls
+
+
+def test_filter_choosing_nothing_renders_the_hint_for_a_seat_with_notes(seat, role, run, monkeypatch):
     _scripted(role)
     note(seat, "Ana prefers digests")
     ScriptedProvider.queue("memory_relevance_filter", '{"selected": []}')
+    live_reads = _live_reads(monkeypatch)
     assert EmptyMemoryHint in block(run(ask="deploy the thing"), "personal_memory")["text"]
+    assert live_reads == []  # the pool just read says the seat holds a live note: not read again
 
 
-def test_failed_filter_renders_the_hint_counts_no_use_and_records_the_failed_attempt(seat, role, run):
+def test_a_thin_trigger_reads_whether_the_seat_holds_a_live_note(seat, run, monkeypatch):
+    note(seat, "Ana prefers digests")
+    live_reads = _live_reads(monkeypatch)
+    assert EmptyMemoryHint in block(run(ask="+1", requires_recon=True), "personal_memory")["text"]
+    assert len(live_reads) == 1
+
+
+def test_failed_filter_renders_the_hint_counts_no_use_and_records_the_failed_attempt(seat, role, run, monkeypatch):
     _scripted(role)
     entry = note(seat, "The billing export runs nightly at 02:00")
     ScriptedProvider.queue("memory_relevance_filter", TransientError("503"))
+    live_reads = _live_reads(monkeypatch)
     result = run(ask=ASK)
-    assert EmptyMemoryHint in block(result, "personal_memory")["text"]
+    assert EmptyMemoryHint in block(result, "personal_memory")["text"] and live_reads == []
     entry.refresh_from_db()
     assert entry.use_count == 0
     (row,) = Event.objects.filter(name="auxiliary_spend", turn_id=result["run_id"], payload__purpose="memory_relevance_filter")

@@ -98,7 +98,7 @@ def test_a_rich_turn_start_writes_with_no_savepoint_and_one_charge_for_all_its_c
     writes = [s.split(" SET ")[0].split(" (")[0] for s in sql if s.startswith(WRITES)]
     assert sorted(writes) == sorted([
         'INSERT INTO "learning_prefetchsnapshot"',
-        'UPDATE "crewlet_budgetcounter"',  # the seat's and the company's counters: one charge, one statement
+        'INSERT INTO "crewlet_budgetcounter"',  # the seat's and the company's counters: one charge, one statement
         'UPDATE "synthesized_skills"',
         'UPDATE "agent_diary"',
         'INSERT INTO "learning_event"',  # the spend's events with the others
