@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,6 +137,7 @@ def run(engine: str, folder: Path) -> dict:
     finally:
         if server is not None:
             server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
     if out.returncode != 0:
         raise SystemExit(f"{engine} on {folder.name} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -179,9 +179,9 @@ def main(argv: list[str]) -> int:
     codes = []
     if args.engine in ("sqlite", "both"):
         for level in args.sqlite_synchronous.split(","):
-            tmp = tempfile.mkdtemp(prefix="crewlet-intake-")
-            codes.append(run_engine(f"SQLite (WAL, synchronous={level}) + sqlite-vec", f"sqlite:///{tmp}/intake.sqlite3",
-                                    args, CREWLET_SQLITE_SYNCHRONOUS=level))
+            with tempfile.TemporaryDirectory(prefix="crewlet-intake-") as tmp:
+                codes.append(run_engine(f"SQLite (WAL, synchronous={level}) + sqlite-vec", f"sqlite:///{tmp}/intake.sqlite3",
+                                        args, CREWLET_SQLITE_SYNCHRONOUS=level))
     if args.engine in ("postgres", "both"):
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         sys.path.insert(0, os.path.join(ROOT, "bin"))

@@ -22,6 +22,7 @@ Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embed
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -338,6 +339,7 @@ def run_engine(engine: str, turns: int, embedder: str) -> int:
     finally:
         if server is not None:
             server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:

@@ -8,6 +8,7 @@ Usage: python bin/test_engines.py [--engine sqlite|postgres|both] [pytest args..
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,8 +41,9 @@ def run_on_fresh_engine(engine: str, argv: list[str], **extra_env: str) -> int:
     in a temporary folder, or a throwaway PostgreSQL removed afterwards. Its exit code."""
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings", **extra_env)
     server = None
+    folder = tempfile.mkdtemp(prefix="crewlet-bench-")
     if engine == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='crewlet-bench-')}/bench.sqlite3"
+        env["DATABASE_URL"] = f"sqlite:///{folder}/bench.sqlite3"
     else:
         server, env["DATABASE_URL"] = start_pgserver()
     try:
@@ -49,6 +51,7 @@ def run_on_fresh_engine(engine: str, argv: list[str], **extra_env: str) -> int:
     finally:
         if server is not None:
             server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:
