@@ -273,6 +273,13 @@ def p95(values):
 
 
 def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
+    """Each query's fused statement and vector-only path, interleaved, each the best of LATENCY_REPEATS.
+
+    The vector-only path binds ``kind = %s`` (``episodes.raw``): SQLite prepares that statement again on
+    every run, because ``one_raw_episode_per_run`` is a partial index on ``kind = 'raw'`` (uprobes on
+    ``sqlite3Reprepare``: one a run). On the tau-bench seat its statement read 0.19 ms bound against 0.10
+    ms with the value written in, so part of this baseline is that prepare; the fused statement writes
+    ``kind = 'raw'`` in its text and is not prepared again."""
     from core.vectors import ranked_ids
     from learning import episode_search, episodes
 

@@ -271,6 +271,14 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
     Every LIMIT is written into the text, never bound: SQLite (3.51) prepares a statement again on
     every run once a bound parameter's value can change its plan, which a LIMIT's does -- and
     preparing this statement costs about a third of running it (tau-bench seat: 0.97 -> 0.64 ms).
+    For the same reason the scope's fixed values are written in its text (episodes: ``kind = 'raw'``): a
+    bound value compared with a partial index's WHERE (``one_raw_episode_per_run``) or, once ANALYZE has
+    written ``sqlite_stat4``, with an indexed column makes SQLite prepare the statement again on every run.
+    It also has to stay in the driver's cache of prepared statements (``cached_statements`` in
+    crewlet.settings): with pysqlite3's 100, full after a migration, this statement and the vector-only
+    one evicted each other on every run of bench/recall.py's interleaved loop, and the fused statement
+    read 1.4-2.1 ms there against 0.55 ms run alone (counted with uprobes on ``sqlite3LockAndPrepare``:
+    one prepare per run of each statement; none with 1,024).
     """
     ctes: list[str] = []
     params: list = []

@@ -71,7 +71,15 @@ DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _de
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file test database (not :memory:) so threaded tests and qcluster workers share it.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
-    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    # cached_statements: the driver's cache of prepared statements per connection (pysqlite3: 100 by default)
+    # keeps the most used ones and, once full, evicts the newest entry for each statement it has not seen:
+    # two statements first run after it filled (a migration fills it: ~400 one-off statements) then evicted
+    # each other on every run and were prepared again each time -- in bench/recall.py's interleaved loop
+    # the fused statement read 1.4-2.1 ms against 0.55-0.6 ms alone (tau-bench seat), and in
+    # bench/prefetch_latency.py every statement of a turn start was prepared every turn (a rich turn start,
+    # the cache filled first as a migration fills it: 20.2-22.1 ms of CPU, 18.5 with 1,024). A prepared
+    # ORM statement holds about 6 kB, so 1,024 of them are a few MB per connection at most.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE", "cached_statements": 1024}
 else:
     DATABASES["default"].setdefault("TEST", {})
     # Parameters bound by the server, and a statement run twice on a connection prepared there (parsed
