@@ -56,6 +56,19 @@ class Compiled:
         with connection.cursor() as cursor:
             cursor.execute(plan.sql, self._params(plan, values, connection))
             rows = cursor.fetchall()
+        return self._converted(plan, rows, connection)
+
+    def converted(self, rows: list, using: str = "default") -> list[tuple]:
+        """Rows of this statement run elsewhere (a batch of reads), converted as ``rows`` converts them."""
+        connection = connections[using]
+        return self._converted(self._plan(connection, using), rows, connection)
+
+    def bound(self, *values, using: str = "default") -> Bound:
+        """The read with these values, not run yet (run it by iterating, or hand it to a batch)."""
+        return Bound(self, values, using)
+
+    @staticmethod
+    def _converted(plan: _Plan, rows: list, connection) -> list[tuple]:
         if not plan.converters:
             return rows
         out = []
@@ -100,6 +113,25 @@ class Compiled:
         converters = tuple((index, tuple(functions), expression)
                            for index, (functions, expression) in compiler.get_converters(selected).items())
         return _Plan(sql, tuple(slots), converters)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A compiled read and the values of one call: its rows when iterated (``Compiled.rows``), or its
+    ``statement`` for a caller that runs several together and hands back the raw rows (``converted``)."""
+
+    compiled: Compiled
+    values: tuple
+    db: str = "default"
+
+    def __iter__(self):
+        return iter(self.compiled.rows(*self.values, using=self.db))
+
+    def statement(self) -> tuple[str, list]:
+        return self.compiled.statement(*self.values, using=self.db)
+
+    def converted(self, rows: list) -> list[tuple]:
+        return self.compiled.converted(rows, using=self.db)
 
 
 def in_model_order(model, names) -> tuple[str, ...]:

@@ -52,9 +52,9 @@ class TurnContext:
         return {SELF_PERSISTED: self._self_persisted_query()}
 
     def _self_persisted_query(self):
-        from learning.tools.reflect_and_persist import calls
+        from learning.tools.reflect_and_persist import called
 
-        return calls(self.run_id, seat=self.seat).values_list("pk", flat=True)[:1]
+        return called(self.run_id, seat=self.seat)
 
     @property
     def self_persisted(self) -> bool:

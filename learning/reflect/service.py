@@ -16,6 +16,7 @@ from contextlib import nullcontext
 
 from django.db.models import Case, Q, Value, When
 
+from core.statements import Compiled
 from crewlet.models import Seat
 from learning.models import Turn
 from learning.reflect import dispatcher, durability
@@ -26,6 +27,11 @@ log = logging.getLogger("learning.reflect")
 DRAIN_TURNS = 20  # turns one task reflects under one lease, its own included
 DRAIN_SECONDS = 20.0  # no further turn is started past this; the rest wait for their own tasks
 SEAT_ROWS = ("seat", "seat__role", "seat__role__company", "seat__company", "seat__unit")  # what a pass reads of its seat
+
+
+# every task reads its turn's row first (most find it drained already): compiled once (core.statements)
+_STATE = Compiled(lambda turn_id: Turn.objects.filter(pk=turn_id).order_by("pk").values_list("seat_id", "reflected_at")[:1],
+                  -1)
 
 
 def _queue(turn_id: int, seat_id: int, *, drain: bool) -> list[Turn]:
@@ -60,7 +66,8 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     under the lock, so two deliveries of one task never both run its pass. A pass closed by
     ``no_budget`` leaves the turn unreflected (the ceiling may move) and ends the drain.
     """
-    row = Turn.objects.filter(pk=turn_id).values_list("seat_id", "reflected_at").first()
+    rows = _STATE.rows(turn_id)
+    row = rows[0] if rows else None
     if row is None:
         log.info("reflect_turn %s: the turn is gone", turn_id)
         return {"turn": turn_id, "status": "gone"}
