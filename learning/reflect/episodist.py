@@ -177,7 +177,7 @@ def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple
     episode = Episode(seat=ctx.seat, **fields)
     episode.set_vector(vector.vector, vector.model)
     if existing is None:
-        episode.save(force_insert=True)
+        episodes.insert(episode)
     else:
         episode.pk = existing
         vector_fields = {"embedding": episode.embedding, "embedding_model": episode.embedding_model,
