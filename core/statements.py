@@ -199,6 +199,47 @@ class Insert:
             obj._state.db = using
 
 
+class Update:
+    """``Model.objects.filter(a=.., b=..).update(x=.., y=..)`` -- plain equalities, no NULL among them --
+    as ONE fixed statement: its text written once per engine, every SET value prepared by its field as
+    the ORM's UPDATE prepares it (``get_db_prep_save``) and every WHERE value as the ``exact`` lookup
+    does (``get_prep_value``, then ``get_db_prep_value``). ``run`` returns the rows changed, as
+    ``update`` does. For the hot keyed updates of a reflection pass (a counterparty's profile, the
+    conversation's signal), whose ORM UPDATE cost more CPU to build and compile than to run."""
+
+    def __init__(self, model, set_fields: tuple[str, ...], where_fields: tuple[str, ...]):
+        opts = model._meta
+        self.model = model
+        self.set_fields = [opts.get_field(name) for name in set_fields]
+        self.where_fields = [opts.get_field(name) for name in where_fields]
+        if any(hasattr(f, "get_placeholder") or not f.concrete for f in (*self.set_fields, *self.where_fields)):
+            raise TypeError(f"{model.__name__}: Update writes plain columns")
+        self._statements: dict[str, str] = {}
+
+    def _sql(self, connection) -> str:
+        sql = self._statements.get(connection.vendor)
+        if sql is None:
+            qn = connection.ops.quote_name
+            sets = ", ".join(f"{qn(f.column)} = %s" for f in self.set_fields)
+            where = " AND ".join(f"{qn(f.column)} = %s" for f in self.where_fields)
+            sql = self._statements[connection.vendor] = f"UPDATE {qn(self.model._meta.db_table)} SET {sets} WHERE {where}"
+        return sql
+
+    def run(self, where: tuple, values: tuple, using: str = "default") -> int:
+        """Set ``values`` (in ``set_fields``' order) on the rows whose ``where_fields`` equal ``where``."""
+        if len(where) != len(self.where_fields) or len(values) != len(self.set_fields):
+            raise TypeError(f"expected {len(self.where_fields)} keys and {len(self.set_fields)} values")
+        if any(v is None for v in where):
+            raise ValueError("Update compares with =: a NULL key matches nothing")
+        connection = connections[using]
+        params = [f.get_db_prep_save(v, connection) for f, v in zip(self.set_fields, values, strict=True)]
+        params += [f.get_db_prep_value(f.get_prep_value(v), connection, prepared=True)
+                   for f, v in zip(self.where_fields, where, strict=True)]
+        with transaction.mark_for_rollback_on_error(using), connection.cursor() as cursor:
+            cursor.execute(self._sql(connection), params)
+            return cursor.rowcount
+
+
 def in_model_order(model, names) -> tuple[str, ...]:
     """``names`` (attnames) in the order of the model's columns: the order ``Model.from_db`` takes a
     row's values in, so a read of these columns can be made into instances."""

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from core import aux, events
 from core.event_types import CounterpartyProfileUpdated
-from core.statements import Compiled
+from core.statements import Compiled, Update
 from crewlet.models import Seat
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
@@ -63,6 +63,12 @@ def _merge(old: list, new: list) -> list:
         if item not in merged:
             merged.append(item)
     return merged[-MAX_ITEMS:]
+
+
+MERGED = ("display_name", "communication_style", *profile_update.FIELDS, "observations")
+# the merge's conditional UPDATE (the row as it was read, by its id and observation count), one fixed
+# statement: every engaged turn with a known sender writes one (core.statements)
+_MERGE = Update(CounterpartyProfile, (*MERGED, "updated_at"), ("id", "observations"))
 
 
 def _key(ctx, sender) -> dict:
@@ -139,11 +145,7 @@ def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> Co
     if existing is not None:
         merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
         _merged(merged, sender, answer)
-        fields = ["display_name", "communication_style", *profile_update.FIELDS, "observations"]
-        values = {f: getattr(merged, f) for f in fields}
-        if CounterpartyProfile.objects.filter(pk=existing.pk, observations=existing.observations).update(
-            **values, updated_at=timezone.now()
-        ):
+        if _MERGE.run((existing.pk, existing.observations), (*(getattr(merged, f) for f in MERGED), timezone.now())):
             return merged
     else:
         profile = CounterpartyProfile(**_key(ctx, sender))

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from core import events
 from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
-from core.statements import Compiled
+from core.statements import Compiled, Update
 from crewlet.errors import Conflict
 from crewlet.models import Seat
 from learning import limits, skill_actions, skills
@@ -60,10 +60,14 @@ def accumulate(ctx) -> list[str]:
     if not reasons:
         return []
     fields = {"reflection_signal": True, "signal_reason": ",".join(reasons)}
-    if not ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).update(**fields):
+    if not _SIGNAL.run((ctx.seat.pk, ctx.conversation_id), tuple(fields.values())):
         state, _ = ConversationState.objects.get_or_create(seat=ctx.seat, conversation_id=ctx.conversation_id)
         ConversationState.objects.filter(pk=state.pk).update(**fields)
     return reasons
+
+
+# the signal set on the conversation's row, one fixed statement (core.statements)
+_SIGNAL = Update(ConversationState, ("reflection_signal", "signal_reason"), ("seat", "conversation_id"))
 
 
 # every engaged turn reads it: compiled once (core.statements)
