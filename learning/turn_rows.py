@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import connections
 from django_q.models import OrmQ
 
+from core.statements import Update
 from learning.models import Turn
 
 
@@ -25,14 +25,10 @@ def insert_tasks(key: str, packages: list[str], lock: datetime, *, using: str = 
     OrmQ.objects.using(using).bulk_create([OrmQ(key=key, payload=p, lock=lock) for p in packages])
 
 
-# one fixed statement: the ORM's UPDATE of one row by its id cost more CPU to compile than to run
-_MARK_SQL = "UPDATE {table} SET {column} = %s WHERE {pk} = %s"
+# one fixed statement: the ORM's UPDATE of one row by its id cost more CPU to compile than to run (core.statements)
+_MARK = Update(Turn, ("reflected_at",), ("id",))
 
 
 def mark_reflected(turn_id: int, at: datetime, *, using: str = "default") -> None:
     """``Turn.objects.filter(pk=turn_id).update(reflected_at=at)``, as one fixed statement."""
-    connection = connections[using]
-    qn, opts = connection.ops.quote_name, Turn._meta
-    sql = _MARK_SQL.format(table=qn(opts.db_table), column=qn(opts.get_field("reflected_at").column), pk=qn(opts.pk.column))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [opts.get_field("reflected_at").get_db_prep_save(at, connection), turn_id])
+    _MARK.run((turn_id,), (at,), using=using)
