@@ -155,7 +155,7 @@ def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> 
     return [content for (content,) in recent_texts_read(seat=seat, limit=limit, now=now)]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)  # a statement a distinct count, bounded
 def _recent_texts(limit: int) -> Compiled:
     return Compiled(lambda seat_id, now: _newest(Seat(pk=seat_id), now).values_list("content")[:limit], -1, _PROBE_TIME)
 

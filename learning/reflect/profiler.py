@@ -87,7 +87,7 @@ def _matching(seat_id: int, *keys: str):
     return CounterpartyProfile.objects.filter(observer=Seat(pk=seat_id)).filter(match).values_list(*PROFILE_COLUMNS)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)  # a statement a distinct count, bounded
 def _profiles_read(senders: int) -> Compiled:
     """Every engaged turn reads its senders' profiles: compiled once a number of senders (core.statements)."""
     return Compiled(_matching, -1, *(f"\0{part}{n}" for n in range(senders) for part in ("handle", "id", "platform")))
