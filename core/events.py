@@ -8,6 +8,7 @@ for its events); an event that is not telemetry is always written at once.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic
 from django.db import DatabaseError, transaction
 
 from core.event_types import E, EventPayload, load
+from core.statements import Insert
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -56,9 +58,7 @@ def batched(*, isolated: bool = True) -> Iterator[list]:
     elif isolated:
         _insert(held)
     elif held:
-        from core.models import Event
-
-        Event.objects.bulk_create(held)
+        _rows().write(held)
 
 
 def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = "", trace_id: str = ""):
@@ -104,15 +104,21 @@ def publish_many(items: list[tuple[EventPayload, Any, str]]) -> None:
     _insert(rows)
 
 
-def _insert(rows: list) -> None:
-    """One bulk insert of telemetry rows, under a savepoint; a failure is logged, never raised."""
+@functools.cache
+def _rows() -> Insert:
+    """The events' one insert (``core.statements.Insert``: a pass writes one every turn)."""
     from core.models import Event
 
+    return Insert(Event)
+
+
+def _insert(rows: list) -> None:
+    """One bulk insert of telemetry rows, under a savepoint; a failure is logged, never raised."""
     if not rows:
         return
     try:
         with transaction.atomic():
-            Event.objects.bulk_create(rows)
+            _rows().write(rows)
     except DatabaseError:
         log.warning("%d telemetry event(s) could not be written", len(rows), exc_info=True)
 

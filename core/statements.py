@@ -1,4 +1,5 @@
-"""Hot-path reads compiled once: the ORM's own statement for a queryset, run again with new values.
+"""Hot-path reads compiled once: the ORM's own statement for a queryset, run again with new values
+(and ``Insert``: the hot inserts' statement text written once).
 
 A turn start makes several small keyed reads (its frozen prefix, the skill menu, the ledger, a
 sender's profile, the onboarding marker and pages, the recalled episodes). Through the ORM each
@@ -25,7 +26,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import QuerySet
 
 
@@ -56,6 +57,19 @@ class Compiled:
         with connection.cursor() as cursor:
             cursor.execute(plan.sql, self._params(plan, values, connection))
             rows = cursor.fetchall()
+        return self._converted(plan, rows, connection)
+
+    def converted(self, rows: list, using: str = "default") -> list[tuple]:
+        """Rows of this statement run elsewhere (a batch of reads), converted as ``rows`` converts them."""
+        connection = connections[using]
+        return self._converted(self._plan(connection, using), rows, connection)
+
+    def bound(self, *values, using: str = "default") -> Bound:
+        """The read with these values, not run yet (run it by iterating, or hand it to a batch)."""
+        return Bound(self, values, using)
+
+    @staticmethod
+    def _converted(plan: _Plan, rows: list, connection) -> list[tuple]:
         if not plan.converters:
             return rows
         out = []
@@ -100,6 +114,130 @@ class Compiled:
         converters = tuple((index, tuple(functions), expression)
                            for index, (functions, expression) in compiler.get_converters(selected).items())
         return _Plan(sql, tuple(slots), converters)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A compiled read and the values of one call: its rows when iterated (``Compiled.rows``), or its
+    ``statement`` for a caller that runs several together and hands back the raw rows (``converted``)."""
+
+    compiled: Compiled
+    values: tuple
+    db: str = "default"
+
+    def __iter__(self):
+        return iter(self.compiled.rows(*self.values, using=self.db))
+
+    def statement(self) -> tuple[str, list]:
+        return self.compiled.statement(*self.values, using=self.db)
+
+    def converted(self, rows: list) -> list[tuple]:
+        return self.compiled.converted(rows, using=self.db)
+
+
+class Insert:
+    """New rows of one model in ONE ``INSERT ... VALUES (...), (...) RETURNING id``: what
+    ``bulk_create`` writes, without its per-call work.
+
+    The statement's text depends only on the engine and the row count, so it is written once for
+    each; every value is still prepared by its own field exactly as the ORM's insert prepares it
+    (``pre_save(obj, add=True)``: ``auto_now_add`` stamps, then ``get_db_prep_save``), the related
+    fields are checked as ``bulk_create`` checks them, and each row gets its id back. PostgreSQL gets
+    plain VALUES rows rather than the UNNEST arrays ``bulk_create`` sends there (whose JSON payloads
+    psycopg escapes one by one into array text). For the hot writes of every reflection pass (its
+    events, its episode and the episode's line vectors), whose ORM insert cost more CPU than running it.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        if any(hasattr(f, "get_placeholder") or f.db_returning or getattr(f, "generated", False) for f in self.fields):
+            raise TypeError(f"{model.__name__}: a field with its own placeholder, or computed by the database, is not written by Insert")
+        self._statements: dict[tuple[str, int], str] = {}
+
+    def _sql(self, connection, rows: int) -> str:
+        key = (connection.vendor, rows)
+        sql = self._statements.get(key)
+        if sql is None:
+            ops, opts = connection.ops, self.model._meta
+            returning, _ = ops.return_insert_columns([opts.pk])
+            columns = ", ".join(ops.quote_name(f.column) for f in self.fields)
+            values = ops.bulk_insert_sql(self.fields, [["%s"] * len(self.fields)] * rows)
+            sql = f"{ops.insert_statement()} {ops.quote_name(opts.db_table)} ({columns}) {values} {returning}".rstrip()
+            if len(self._statements) < 64:
+                self._statements[key] = sql
+        return sql
+
+    def write(self, objs: list, using: str = "default") -> list:
+        """Insert ``objs`` (none of them saved yet), set each one's id, and return them."""
+        if not objs:
+            return objs
+        connection = connections[using]
+        if not connection.features.can_return_rows_from_bulk_insert:  # an engine that cannot say the new ids
+            return self.model._base_manager.using(using).bulk_create(objs)
+        for obj in objs:
+            if obj.pk is not None:
+                raise ValueError(f"{self.model.__name__} {obj.pk} is saved already")
+            obj._prepare_related_fields_for_save(operation_name="bulk_create")
+        size = max(1, connection.ops.bulk_batch_size(self.fields, objs))
+        if len(objs) <= size:
+            self._write(objs, connection, using)
+            return objs
+        with transaction.atomic(using=using, savepoint=False):  # several statements: all or none, as bulk_create
+            for start in range(0, len(objs), size):
+                self._write(objs[start : start + size], connection, using)
+        return objs
+
+    def _write(self, batch: list, connection, using: str) -> None:
+        params = [field.get_db_prep_save(field.pre_save(obj, True), connection) for obj in batch for field in self.fields]
+        with connection.cursor() as cursor:
+            cursor.execute(self._sql(connection, len(batch)), params)
+            ids = cursor.fetchall()
+        for obj, (pk, *_) in zip(batch, ids, strict=True):
+            obj.pk = pk
+            obj._state.adding = False
+            obj._state.db = using
+
+
+class Update:
+    """``Model.objects.filter(a=.., b=..).update(x=.., y=..)`` -- plain equalities, no NULL among them --
+    as ONE fixed statement: its text written once per engine, every SET value prepared by its field as
+    the ORM's UPDATE prepares it (``get_db_prep_save``) and every WHERE value as the ``exact`` lookup
+    does (``get_prep_value``, then ``get_db_prep_value``). ``run`` returns the rows changed, as
+    ``update`` does. For the hot keyed updates of a reflection pass (a counterparty's profile, the
+    conversation's signal), whose ORM UPDATE cost more CPU to build and compile than to run."""
+
+    def __init__(self, model, set_fields: tuple[str, ...], where_fields: tuple[str, ...]):
+        opts = model._meta
+        self.model = model
+        self.set_fields = [opts.get_field(name) for name in set_fields]
+        self.where_fields = [opts.get_field(name) for name in where_fields]
+        if any(hasattr(f, "get_placeholder") or not f.concrete for f in (*self.set_fields, *self.where_fields)):
+            raise TypeError(f"{model.__name__}: Update writes plain columns")
+        self._statements: dict[str, str] = {}
+
+    def _sql(self, connection) -> str:
+        sql = self._statements.get(connection.vendor)
+        if sql is None:
+            qn = connection.ops.quote_name
+            sets = ", ".join(f"{qn(f.column)} = %s" for f in self.set_fields)
+            where = " AND ".join(f"{qn(f.column)} = %s" for f in self.where_fields)
+            sql = self._statements[connection.vendor] = f"UPDATE {qn(self.model._meta.db_table)} SET {sets} WHERE {where}"
+        return sql
+
+    def run(self, where: tuple, values: tuple, using: str = "default") -> int:
+        """Set ``values`` (in ``set_fields``' order) on the rows whose ``where_fields`` equal ``where``."""
+        if len(where) != len(self.where_fields) or len(values) != len(self.set_fields):
+            raise TypeError(f"expected {len(self.where_fields)} keys and {len(self.set_fields)} values")
+        if any(v is None for v in where):
+            raise ValueError("Update compares with =: a NULL key matches nothing")
+        connection = connections[using]
+        params = [f.get_db_prep_save(v, connection) for f, v in zip(self.set_fields, values, strict=True)]
+        params += [f.get_db_prep_value(f.get_prep_value(v), connection, prepared=True)
+                   for f, v in zip(self.where_fields, where, strict=True)]
+        with transaction.mark_for_rollback_on_error(using), connection.cursor() as cursor:
+            cursor.execute(self._sql(connection), params)
+            return cursor.rowcount
 
 
 def in_model_order(model, names) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ on write), over the seat's live notes with a vector of the query's model.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
@@ -22,7 +23,7 @@ from django.utils import timezone
 from core import hybrid
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
-from core.statements import Compiled
+from core.statements import Bound, Compiled
 from crewlet.models import Seat
 from learning import limits
 from learning.models import DiaryEntry
@@ -151,12 +152,18 @@ def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[D
 
 def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[str]:
     """The same notes as ``recent``, their text only (no vectors decoded)."""
-    return list(recent_texts_query(seat=seat, limit=limit, now=now))
+    return [content for (content,) in recent_texts_read(seat=seat, limit=limit, now=now)]
 
 
-def recent_texts_query(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> QuerySet[DiaryEntry, str]:
-    """``recent_texts`` unevaluated (a reflection pass fetches it with its other reads)."""
-    return _newest(seat, now).values_list("content", flat=True)[:limit]
+@functools.lru_cache(maxsize=16)  # a statement a distinct count, bounded
+def _recent_texts(limit: int) -> Compiled:
+    return Compiled(lambda seat_id, now: _newest(Seat(pk=seat_id), now).values_list("content")[:limit], -1, _PROBE_TIME)
+
+
+def recent_texts_read(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> Bound:
+    """``recent_texts`` not run yet, one ``(content,)`` a row (a reflection pass fetches it with its other
+    reads: every engaged turn does, so it is compiled once a limit, core.statements)."""
+    return _recent_texts(limit).bound(seat.pk, now or timezone.now())
 
 
 @dataclass(frozen=True, slots=True)

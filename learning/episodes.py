@@ -10,7 +10,7 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Q, QuerySet
 
 from core.providers.embeddings.base import pieces_of
-from core.statements import Compiled
+from core.statements import Compiled, Insert
 from core.vectors import usable
 from learning import episode_search
 from learning.models import Episode, EpisodePiece
@@ -82,8 +82,18 @@ def write_pieces(episode: Episode, pieces: list[str], vectors: list, model: str,
         EpisodePiece.objects.filter(episode=episode).delete()
     rows = [EpisodePiece(episode=episode, ordinal=i, embedding=list(v), embedding_model=model, embedding_dim=len(v))
             for i, (_piece, v) in enumerate(zip(pieces, vectors, strict=True)) if usable(v)]
-    EpisodePiece.objects.bulk_create(rows)
+    _PIECE_ROWS.write(rows)
     return len(rows)
+
+
+# every engaged turn files an episode and its line vectors: their inserts' text written once (core.statements)
+_EPISODE_ROWS, _PIECE_ROWS = Insert(Episode), Insert(EpisodePiece)
+
+
+def insert(episode: Episode) -> Episode:
+    """A new episode's one INSERT (``episode.save(force_insert=True)``, without the ORM's per-call work)."""
+    _EPISODE_ROWS.write([episode])
+    return episode
 
 
 def text_of(episode: Episode) -> str:

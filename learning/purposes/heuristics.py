@@ -105,8 +105,9 @@ def words(text: str) -> set[str]:
     return {w for w in vocabulary.words(text) if w not in STOPWORDS}
 
 
-def overlap(a: str, b: str) -> float:
-    wa, wb = words(a), words(b)
+def overlap(a: str | set[str], b: str) -> float:
+    """Jaccard of the two texts' words (``a`` may be given as its ``words`` already: one text against many)."""
+    wa, wb = (a if isinstance(a, set) else words(a)), words(b)
     if not wa or not wb:
         return 0.0
     return len(wa & wb) / len(wa | wb)

@@ -126,7 +126,8 @@ def decide(inputs: dict) -> dict:
             found = _classify(sentence, who, today)
             if found is None:
                 continue
-            if any(h.overlap(found["content"], note) >= 0.8 for note in recent):
+            found_words = h.words(found["content"])
+            if any(h.overlap(found_words, note) >= 0.8 for note in recent):
                 return {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "already in the recent notes"}
             return found
     return {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "nothing stated worth keeping"}

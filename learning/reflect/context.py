@@ -38,9 +38,10 @@ class TurnContext:
         return cls(turn=turn, seat=turn.seat, record=record_of(turn), now=now or timezone.now())
 
     def fetched(self, name: str, query: Callable[[], Any]) -> list:
-        """The rows of the queryset ``query()`` builds: as the pass's batched read fetched them under
-        ``name``, else read now (a context used outside a pass, or a read the pass did not batch).
-        Built only when read here: building a queryset costs about as much CPU as running it."""
+        """The rows of the read ``query()`` builds (a queryset, or a compiled ``core.statements.Bound``):
+        as the pass's batched read fetched them under ``name``, else read now (a context used outside
+        a pass, or a read the pass did not batch). Built only when read here: building a queryset
+        costs about as much CPU as running it."""
         if name not in self.reads:
             self.reads[name] = list(query())
         return self.reads[name]
@@ -52,9 +53,9 @@ class TurnContext:
         return {SELF_PERSISTED: self._self_persisted_query()}
 
     def _self_persisted_query(self):
-        from learning.tools.reflect_and_persist import calls
+        from learning.tools.reflect_and_persist import called
 
-        return calls(self.run_id, seat=self.seat).values_list("pk", flat=True)[:1]
+        return called(self.run_id, seat=self.seat)
 
     @property
     def self_persisted(self) -> bool:

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from core import aux, budgets, events
 from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
-from learning.models import Turn
+from learning import turn_rows
 from learning.reflect import pass_reads, registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
@@ -184,11 +184,11 @@ def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: f
         result.workers = {name: _apply_worker(name, p, ctx, isolated=isolated) for name, p in prepared.items()}
         if not result.gate:
             result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
-        aux.record_batch(ctx.seat, ctx.spend)
+        aux.record_batch(ctx.seat, ctx.spend, isolated=isolated)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         _publish(ctx, result)
         if not result.reflectable_again:
-            Turn.objects.filter(pk=ctx.turn.pk).update(reflected_at=timezone.now())
+            turn_rows.mark_reflected(ctx.turn.pk, timezone.now())
 
 
 def _commit(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:

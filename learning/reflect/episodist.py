@@ -17,6 +17,8 @@ from core import events
 from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_many, get_embedder
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
+from core.statements import Compiled
+from crewlet.models import Seat
 from learning import episodes
 from learning.models import Episode
 
@@ -123,19 +125,33 @@ def run(ctx):
     return write
 
 
+def _by_run(seat_id: int, run_id: str):
+    return Episode.objects.filter(seat=Seat(pk=seat_id), kind=Episode.RAW, run_id=run_id).exclude(run_id="").values_list(
+        "id", "run_id")
+
+
+def _by_work_key(seat_id: int, work_key: str):
+    return Episode.objects.filter(seat=Seat(pk=seat_id), kind=Episode.RAW, work_key=work_key).values_list("id", "run_id")
+
+
+# every engaged turn reads them: compiled once (core.statements); the UNION's seat is bound once an arm
+_BY_RUN = Compiled(_by_run, -1, "\0run-id")
+_BY_WORK_KEY = Compiled(_by_work_key, -1, "\0work-key")
+_BY_EITHER = Compiled(lambda seat_id, run_id, seat_again, work_key: _by_run(seat_id, run_id).union(
+    _by_work_key(seat_again, work_key), all=True), -1, "\0run-id", -2, "\0work-key")
+
+
 def _candidates(ctx, run_id: str, work_key: str):
     """The ids (and run ids) of the episodes this pass may replace: ONE statement, a UNION of two
     lookups each on its own index (the run id's unique one, the work key's): an OR of the two would
     scan every episode of the seat. None when the turn has neither key."""
-    base = Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
-    parts = []
+    if run_id and work_key:
+        return _BY_EITHER.bound(ctx.seat.pk, run_id, ctx.seat.pk, work_key)
     if run_id:
-        parts.append(base.filter(run_id=run_id).exclude(run_id="").values_list("id", "run_id"))
+        return _BY_RUN.bound(ctx.seat.pk, run_id)
     if work_key:
-        parts.append(base.filter(work_key=work_key).values_list("id", "run_id"))
-    if not parts:
-        return None
-    return parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+        return _BY_WORK_KEY.bound(ctx.seat.pk, work_key)
+    return None
 
 
 def reads(ctx) -> dict:
@@ -161,7 +177,7 @@ def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple
     episode = Episode(seat=ctx.seat, **fields)
     episode.set_vector(vector.vector, vector.model)
     if existing is None:
-        episode.save(force_insert=True)
+        episodes.insert(episode)
     else:
         episode.pk = existing
         vector_fields = {"embedding": episode.embedding, "embedding_model": episode.embedding_model,

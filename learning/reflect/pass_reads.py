@@ -7,7 +7,9 @@ pipeline mode: one round trip). On SQLite there is no round trip to save: the di
 gather them, each is read when a worker needs it (``fetch_together`` itself runs them one by one).
 Each answer has the shape iterating its queryset gives -- model instances, tuples, or values for
 a flat ``values_list`` -- so a consumer reads ``ctx.fetched(name, build_queryset)`` alike whether
-the pass batched the read or not.
+the pass batched the read or not. A read may also be a statement compiled once
+(``core.statements.Bound``: the hot reads of every engaged turn, whose queryset cost more CPU to
+build and compile than to run); its rows are tuples either way.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from django.core.exceptions import EmptyResultSet
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import QuerySet
 from django.db.models.query import FlatValuesListIterable, ModelIterable, ValuesListIterable
+
+from core.statements import Bound
 
 SHAPES = (ModelIterable, ValuesListIterable, FlatValuesListIterable)
 
@@ -50,8 +54,12 @@ def _one_by_one(connection, statements: list[tuple[str, list]]) -> list[list]:
     return raw
 
 
-def _compiled(qs: QuerySet):
-    """``(compiler, sql, params)``, or None for a query that matches nothing by construction (``id__in=[]``)."""
+def _compiled(qs: QuerySet | Bound):
+    """``(compiler, sql, params)``, or None for a query that matches nothing by construction (``id__in=[]``);
+    a read compiled once (``core.statements.Bound``) has its statement already and no compiler."""
+    if isinstance(qs, Bound):
+        sql, params = qs.statement()
+        return None, sql, params
     if qs._iterable_class not in SHAPES:
         raise TypeError(f"fetch_together reads model, values_list or flat values_list querysets, not {qs._iterable_class.__name__}")
     if getattr(qs, "_prefetch_related_lookups", ()):
@@ -66,8 +74,10 @@ def _compiled(qs: QuerySet):
     return compiler, sql, list(params)
 
 
-def _shaped(qs: QuerySet, compiler, rows: list) -> list:
+def _shaped(qs: QuerySet | Bound, compiler, rows: list) -> list:
     """``rows`` as iterating ``qs`` gives them (the backend's converters applied)."""
+    if isinstance(qs, Bound):
+        return qs.converted(rows)
     converted = compiler.results_iter(results=[rows], tuple_expected=True)
     if qs._iterable_class is FlatValuesListIterable:
         return [row[0] for row in converted]
@@ -79,7 +89,7 @@ def _shaped(qs: QuerySet, compiler, rows: list) -> list:
     return [model.from_db(qs.db, names, row[start:end]) for row in converted]
 
 
-def fetch_together(querysets: dict[str, QuerySet]) -> dict[str, list]:
+def fetch_together(querysets: dict[str, QuerySet | Bound]) -> dict[str, list]:
     """Every queryset's rows by name, the statements sent in one round trip where the engine allows."""
     compiled = {name: _compiled(qs) for name, qs in querysets.items()}
     sent = [name for name, c in compiled.items() if c is not None]

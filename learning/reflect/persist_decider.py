@@ -43,7 +43,7 @@ def applies(ctx) -> str | None:
 
 
 def _recent_notes(ctx):
-    return diary.recent_texts_query(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
+    return diary.recent_texts_read(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
 
 
 def reads(ctx) -> dict:
@@ -53,7 +53,7 @@ def reads(ctx) -> dict:
 
 def build_inputs(ctx, *, reflect: bool) -> dict:
     inputs = turn_inputs(ctx)
-    inputs["recent_notes"] = ctx.fetched(RECENT_NOTES, lambda: _recent_notes(ctx))
+    inputs["recent_notes"] = [content for (content,) in ctx.fetched(RECENT_NOTES, lambda: _recent_notes(ctx))]
     if reflect:
         inputs["skill_reflection"] = {
             "skills": skill_reflection.catalogue_inputs(ctx.seat),

@@ -10,14 +10,17 @@ auxiliary call or write is logged and reported under ``failed``, and the later s
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from core import aux, events
 from core.event_types import CounterpartyProfileUpdated
+from core.statements import Compiled, Update
+from crewlet.models import Seat
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
 
@@ -62,16 +65,37 @@ def _merge(old: list, new: list) -> list:
     return merged[-MAX_ITEMS:]
 
 
+MERGED = ("display_name", "communication_style", *profile_update.FIELDS, "observations")
+# the merge's conditional UPDATE (the row as it was read, by its id and observation count), one fixed
+# statement: every engaged turn with a known sender writes one (core.statements)
+_MERGE = Update(CounterpartyProfile, (*MERGED, "updated_at"), ("id", "observations"))
+
+
 def _key(ctx, sender) -> dict:
     return {"observer": ctx.seat, "subject_handle": sender.handle, "subject_external_id": sender.external_id,
             "subject_platform": sender.platform}
 
 
-def _profiles(ctx, subjects):
+PROFILE_COLUMNS = tuple(f.attname for f in CounterpartyProfile._meta.concrete_fields)  # the whole row, in from_db's order
+
+
+def _matching(seat_id: int, *keys: str):
+    """The seat's profiles of these senders, ``keys`` three a sender (handle, external id, platform)."""
     match = Q()
-    for sender, _ in subjects:
-        match |= Q(subject_handle=sender.handle, subject_external_id=sender.external_id, subject_platform=sender.platform)
-    return CounterpartyProfile.objects.filter(observer=ctx.seat).filter(match)
+    for handle, external_id, platform in zip(keys[0::3], keys[1::3], keys[2::3], strict=True):
+        match |= Q(subject_handle=handle, subject_external_id=external_id, subject_platform=platform)
+    return CounterpartyProfile.objects.filter(observer=Seat(pk=seat_id)).filter(match).values_list(*PROFILE_COLUMNS)
+
+
+@functools.lru_cache(maxsize=16)  # a statement a distinct count, bounded
+def _profiles_read(senders: int) -> Compiled:
+    """Every engaged turn reads its senders' profiles: compiled once a number of senders (core.statements)."""
+    return Compiled(_matching, -1, *(f"\0{part}{n}" for n in range(senders) for part in ("handle", "id", "platform")))
+
+
+def _profiles(ctx, subjects):
+    keys = [part for sender, _ in subjects for part in sender.key]
+    return _profiles_read(len(subjects)).bound(ctx.seat.pk, *keys)
 
 
 def reads(ctx) -> dict:
@@ -87,7 +111,8 @@ def _known(ctx, subjects) -> dict[tuple, CounterpartyProfile]:
     if not subjects:
         return {}
     rows = ctx.fetched(PROFILES, lambda: _profiles(ctx, subjects))
-    return {(p.subject_handle, p.subject_external_id, p.subject_platform): p for p in rows}
+    profiles = [CounterpartyProfile.from_db(DEFAULT_DB_ALIAS, PROFILE_COLUMNS, row) for row in rows]
+    return {(p.subject_handle, p.subject_external_id, p.subject_platform): p for p in profiles}
 
 
 def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) -> dict:
@@ -120,11 +145,7 @@ def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> Co
     if existing is not None:
         merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
         _merged(merged, sender, answer)
-        fields = ["display_name", "communication_style", *profile_update.FIELDS, "observations"]
-        values = {f: getattr(merged, f) for f in fields}
-        if CounterpartyProfile.objects.filter(pk=existing.pk, observations=existing.observations).update(
-            **values, updated_at=timezone.now()
-        ):
+        if _MERGE.run((existing.pk, existing.observations), (*(getattr(merged, f) for f in MERGED), timezone.now())):
             return merged
     else:
         profile = CounterpartyProfile(**_key(ctx, sender))

@@ -3,8 +3,8 @@
 A worker is a module exposing ``NAME``, ``wired(learning) -> bool`` (whether the engine builds it
 at all under the company-wide ``[learning]`` knobs), ``applies(turn_ctx) -> gate name or None`` and
 ``run(turn_ctx) -> dict`` (what it did, for the reflection record); optionally ``reads(turn_ctx) ->
-{name: queryset}``, what it will read, fetched with the pass's other reads (``pass_reads``) and
-found by the worker through ``turn_ctx.fetched(name, build_queryset)``.
+{name: queryset or core.statements.Bound}``, what it will read, fetched with the pass's other reads
+(``pass_reads``) and found by the worker through ``turn_ctx.fetched(name, build_read)``.
 """
 
 from __future__ import annotations

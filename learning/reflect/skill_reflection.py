@@ -14,17 +14,15 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from core import events
 from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
+from core.statements import Compiled, Update
 from crewlet.errors import Conflict
+from crewlet.models import Seat
 from learning import limits, skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 log = logging.getLogger("learning.reflect.skill_reflection")
 
@@ -62,16 +60,25 @@ def accumulate(ctx) -> list[str]:
     if not reasons:
         return []
     fields = {"reflection_signal": True, "signal_reason": ",".join(reasons)}
-    if not ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).update(**fields):
+    if not _SIGNAL.run((ctx.seat.pk, ctx.conversation_id), tuple(fields.values())):
         state, _ = ConversationState.objects.get_or_create(seat=ctx.seat, conversation_id=ctx.conversation_id)
         ConversationState.objects.filter(pk=state.pk).update(**fields)
     return reasons
 
 
+# the signal set on the conversation's row, one fixed statement (core.statements)
+_SIGNAL = Update(ConversationState, ("reflection_signal", "signal_reason"), ("seat", "conversation_id"))
+
+
+# every engaged turn reads it: compiled once (core.statements)
+_STATE = Compiled(lambda seat_id, conversation_id: ConversationState.objects.filter(
+    seat=Seat(pk=seat_id), conversation_id=conversation_id).order_by("pk").values_list(
+    "reflection_signal", "last_skill_reflection_at")[:1], -1, "\0conversation")
+
+
 def _state(ctx):
     """The conversation's signal and its last reflection (one row, or none yet)."""
-    return (ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).order_by("pk")
-            .values_list("reflection_signal", "last_skill_reflection_at")[:1])
+    return _STATE.bound(ctx.seat.pk, ctx.conversation_id)
 
 
 def reads(ctx) -> dict:

@@ -8,20 +8,19 @@ name, summary or body is dropped; a name the seat already has is rejected by the
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING
 
 from core import aux, events
 from core.event_types import SkillSynthesized
+from core.statements import Compiled
 from crewlet.errors import Conflict
+from crewlet.models import Seat
 from learning import limits, skills
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_body
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 log = logging.getLogger("learning.reflect.synthesizer")
 
@@ -32,12 +31,24 @@ def wired(learning) -> bool:
     return learning.enabled and learning.skill_synthesis.enabled
 
 
+def _alike(tools, skill_tools, threshold: float) -> bool:
+    return bool(skill_tools) and skills.jaccard(tools, skill_tools) >= threshold
+
+
 def duplicate_of(seat: Seat, tools, threshold: float):
     """The seat's skill (archived included) whose tool set is at least ``threshold`` alike, or None."""
     for skill in skills.held(seat).only("id", "name", "tool_sequence"):
-        if skill.tool_sequence and skills.jaccard(tools, skill.tool_sequence) >= threshold:
+        if _alike(tools, skill.tool_sequence, threshold):
             return skill
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _held_tools(cap: int) -> Compiled:
+    """The tool sequences of at most ``cap`` of the seat's skills, archived included: ``skills.at_cap``
+    (fewer than ``cap`` rows: every skill held) and ``duplicate_of``'s question in ONE read, compiled
+    once a cap (core.statements): every settled turn with enough tools asks both."""
+    return Compiled(lambda seat_id: skills.held(Seat(pk=seat_id)).order_by("id").values_list("tool_sequence")[:cap], -1)
 
 
 def applies(ctx) -> str | None:
@@ -48,9 +59,11 @@ def applies(ctx) -> str | None:
         return "unsettled"
     if len(set(ctx.tools_called)) < knobs.min_tool_calls:  # distinct tools the turn called: one tool five times is one
         return "too_few_tools"
-    if skills.at_cap(ctx.seat, knobs.max_skills_per_agent):
+    cap = knobs.max_skills_per_agent
+    held = [tools for (tools,) in _held_tools(cap).rows(ctx.seat.pk)] if cap > 0 else []
+    if len(held) >= cap:
         return "max_skills_per_agent"
-    if duplicate_of(ctx.seat, ctx.tool_sequence, knobs.duplicate_jaccard_threshold):
+    if any(_alike(ctx.tool_sequence, tools, knobs.duplicate_jaccard_threshold) for tools in held):
         return "duplicate_skill"
     if not aux.available(ctx.seat):
         return "no_auxiliary_model"

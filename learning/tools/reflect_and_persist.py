@@ -8,20 +8,19 @@ so the post-turn decider does not write the same fact twice.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from django.db import transaction
 from pydantic import Field
 
 from core import events
 from core.event_types import ReflectAndPersistCalled
+from core.statements import Bound, Compiled
 from crewlet.errors import BadInput
+from crewlet.models import Seat
 from learning import diary, limits
 from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
-
-if TYPE_CHECKING:
-    from crewlet.models import Seat
 
 KINDS = {"long": DiaryEntry.LONG, "short": DiaryEntry.SHORT, DiaryEntry.LONG: DiaryEntry.LONG,
          DiaryEntry.SHORT: DiaryEntry.SHORT}
@@ -41,6 +40,15 @@ class ReflectAndPersistArgs(Arguments):
 def calls(run_id: str, *, seat: Seat):
     """The ``reflect_and_persist_called`` events of the seat's turn with this run id (a queryset)."""
     return events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id)
+
+
+# a reflection pass asks it of every engaged turn: compiled once (core.statements)
+_CALLED = Compiled(lambda seat_id, run_id: calls(run_id, seat=Seat(pk=seat_id)).values_list("pk")[:1], -1, "\0run-id")
+
+
+def called(run_id: str, *, seat: Seat) -> Bound:
+    """The first ``calls`` row's id, as a read not run yet (empty: the builtin was not called)."""
+    return _CALLED.bound(seat.pk, run_id)
 
 
 def self_persisted(run_id: str, *, seat: Seat) -> bool:

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from core import events
 from core.event_types import ReflectionCompleted
+from core.statements import Compiled
 from learning import tools
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, Turn
 from learning.reflect import pass_reads
@@ -74,6 +75,8 @@ def _querysets(seat, turns: list[Turn]) -> dict:
             mine.filter(run_id=second.run_id).values_list("id", "run_id"), all=True),
         "none": mine.filter(id__in=[]),
         "empty": mine.filter(run_id="no-such-run").values_list("id", flat=True),
+        "compiled": Compiled(lambda seat_id, run_id: Turn.objects.filter(seat_id=seat_id).exclude(run_id=run_id)
+                             .order_by("id").values_list("id", "received_at"), -1, "\0run-id").bound(seat.pk, first.run_id),
     }
 
 
