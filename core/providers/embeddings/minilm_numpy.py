@@ -12,16 +12,18 @@ Two paths compute the same function:
 
 - **A batch** (``_forward_batch``): every token of the batch is one row of a (rows, 384) matrix, one
   matrix product a weight; texts of unequal length are padded and masked.
-- **One short text** (``_forward_one``, at most ``ONE_TEXT_ROWS`` word pieces: a turn's ask, a short note):
-  no padding, no mask, and every product cut into pieces small enough for OpenBLAS's small-matrix
-  kernels (``M*N*K <= 1e6`` on this build), which skip the copying ("packing") of the weight that
-  its general kernel does on every call; for 17 rows that copy was a third of a product's time.
-  The query, key and value weights are kept as 36 column blocks of 32 (one a head: the product
-  comes out in the attention's layout, no transpose), the first feed-forward weight as 24 blocks
-  of 64; the other two are read as row blocks of the weights themselves (views, no copy) and their
-  partial products summed. Measured on the 2-core host (OpenBLAS 0.3.31, one thread), an ask of
-  17 word pieces: 11.5 -> 7.9 ms a forward pass (interleaved, same process); the blocks cost 25 MB
-  of memory beside the weights. Past 40 rows the small kernels no longer apply to every product.
+- **One short text** (``_forward_one``, at most ``ONE_TEXT_ROWS`` word pieces: a turn's ask, a short
+  note): no padding, no mask, and every product cut into column blocks small enough for OpenBLAS's
+  small-matrix kernels (``M*N*K <= 1e6`` on this build), which skip the copying ("packing") of the
+  weight that its general kernel does on every call; for 17 rows that copy was a third of a
+  product's time. Each weight is also kept as contiguous column blocks (query/key/value in blocks of
+  32, one a head, so the product comes out in the attention's layout): 42 MB beside the 42 MB of
+  the layers' weights, which the batch path keeps using (from ~64 rows on, blocks are slower).
+  Measured on the 2-core host (OpenBLAS 0.3.31, one thread, CPU time of the thread, interleaved in
+  one process), one ask of 17 word pieces: 12.3 -> ~6.5 ms a forward pass. Measured and not taken:
+  the second feed-forward weight in blocks of 32 (6.2 ms at 17 rows, but 11.6 against 10.5 ms at
+  32 rows, where 32-wide blocks are past the bound); both output weights read as row blocks of the
+  weights themselves (views: no memory, but 7.8 ms at 17 rows).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ MAX_WORD_PIECES = 256  # sentence_bert_config.json: max_seq_length
 # word pieces ([CLS]/[SEP] included) up to which one text takes the small-product path: at 40 rows every
 # block product is still within M*N*K <= 1e6 (40 x 384 x 64 and 40 x 64 x 384 = 983,040)
 ONE_TEXT_ROWS = 40
-FF_BLOCK = 64  # the first feed-forward weight's column blocks (and the second's row blocks)
+# column-block widths of the one-text path: 40 rows x 384 x 64 and 40 x 1536 x 16 are both <= 1e6
+BLOCK = 64  # the attention's output weight and the first feed-forward weight
+FF_OUT_BLOCK = 16  # the second feed-forward weight (1536 rows)
 _FLOAT = np.float32
 
 
@@ -102,6 +106,12 @@ def _column_blocks(weight: np.ndarray, width: int) -> np.ndarray:
     return np.ascontiguousarray(weight.reshape(rows, cols // width, width).transpose(1, 0, 2))
 
 
+def _joined(blocks: np.ndarray) -> np.ndarray:
+    """(blocks, rows, width) -> (rows, blocks * width): the column blocks side by side again."""
+    count, rows, width = blocks.shape
+    return blocks.transpose(1, 0, 2).reshape(rows, count * width)
+
+
 class MiniLM:
     """The loaded model: ``word_pieces(text)`` and ``encode(texts)``."""
 
@@ -143,12 +153,12 @@ class MiniLM:
                 (
                     _column_blocks(qkv, HEAD),  # (36, 384, 32): q, k, v of head 0..11
                     qkv_bias.reshape(3 * HEADS, 1, HEAD),
-                    out_w.reshape(HEADS, HEAD, HIDDEN),  # row blocks: a view, one a head
+                    _column_blocks(out_w, BLOCK),  # (6, 384, 64)
                     out_b,
                     ln1,
-                    _column_blocks(in_w, FF_BLOCK),  # (24, 384, 64)
-                    in_b.reshape(FEED_FORWARD // FF_BLOCK, 1, FF_BLOCK),
-                    ff_w.reshape(FEED_FORWARD // FF_BLOCK, FF_BLOCK, HIDDEN),  # row blocks: a view
+                    _column_blocks(in_w, BLOCK),  # (24, 384, 64)
+                    in_b.reshape(FEED_FORWARD // BLOCK, 1, BLOCK),
+                    _column_blocks(ff_w, FF_OUT_BLOCK),  # (24, 1536, 16)
                     ff_b,
                     ln2,
                 )
@@ -190,13 +200,13 @@ class MiniLM:
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            attended = np.matmul(np.matmul(scores, v), out_w).sum(axis=0)  # heads' partial products summed
+            attended = _joined(np.matmul(_joined(np.matmul(scores, v)), out_w))
             attended += out_b
             attended += x
             x = _layer_norm(attended, *ln1)
             inner = np.matmul(x, in_w)  # (24, length, 64)
             inner += in_b
-            fed = np.matmul(_gelu(inner), ff_w).sum(axis=0)
+            fed = _joined(np.matmul(_joined(_gelu(inner)), ff_w))
             fed += ff_b
             fed += x
             x = _layer_norm(fed, *ln2)
