@@ -3,10 +3,12 @@
 from core.providers.embeddings.base import (
     Embedder,
     EmbedResult,
+    PendingEmbed,
+    begin_embed_one,
     embed_many,
     embed_one,
     get_embedder,
     reset_embedder,
 )
 
-__all__ = ["EmbedResult", "Embedder", "embed_many", "embed_one", "get_embedder", "reset_embedder"]
+__all__ = ["EmbedResult", "Embedder", "PendingEmbed", "begin_embed_one", "embed_many", "embed_one", "get_embedder", "reset_embedder"]

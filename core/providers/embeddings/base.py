@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -134,38 +135,69 @@ def _embed_distinct(embedder: Embedder, texts: list[str], cancel: threading.Even
     return out
 
 
-def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embedder | None = None) -> list[EmbedResult]:
+class PendingEmbed:
+    """An embed already running on the embed pool (``begin_embed_many``): ``results()`` waits what is
+    left of its budget, counted from when it was sent, and gives up past it as ``embed_many`` does."""
+
+    def __init__(self, texts: list[str], *, model: str = "", budget: float | None = None, future=None, cancel=None,
+                 done: list[EmbedResult] | None = None):
+        self._count, self._model, self._budget = len(texts), model, budget
+        self._future, self._cancel, self._done = future, cancel, done
+        self._deadline = None if budget is None else time.monotonic() + budget
+
+    def results(self) -> list[EmbedResult]:
+        if self._done is None:
+            self._done = self._collect()
+        return self._done
+
+    def _collect(self) -> list[EmbedResult]:
+        model, n = self._model, self._count
+        timeout = None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+        try:
+            vectors = self._future.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            self._cancel.set()
+            self._future.cancel()
+            log.warning("embed of %d text(s) ran past its %.1fs budget; stored without a vector", n, self._budget)
+            return [EmbedResult(None, model, "timeout", "budget exceeded") for _ in range(n)]
+        except ProviderError as exc:
+            log.warning("embed failed (%s): %s", exc.kind, exc)
+            return [EmbedResult(None, model, "failed", f"{exc.kind}: {exc}") for _ in range(n)]
+        return [EmbedResult(v, model, "embedded") if v is not None else EmbedResult(None, model, "unusable")
+                for v in vectors]
+
+
+def begin_embed_many(texts: list[str], *, budget: float | None = None, embedder: Embedder | None = None) -> PendingEmbed:
+    """Send ``texts`` to the embed pool now and return at once: the caller does other work meanwhile
+    and collects the answer with ``results()`` (what ``embed_many`` would have returned)."""
+    texts = list(texts)
     if embedder is None:
         try:
             embedder = get_embedder()
         except (ImproperlyConfigured, ImportError) as exc:
             log.error("embedder could not be built: %s", exc)
-            return [EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts]
+            return PendingEmbed(texts, done=[EmbedResult(None, "", "failed", f"configuration: {exc}") for _ in texts])
     if embedder is None:
-        return [EmbedResult(None, "", "unconfigured") for _ in texts]
+        return PendingEmbed(texts, done=[EmbedResult(None, "", "unconfigured") for _ in texts])
     from core.providers.embeddings import warm
 
     warm.wait_while_loading()  # a load in progress is not this embed's budget to spend
     if not _pending.acquire(timeout=budget):
         log.warning("embed of %d text(s) refused: %d calls already pending", len(texts), MAX_PENDING_CALLS)
-        return [EmbedResult(None, embedder.model, "timeout", "busy: too many embeds pending") for _ in texts]
+        busy = [EmbedResult(None, embedder.model, "timeout", "busy: too many embeds pending") for _ in texts]
+        return PendingEmbed(texts, done=busy)
     cancel = threading.Event()
-    future = _pool.submit(_embed_whole, embedder, list(texts), cancel)
+    future = _pool.submit(_embed_whole, embedder, texts, cancel)
     future.add_done_callback(lambda _f: _pending.release())
-    try:
-        vectors = future.result(timeout=budget)
-    except concurrent.futures.TimeoutError:
-        cancel.set()
-        future.cancel()
-        log.warning("embed of %d text(s) ran past its %.1fs budget; stored without a vector", len(texts), budget)
-        return [EmbedResult(None, embedder.model, "timeout", "budget exceeded") for _ in texts]
-    except ProviderError as exc:
-        log.warning("embed failed (%s): %s", exc.kind, exc)
-        return [EmbedResult(None, embedder.model, "failed", f"{exc.kind}: {exc}") for _ in texts]
-    return [
-        EmbedResult(v, embedder.model, "embedded") if v is not None else EmbedResult(None, embedder.model, "unusable")
-        for v in vectors
-    ]
+    return PendingEmbed(texts, model=embedder.model, budget=budget, future=future, cancel=cancel)
+
+
+def begin_embed_one(text: str, *, budget: float | None = DIARY_EMBED_BUDGET, embedder: Embedder | None = None) -> PendingEmbed:
+    return begin_embed_many([text], budget=budget, embedder=embedder)
+
+
+def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embedder | None = None) -> list[EmbedResult]:
+    return begin_embed_many(texts, budget=budget, embedder=embedder).results()
 
 
 def embed_one(text: str, *, budget: float | None = DIARY_EMBED_BUDGET, embedder: Embedder | None = None) -> EmbedResult:

@@ -21,6 +21,7 @@ from core.providers.embeddings.local import (
     _pieces_within_model_input,
     load_model,
 )
+from core.providers.embeddings.minilm_numpy import ONE_TEXT_ROWS
 from core.providers.embeddings.openai_compat import OpenAICompatEmbedder
 from core.providers.errors import ConfigurationError, RateLimitedError, RefusedError, TransientError
 from core.vectors import pool
@@ -449,3 +450,20 @@ def test_the_real_model_gives_the_reference_pipelines_vectors(local_model):
     cosines = (got * expected).sum(axis=1) / np.linalg.norm(got, axis=1) / np.linalg.norm(expected, axis=1)
     assert cosines.min() >= 0.9999, dict(zip(texts, cosines.round(6), strict=True))
     assert np.abs(got - expected).max() < 1e-4
+
+
+@pytest.mark.real_model
+def test_one_text_at_a_time_gives_the_reference_pipelines_vectors(local_model):
+    """A single short text (a turn's ask) takes the model's unpadded small-product path: it must give
+    the same vectors as the reference pipeline, as the batched path does."""
+    reference = json.loads(REFERENCE.read_text())
+    model = load_model()
+    short = [item for item in reference["items"] if len(model.tokenizer.encode(item["text"]).ids) <= ONE_TEXT_ROWS]
+    assert len(short) >= 5  # the path is exercised, not skipped
+
+    for item in short:
+        got = model.encode([item["text"]])[0]
+        expected = np.array(item["vector"])
+        cosine = float(got @ expected / np.linalg.norm(got) / np.linalg.norm(expected))
+        assert cosine >= 0.9999, (item["text"], cosine)
+        assert np.abs(got - expected).max() < 1e-4, item["text"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from learning.prefetch import context, skills_block
+from core.providers.embeddings import get_embedder
+from learning.prefetch import skills_block
 
 from .conftest import block
 
@@ -15,19 +16,20 @@ def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, mon
     note(seat, "The billing export runs nightly at 02:00")
     skills_started = threading.Event()
     seen = {}
-    embed_one, start = context.embed_one, skills_block.start
+    embedder = get_embedder()
+    embed_batch, start = embedder.embed_batch, skills_block.start
 
-    def embed_waiting_for_the_blocks(text, **kwargs):
+    def embed_waiting_for_the_blocks(texts):
         # an embed that ran before the blocks (on the request's thread) would wait here in vain
         seen["blocks_started_meanwhile"] = skills_started.wait(timeout=30)
         seen["thread"] = threading.current_thread().name
-        return embed_one(text, **kwargs)
+        return embed_batch(texts)
 
     def skills_start(ctx):
         skills_started.set()
         return start(ctx)
 
-    monkeypatch.setattr(context, "embed_one", embed_waiting_for_the_blocks)
+    monkeypatch.setattr(embedder, "embed_batch", embed_waiting_for_the_blocks)
     monkeypatch.setattr(skills_block, "start", skills_start)
 
     result = run(ask="the billing export failed again")
