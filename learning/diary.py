@@ -34,7 +34,7 @@ MEMORY_VECTOR_LIMIT = 50  # memoryVectorLimit
 MEMORY_RECENCY_LIMIT = 50  # memoryRecencyLimit
 RECALL_MAX_DISTANCE = 0.9  # the relevance floor of the vector ranking (a row past it is found by words or not at all)
 CORPUS = hybrid.Corpus(table="agent_diary", fts="diary_fts", fts_weights="1.0", seat_tokens=True,
-                       text="t.content")
+                       postings="agent_diary_postings", text="t.content")
 
 
 def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 RECALL_MAX_DISTANCE = 0.9
 CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="1.0", seat_tokens=True,
+                       postings="episodes_postings",
                        pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"),
                        text="(CASE WHEN strpos(t.ask, t.task_summary) > 0 THEN '' ELSE t.task_summary END)"
                             " || ' ' || t.ask || ' ' || t.plan_summary")
