@@ -514,10 +514,14 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
     ctes = [
         "lx AS MATERIALIZED (SELECT DISTINCT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
         _PG_STATS,
-        # every posting of a query lexeme in the scope, with its row's length and distance
-        "hits AS MATERIALIZED (SELECT p.lexeme AS l, c.id AS id, p.tf::float8 AS tf, c.len::float8 AS len, c.d AS d"
-        f" FROM {corpus.postings} p JOIN cand c ON c.id = p.row_id"
-        " WHERE p.seat_id = (SELECT %s) AND p.lexeme IN (SELECT l FROM lx))",
+        # the seat's postings of each query lexeme, by the btree on (seat, lexeme) -- read apart from the scope
+        # (OFFSET 0: never flattened), so no estimate of the scope's size can turn it into a walk of every
+        # posting of each scope row
+        "post AS MATERIALIZED (SELECT lx.l AS l, p.row_id AS id, p.tf AS tf FROM lx CROSS JOIN LATERAL"
+        f" (SELECT p.row_id, p.tf FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s) AND p.lexeme = lx.l OFFSET 0) p)",
+        # those in the scope, with their row's length and distance
+        "hits AS MATERIALIZED (SELECT post.l AS l, c.id AS id, post.tf::float8 AS tf, c.len::float8 AS len, c.d AS d"
+        " FROM post JOIN cand c ON c.id = post.id)",
         "df AS MATERIALIZED (SELECT l, COUNT(*)::float8 AS n FROM hits GROUP BY l)",
         _PG_KEPT,
         f"bm AS (SELECT h.id AS id, MIN(h.d) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
