@@ -25,10 +25,12 @@ def forward_sql(postings: str, table: str) -> list[str]:
         f" INSERT INTO {postings} (seat_id, lexeme, row_id, tf) SELECT n.seat_id, u.lexeme, n.id, {TF}"
         " FROM new_rows n CROSS JOIN LATERAL unnest(n.search_tsv) u WHERE n.seat_id IS NOT NULL;"
         " RETURN NULL; END $$",
+        # each deleted row's postings found by their key (OFFSET 0: one index probe each, never a join the planner
+        # could turn into a scan of every posting -- 2,000 rows of 14 lexemes: 500 ms that way, 80 ms this way)
         f"CREATE FUNCTION {fn}_del() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-        f" DELETE FROM {postings} p USING (SELECT o.seat_id, o.id, l FROM old_rows o"
-        " CROSS JOIN LATERAL unnest(tsvector_to_array(o.search_tsv)) l) x"
-        " WHERE p.seat_id = x.seat_id AND p.lexeme = x.l AND p.row_id = x.id;"
+        f" DELETE FROM {postings} WHERE ctid = ANY (ARRAY(SELECT k.ctid FROM old_rows o"
+        " CROSS JOIN LATERAL unnest(tsvector_to_array(o.search_tsv)) l CROSS JOIN LATERAL"
+        f" (SELECT p.ctid FROM {postings} p WHERE p.seat_id = o.seat_id AND p.lexeme = l AND p.row_id = o.id OFFSET 0) k));"
         " RETURN NULL; END $$",
         f"CREATE FUNCTION {fn}_upd() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         f" DELETE FROM {postings} WHERE seat_id = OLD.seat_id AND row_id = OLD.id"
