@@ -519,10 +519,14 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
     frequencies at once; the same lexemes are kept and the same BM25 summed as ``_pg_text`` does over the
     rows' tsvectors, so the ranking is the same -- without copying, matching or unnesting a tsvector.
 
-    Measured over ``bench/prefetch_latency.py``'s 5,000-episode seats (an ask's lexemes match ~1,750 rows;
-    interleaved in one process, lower quartile): the episode statement 14.0 -> 8.9 ms, the same ids and
-    scores. The postings take about as much space as the table's own rows there (1.4 M postings for 100 k
-    short episodes: 83 MB of rows and a 117 MB btree, against the GIN index's 7.5 MB)."""
+    Measured over ``bench/prefetch_latency.py``'s seeded seats (5,000 episodes and 500 notes each; an ask's
+    lexemes match ~1,750 episodes), 77 rich asks interleaved with the tsvector scorer in one process, lower
+    quartile: the episode search 18.1 -> 11.5 ms, the diary's 2.6 -> 1.7 ms, the same ids and scores (to
+    1e-9). What is left is the scan with distances (the module doc). Writing costs: an episode's insert of
+    ~14 lexemes 0.34 -> 0.47 ms; 2,000 turns deleted in one statement 9 -> 72-96 ms; an update that
+    leaves the text and the seat alone nothing. The postings take about as much space as the table's own
+    rows there (1.4 M postings for 100 k short episodes: 83 MB of rows and a 117 MB btree, against the GIN
+    index's 7.5 MB, which no search of these two corpora reads any more)."""
     if corpus.title_weight != 1.0:
         raise ValueError(f"{corpus.postings} counts each occurrence once: a weighted title is not served by it")
     ctes = [
