@@ -82,6 +82,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE", "cached_statements": 1024}
 else:
     DATABASES["default"].setdefault("TEST", {})
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES["default"]["ENGINE"] = "crewlet.pg_backend"  # bulk inserts within the server's 65,535 parameters
     # Parameters bound by the server, and a statement run twice on a connection prepared there (parsed
     # and planned once): a reflection pass costs about a fifth less CPU, client and server together
     # (bench/reflect_throughput.py). Behind a pooler in transaction mode, CREWLET_PG_PREPARE_THRESHOLD=off.

@@ -76,3 +76,14 @@ def test_a_session_in_another_timezone_keeps_djangos_loader(db):
         finally:
             cursor.execute("SET TIME ZONE 'UTC'")
     assert use_c_timestamps(connection) is True
+
+
+def test_a_bulk_insert_past_the_servers_parameter_limit_stores_every_row(seat):
+    from learning.models import Episode
+
+    now = datetime.now(UTC)
+    rows = [Episode(seat=seat, run_id=f"bulk-{i}", task_summary=f"task {i}", ask="Fix the failing job.",
+                    started_at=now, ended_at=now) for i in range(5000)]
+    assert len(rows) * len(Episode._meta.concrete_fields) > 65_535  # one statement would be refused by the server
+    Episode.objects.bulk_create(rows)
+    assert Episode.objects.filter(seat=seat, run_id__startswith="bulk-").count() == 5000

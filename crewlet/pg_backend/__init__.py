@@ -1,0 +1,1 @@
+"""Django's PostgreSQL backend, with bulk inserts cut to what one server-bound statement may carry."""
