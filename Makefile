@@ -53,8 +53,20 @@ test-sqlite: install
 test-postgres: install
 	$(PY) bin/test_engines.py --engine postgres
 
+# Every bench, each printing its figures beside a floor or baseline from the same run (both engines
+# where the bench has two). The recall benches read the public dev data (CREWLET_BENCH_DATA or
+# ../shared/bench-data); without it they say so and the rest still run.
+BENCH_DATA ?= $(or $(CREWLET_BENCH_DATA),$(CURDIR)/../shared/bench-data)
+BENCHES := prefetch_latency vector_recall reflect_throughput intake ingest lifecycle embed_cold_start \
+	rewrite_concurrency transcript_report
 bench: install
-	for b in bench/*.py; do $(PY) $$b || exit 1; done
+	set -e; for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py; done
+	set -e; if [ -d "$(BENCH_DATA)" ]; then \
+	  for b in recall diary_recall; do echo "== bench/$$b.py $(BENCH_DATA)"; $(PY) bench/$$b.py "$(BENCH_DATA)"; done; \
+	else echo "== bench/recall.py, bench/diary_recall.py skipped: no bench data at $(BENCH_DATA)"; fi
+	set -e; for engine in sqlite postgres; do for kill in none cluster; do \
+	  echo "== bench/kill_drain.py --engine $$engine --kill $$kill"; $(PY) bench/kill_drain.py --engine $$engine --kill $$kill; \
+	done; done
 
 lint: install
 	.venv/bin/ruff check .

@@ -21,6 +21,7 @@ Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embed
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -351,16 +352,14 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         child(int(argv[1]), argv[2])
         return 0
-    engine, turns, embedder = "both", 60, "both"
-    if "--embedder" in argv:
-        embedder = argv[argv.index("--embedder") + 1]
-    if "--engine" in argv:
-        engine = argv[argv.index("--engine") + 1]
-    if "--turns" in argv:
-        turns = int(argv[argv.index("--turns") + 1])
-    engines = ["sqlite", "postgres"] if engine == "both" else [engine]
-    embedders = ["hashing", "local"] if embedder == "both" else [embedder]
-    return max(run_engine(e, turns, m) for e in engines for m in embedders)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
+    parser.add_argument("--embedder", default="both", choices=["hashing", "local", "both"])
+    parser.add_argument("--turns", type=int, default=60)
+    args = parser.parse_args(argv)
+    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
+    embedders = ["hashing", "local"] if args.embedder == "both" else [args.embedder]
+    return max(run_engine(e, args.turns, m) for e in engines for m in embedders)
 
 
 if __name__ == "__main__":
