@@ -67,7 +67,9 @@ class EpisodePiece(models.Model):
     turn is as near to a query as its nearest vector (a long conversation's opening is not diluted by
     the rest of it)."""
 
-    episode = models.ForeignKey(Episode, on_delete=models.CASCADE, related_name="pieces")
+    # deleted with their episode by the database (a trigger, migration 0016): Django's collector would load
+    # every deleted episode whole to find its pieces
+    episode = models.ForeignKey(Episode, on_delete=models.DO_NOTHING, related_name="pieces")
     ordinal = models.PositiveIntegerField()
     embedding = VectorField()
     embedding_model = models.CharField(max_length=200)

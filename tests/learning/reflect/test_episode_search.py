@@ -165,3 +165,19 @@ def test_the_pieces_migration_drops_line_vectors_of_the_old_rule_and_the_fill_wr
     assert not EpisodePiece.objects.filter(episode=episode).exists()  # derived data, dropped
     run_fill(seat=seat)
     assert list(EpisodePiece.objects.filter(episode=episode).values_list("ordinal", flat=True)) == [0]  # Oskar's line
+
+
+def test_deleted_turns_take_their_pieces_with_them_in_one_statement(local_embedder, seat, make_turn):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    kept = reflect(make_turn, seat, "Please rotate the staging database credentials before Friday.")
+    gone = [reflect(make_turn, seat, body) for body in OTHER_TURNS[:3]]
+    assert all(EpisodePiece.objects.filter(episode=e).exists() for e in [kept, *gone])
+    with CaptureQueriesContext(connection) as sent:  # the database deletes the pieces; no episode is loaded first
+        assert Episode.objects.filter(pk__in=[e.pk for e in gone]).delete()[0] == len(gone)
+    assert [q["sql"].split()[0] for q in sent.captured_queries] == ["DELETE"]
+    assert not EpisodePiece.objects.filter(episode_id__in=[e.pk for e in gone]).exists()
+    assert EpisodePiece.objects.filter(episode=kept).exists()
+    seat.delete()  # a seat's deletion reaches its turns' pieces too
+    assert not EpisodePiece.objects.filter(episode_id=kept.pk).exists()
