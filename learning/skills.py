@@ -48,9 +48,14 @@ def held(seat: Seat) -> QuerySet[SynthesizedSkill]:
     return SynthesizedSkill.objects.filter(seat=seat)
 
 
+def full(held_count: int, cap: int) -> bool:
+    """The rule of ``max_skills_per_agent``: a seat holding ``cap`` skills, archived ones counted, takes no new
+    skill, however drafted."""
+    return held_count >= cap
+
+
 def at_cap(seat: Seat, cap: int) -> bool:
-    """The seat holds ``max_skills_per_agent`` skills, archived ones counted: no new skill, however drafted."""
-    return held(seat).count() >= cap
+    return full(held(seat).count(), cap)
 
 
 def find(seat: Seat, name: str) -> SynthesizedSkill:

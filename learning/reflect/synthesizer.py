@@ -61,7 +61,7 @@ def applies(ctx) -> str | None:
         return "too_few_tools"
     cap = knobs.max_skills_per_agent
     held = [tools for (tools,) in _held_tools(cap).rows(ctx.seat.pk)] if cap > 0 else []
-    if len(held) >= cap:
+    if skills.full(len(held), cap):  # at most ``cap`` were read: as many as held, or enough to be full
         return "max_skills_per_agent"
     if any(_alike(ctx.tool_sequence, tools, knobs.duplicate_jaccard_threshold) for tools in held):
         return "duplicate_skill"
