@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from core.providers.embeddings.base import pieces_of
 from core.statements import Compiled, Insert
@@ -139,6 +139,20 @@ def in_conversation(*, seat: Seat, conversation_id: str, limit: int = 10, outcom
     return list(qs.order_by("-ended_at", "-id")[:limit])
 
 
+def _unreachable(seat_id: int, model: str, dim: int) -> QuerySet:
+    from crewlet.models import Seat
+
+    return (raw(Seat(pk=seat_id)).exclude(Q(embedding__isnull=False) & Q(embedding_model=model) & Q(embedding_dim=dim))
+            .order_by().values("seat_id").annotate(n=Count("id")).values_list("n"))
+
+
+# compiled once (core.statements): every query_episodes call asks it, and building the queryset cost the ORM
+# 1.2-1.8 ms a call on tau-bench's seat, as much as the ranking itself (the statement runs in 0.1 ms)
+_UNREACHABLE = Compiled(_unreachable, -1, "\0model", 2_000_000_001)  # a width in the field's range (Django drops
+# a lookup of a positive integer field with a negative value as one no row can meet)
+
+
 def unreachable_count(*, seat: Seat, model: str, dim: int) -> int:
     """Raw rows a similarity search cannot reach yet: no vector of the current model and width."""
-    return raw(seat).exclude(Q(embedding__isnull=False) & Q(embedding_model=model) & Q(embedding_dim=dim)).count()
+    rows = _UNREACHABLE.rows(seat.pk, model, dim)
+    return rows[0][0] if rows else 0
