@@ -33,7 +33,7 @@ from django.db.models import QuerySet
 @dataclass(frozen=True)
 class _Plan:
     sql: str
-    slots: tuple  # per parameter: (probe index, None) or (None, the constant the compiler bound)
+    slots: tuple  # per parameter: (probe index, None or the backend's wrapping type) or (None, the constant bound)
     converters: tuple  # (column index, (converter, ...), expression)
 
 
@@ -91,7 +91,8 @@ class Compiled:
     def _params(self, plan: _Plan, values: tuple, connection) -> list:
         if len(values) != len(self._probes):
             raise TypeError(f"expected {len(self._probes)} values, got {len(values)}")
-        return [self._bound(values[i], connection) if i is not None else constant for i, constant in plan.slots]
+        return [(self._bound(values[i], connection) if wrap is None else wrap(values[i])) if i is not None else wrap
+                for i, wrap in plan.slots]
 
     def _plan(self, connection, using: str) -> _Plan:
         plan = self._plans.get(connection)
@@ -105,8 +106,11 @@ class Compiled:
         bound = [self._bound(probe, connection) for probe in self._probes]
         slots = []
         for param in params:
-            found = [i for i, b in enumerate(bound) if type(b) is type(param) and b == param]
-            slots.append((found[0], None) if found else (None, param))
+            # a probe as bound, or wrapped by the backend in a subclass of its type (PostgreSQL binds an integer
+            # field's value as psycopg's Int4): the call's value is wrapped the same way
+            found = [i for i, b in enumerate(bound) if isinstance(param, type(b)) and b == param]
+            slots.append((found[0], None if type(param) is type(bound[found[0]]) else type(param)) if found
+                         else (None, param))
         placed = sorted(i for i, _ in slots if i is not None)
         if placed != list(range(len(self._probes))):
             raise ValueError(f"every probe must be one parameter of the statement exactly once: {sql}")

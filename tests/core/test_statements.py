@@ -37,6 +37,20 @@ def test_a_compiled_read_answers_what_the_orm_answers_for_each_call_values(seat,
     assert isinstance(created_at, datetime) and created_at.tzinfo is not None  # the field's converters ran
 
 
+def _skills_at_version(seat_id: int, version: int):
+    return SynthesizedSkill.objects.filter(seat_id=seat_id, version=version).order_by("id").values_list("name")
+
+
+def test_a_positive_integer_value_is_bound_as_the_backend_binds_it(seat, other_seat):
+    # PostgreSQL binds a positive integer field's value wrapped (psycopg's Int4): the probe is still found
+    for who in (seat, other_seat):
+        SynthesizedSkill.objects.create(seat=who, name=f"deploy-{who.pk}", description="d", body="1. step", version=3,
+                                        created_at=timezone.now())
+    read = Compiled(_skills_at_version, -1, 2_000_000_001)
+    assert read.rows(seat.pk, 3) == [(f"deploy-{seat.pk}",)] == list(_skills_at_version(seat.pk, 3))
+    assert read.rows(other_seat.pk, 2) == []
+
+
 def test_a_builder_whose_value_never_reaches_the_statement_is_refused(seat):
     read = Compiled(lambda seat_id, name: skills.catalogue(Seat(pk=seat_id)).values_list("id"), -1, "\0name")
 
