@@ -281,8 +281,8 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
                       max_distance: float | None, weight: float, limit: int) -> tuple[str, list]:
     """SQLite: the statement of the call's shape (``_sqlite_shape``, built once per shape) and its
     parameters, filled in the order the shape names them; only the words, the vector and the scope's
-    values are worked out per call. Building the text on every call cost ~0.07 ms (0.15 ms interleaved
-    with other statements) on the recall bench's tau-bench seat, where the whole ranking reads ~1.1 ms."""
+    values are worked out per call: on the recall bench's tau-bench asks this call took 74 -> 47 us (p50;
+    the rest is the phrases, the vector's blob and the JSON), where the whole ranking reads ~1.1 ms."""
     phrases = fts5_phrases(words, seat=_seat_of(corpus, seat))
     dim = len(vector) if vector is not None else None
     sql, slots = _sqlite_shape(corpus, scope, dim, bool(phrases), int(shortlist), max_distance is not None, int(limit))
