@@ -285,7 +285,11 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
     the rest is the phrases, the vector's blob and the JSON), where the whole ranking reads ~1.1 ms."""
     phrases = fts5_phrases(words, seat=_seat_of(corpus, seat))
     dim = len(vector) if vector is not None else None
-    sql, slots = _sqlite_shape(corpus, scope, dim, bool(phrases), int(shortlist), max_distance is not None, int(limit))
+    # the distances' SQL is part of the shape, worked out per call (NotImplementedError on an engine without them)
+    row_distance = distance_sql("sqlite", "t.embedding", dim) if dim is not None else None
+    piece_distance = distance_sql("sqlite", "p.embedding", dim) if dim is not None and corpus.pieces else None
+    sql, slots = _sqlite_shape(corpus, scope, row_distance, piece_distance, bool(phrases), int(shortlist),
+                               max_distance is not None, int(limit))
     values = {"model": model, "dim": dim, "seat": seat, "weight": weight, "rest": 1.0 - weight,
               "max_distance": max_distance, "blob": to_blob(vector) if vector is not None else None,
               "phrases": (json.dumps(phrases) if corpus.seat_tokens else " OR ".join(phrases)) if phrases else None}
@@ -299,11 +303,12 @@ def _sqlite_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vec
 
 
 @functools.lru_cache(maxsize=256)
-def _sqlite_shape(corpus: Corpus, scope: str, dim: int | None, texts: bool, shortlist: int,
-                  bounded: bool, limit: int) -> tuple[str, tuple[str, ...]]:
-    """SQLite: one shape's statement (a vector of width ``dim`` or none, ``texts``: words to match,
-    ``bounded``: a relevance floor) and the names of its parameters in order: ``scope`` stands for the
-    scope's values, every other name for one value ``_sqlite_statement`` fills in.
+def _sqlite_shape(corpus: Corpus, scope: str, row_distance: str | None, piece_distance: str | None, texts: bool,
+                  shortlist: int, bounded: bool, limit: int) -> tuple[str, tuple[str, ...]]:
+    """SQLite: one shape's statement (``row_distance``: a row's distance to the query vector, None for no
+    vector; ``piece_distance``: a piece's; ``texts``: words to match; ``bounded``: a relevance floor) and
+    the names of its parameters in order: ``scope`` stands for the scope's values, every other name for
+    one value ``_sqlite_statement`` fills in.
 
     Each half reads the table once, by its own access path; nothing is materialised whole.
 
@@ -325,8 +330,8 @@ def _sqlite_shape(corpus: Corpus, scope: str, dim: int | None, texts: bool, shor
     """
     ctes: list[str] = []
     slots: list[str] = []
-    if dim is not None:
-        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('sqlite', 't.embedding', dim)} END)"
+    if row_distance is not None:
+        dist = f"(CASE WHEN t.embedding_model = %s THEN {row_distance} END)"
         # the distance once per row (a WHERE on it would compute it again): a row of another model sorts last
         ctes.append(f"vec AS (SELECT t.id AS id, {dist} AS d FROM {corpus.table} t WHERE {scope}"
                     f" ORDER BY d ASC NULLS LAST, t.id DESC LIMIT {shortlist})")
@@ -342,15 +347,15 @@ def _sqlite_shape(corpus: Corpus, scope: str, dim: int | None, texts: bool, shor
         ctes.append("txt AS (SELECT 0 AS id, 0.0 AS s WHERE 0)")
     ctes.append("pool AS (SELECT id, MIN(d) AS d, MAX(s) AS s FROM"
                 " (SELECT id, d, 0.0 AS s FROM vec WHERE d IS NOT NULL UNION ALL SELECT id, NULL AS d, s FROM txt) GROUP BY id)")
-    if dim is not None:
+    if row_distance is not None:
         own = (f"(CASE WHEN pool.d IS NOT NULL THEN pool.d ELSE (SELECT {dist} FROM {corpus.table} t"
                " WHERE t.id = pool.id) END)")
         own_slots = ["model", "blob"]
     else:
         own, own_slots = "pool.d", []
-    if corpus.pieces is not None and dim is not None:
+    if corpus.pieces is not None and piece_distance is not None:
         p = corpus.pieces
-        pdist = distance_sql("sqlite", "p.embedding", dim)
+        pdist = piece_distance
         # each pool row's nearest piece by the pieces' index, one row at a time (no grouping, no join back)
         ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, (SELECT MIN({pdist}) FROM {p.table} p"
                     f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
