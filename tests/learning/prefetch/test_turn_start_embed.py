@@ -38,3 +38,33 @@ def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, mon
     assert seen["thread"] != threading.current_thread().name  # a worker thread, not the request's
     assert result["summary"]["turn_embedding"] == "embedded"
     assert block(result, "personal_memory")["hit"]  # the vector blocks still got the vector
+
+
+def test_the_tool_guidance_is_built_while_the_ask_is_embedded(seat, run, monkeypatch):
+    from learning.prefetch import tool_skills
+    from tests.learning.memory_rows import note
+
+    note(seat, "The billing export runs nightly at 02:00")
+    guided = threading.Event()
+    seen = {}
+    embedder = get_embedder()
+    embed_batch, guidance = embedder.embed_batch, tool_skills.guidance
+
+    def embed_waiting_for_the_guidance(texts):
+        # guidance built only once the vector is back would leave this embed waiting in vain
+        seen["guidance_built_meanwhile"] = guided.wait(timeout=30)
+        return embed_batch(texts)
+
+    def guidance_then_signal(*args, **kwargs):
+        out = guidance(*args, **kwargs)
+        guided.set()
+        return out
+
+    monkeypatch.setattr(embedder, "embed_batch", embed_waiting_for_the_guidance)
+    monkeypatch.setattr(tool_skills, "guidance", guidance_then_signal)
+
+    result = run(ask="the billing export failed again")
+
+    assert seen["guidance_built_meanwhile"] is True
+    assert result["summary"]["turn_embedding"] == "embedded"
+    assert block(result, "personal_memory")["hit"]
