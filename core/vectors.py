@@ -18,10 +18,11 @@ import struct
 import uuid
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import NamedTuple
 
 import numpy as np
 from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import connections, models
+from django.db import OperationalError, connections, models
 from django.db.models import Func, Value
 from django.db.models.expressions import Col
 from django.db.models.fields.related_lookups import (
@@ -48,6 +49,14 @@ def usable(vector: Vector | None) -> bool:
 
 
 def to_blob(vector: Vector) -> bytes:
+    """float32, little-endian: what sqlite-vec reads. A list packs straight from its floats (half
+    numpy's time for a 384-wide one: no array in between); an array, or a value too large for
+    float32 (numpy's ``inf``), goes through numpy."""
+    if type(vector) is list:
+        try:
+            return struct.pack(f"<{len(vector)}f", *vector)
+        except (OverflowError, struct.error):
+            pass
     return np.asarray(vector, dtype="<f4").tobytes()
 
 
@@ -169,9 +178,10 @@ class CosineDistance(Func):
 
 
 # cosine distance of a column to the query vector placeholder, per engine; NULL for a row of another width
+SQLITE_DISTANCE = "vec_distance_cosine({col}, {query})"  # the function alone: an error for a vector of another width
 DISTANCE_SQL = {
     "postgresql": "(CASE WHEN vector_dims({col}) = {dim} THEN ({col} <=> {query}::vector) END)",
-    "sqlite": "(CASE WHEN length({col}) = {bytes} THEN vec_distance_cosine({col}, {query}) END)",
+    "sqlite": f"(CASE WHEN length({{col}}) = {{bytes}} THEN {SQLITE_DISTANCE} END)",
 }
 
 
@@ -267,13 +277,13 @@ def ranked_ids(
     connection.close_if_health_check_failed()  # as Django's own cursor() does before a statement
     connection.ensure_connection()
     try:
-        sql, driver_sql, params = _statement(queryset, field, model, len(vector), int(limit), connection)
+        ranking, params = _statement(queryset, field, model, len(vector), int(limit), connection)
     except EmptyResultSet:  # a filter no row can meet (``id__in=[]``)
         return []
     if connection.vendor == "postgresql":
-        rows = _pg_rows(connection, sql, vector, params)
+        rows = _pg_rows(connection, ranking.sql, vector, params)
     else:
-        rows = _sqlite_rows(connection, sql, driver_sql, [to_blob(vector), *params])
+        rows = _sqlite_ranked_rows(connection, ranking, [to_blob(vector), *params])
     if not rows or (rows[-1][1] is not None and (max_distance is None or rows[-1][1] <= max_distance)):
         return rows  # every row ranked and within the threshold (NULLs sort last)
     out = []
@@ -284,15 +294,28 @@ def ranked_ids(
     return out
 
 
-# the ranking statement per queryset shape: ``(sql, driver_sql)``; bounded (cleared when full)
-_STATEMENTS: dict[tuple, tuple[str, str]] = {}
+class _Ranking(NamedTuple):
+    """A ranking statement in Django's placeholders and in the driver's (``?`` on SQLite).
+
+    On SQLite ``sql`` leaves the width to the row's ``embedding_dim`` (the floor's statement) and
+    ``checked_sql`` also reads each stored vector's length: the one to run when ``sql`` fails.
+    On PostgreSQL ``sql`` checks the width itself and there is no second statement.
+    """
+
+    sql: str
+    driver_sql: str
+    checked_sql: str | None = None
+    checked_driver_sql: str | None = None
+
+
+# the ranking statement per queryset shape; bounded (cleared when full)
+_STATEMENTS: dict[tuple, _Ranking] = {}
 _STATEMENTS_MAX = 512
 
 
-def _statement(queryset, field: str, model: str, dim: int, limit: int, connection) -> tuple[str, str, list]:
-    """``(sql, driver_sql, params)``: the ranking of ``queryset``'s rows with a vector of ``model`` and
-    width ``dim``, in Django's placeholder style and in the driver's (``?`` on SQLite), without the
-    query vector's own parameter (it comes first).
+def _statement(queryset, field: str, model: str, dim: int, limit: int, connection) -> tuple[_Ranking, list]:
+    """``(ranking, params)``: the ranking of ``queryset``'s rows with a vector of ``model`` and width
+    ``dim``, and its parameters without the query vector's own (it comes first).
 
     A single-table queryset whose WHERE is made of plain comparisons of its own columns to values
     (``seat=``, ``kind=``, ``ttl_until__gt=``, ``__isnull``, under AND / OR / NOT: every recall
@@ -309,19 +332,26 @@ def _statement(queryset, field: str, model: str, dim: int, limit: int, connectio
         key = (connection.alias, queryset.model, query.base_table, field, dim, limit, shape)
         known = _STATEMENTS.get(key)
         if known is not None:
-            return known[0], known[1], [*_leaf_params(leaves, connection), model, dim]
-    alias, scope_sql, params = _scope(queryset, field, model, dim, connection)
-    sql = _ranking_sql(connection, queryset.model, alias, field, dim, limit, scope_sql)
-    driver_sql = sql
-    if connection.vendor == "sqlite":  # the rewrite Django's SQLite cursor does on every execute
-        from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
-
-        driver_sql = FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")
+            return known, [*_leaf_params(leaves, connection), model, dim]
+    alias, scope_sql, checked_scope_sql, params = _scope(queryset, field, model, dim, connection)
+    checked_sql = _ranking_sql(connection, queryset.model, alias, field, dim, limit, checked_scope_sql, checked=True)
+    if connection.vendor == "sqlite":
+        sql = _ranking_sql(connection, queryset.model, alias, field, dim, limit, scope_sql, checked=False)
+        ranking = _Ranking(sql, _qmark(sql), checked_sql, _qmark(checked_sql))
+    else:
+        ranking = _Ranking(checked_sql, checked_sql)
     if key is not None and [*_leaf_params(leaves, connection), model, dim] == list(params):
         if len(_STATEMENTS) >= _STATEMENTS_MAX:
             _STATEMENTS.clear()
-        _STATEMENTS[key] = (sql, driver_sql)
-    return sql, driver_sql, params
+        _STATEMENTS[key] = ranking
+    return ranking, params
+
+
+def _qmark(sql: str) -> str:
+    """A statement in SQLite's driver placeholders: the rewrite Django's SQLite cursor does on every execute."""
+    from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
+
+    return FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")
 
 
 def _one_table(query) -> bool:
@@ -367,45 +397,63 @@ def _leaf_params(leaves: list, connection) -> list:
     return [p for leaf in leaves for p in leaf.get_db_prep_lookup(leaf.rhs, connection)[1]]
 
 
-def _scope(queryset, field: str, model: str, dim: int, connection) -> tuple[str, str, list]:
-    """``(table alias, " FROM ... WHERE ...", params)``: the rows of ``queryset`` with a vector of
-    ``model`` and width ``dim``.
+def _scope(queryset, field: str, model: str, dim: int, connection) -> tuple[str, str, str, list]:
+    """``(table alias, " FROM ... WHERE ...", the same checked, params)``: the rows of ``queryset``
+    with a vector of ``model`` and width ``dim`` by their ``embedding_model`` and ``embedding_dim``
+    columns; the checked scope also asks for a vector that is there at all.
 
     A single-table queryset (every recall scope: a seat's rows, its live ones) has only its own
     WHERE compiled, parenthesised, and the vector's conditions appended as fixed SQL: no queryset
     clones, no select list, no join setup per query. Any other shape goes through the whole
-    compiler. ``EmptyResultSet`` when no row can match.
+    compiler (both scopes then test the vector for NULL). ``EmptyResultSet`` when no row can match.
     """
     query = queryset.query
     meta = queryset.model._meta
     if _one_table(query):
         alias = query.base_table or meta.db_table
         qn = connection.ops.quote_name
-        mine = (f"{qn(alias)}.{qn(meta.get_field(field).column)} IS NOT NULL"
-                f" AND {qn(alias)}.{qn(meta.get_field('embedding_model').column)} = %s"
+        mine = (f"{qn(alias)}.{qn(meta.get_field('embedding_model').column)} = %s"
                 f" AND {qn(alias)}.{qn(meta.get_field('embedding_dim').column)} = %s")
+        present = f"{qn(alias)}.{qn(meta.get_field(field).column)} IS NOT NULL AND "
         try:
             where_sql, where_params = query.get_compiler(connection=connection).compile(query.where)
         except FullResultSet:  # no filter of its own
-            return alias, f" FROM {qn(alias)} WHERE {mine}", [model, dim]
-        return alias, f" FROM {qn(alias)} WHERE ({where_sql}) AND {mine}", [*where_params, model, dim]
+            return alias, f" FROM {qn(alias)} WHERE {mine}", f" FROM {qn(alias)} WHERE {present}{mine}", [model, dim]
+        scope = f" FROM {qn(alias)} WHERE ({where_sql}) AND "
+        return alias, scope + mine, scope + present + mine, [*where_params, model, dim]
     base = (queryset.filter(**{f"{field}__isnull": False, "embedding_model": model, "embedding_dim": dim})
             .order_by().values_list("pk"))
     sql, params = base.query.get_compiler(connection=connection).as_sql()
     start = sql.index(" FROM ")  # the select list is the primary key alone: no user text in it
-    return base.query.base_table or meta.db_table, sql[start:], list(params)
+    return base.query.base_table or meta.db_table, sql[start:], sql[start:], list(params)
 
 
-def _ranking_sql(connection, model_class, alias: str, field: str, dim: int, limit: int, scope_sql: str) -> str:
-    """The ranking around a scope: ids and distances, nearest first, ties to the newest id."""
+def _ranking_sql(connection, model_class, alias: str, field: str, dim: int, limit: int, scope_sql: str, *,
+                 checked: bool) -> str:
+    """The ranking around a scope: ids and distances, nearest first, ties to the newest id. The
+    distance is ``distance_sql``'s (NULL for a stored vector of another width) when ``checked``,
+    else the engine's bare distance function (SQLite only)."""
     qn = connection.ops.quote_name
     meta = model_class._meta
     col = f"{qn(alias)}.{qn(meta.get_field(field).column)}"
     pk = f"{qn(alias)}.{qn(meta.pk.column)}"
+    distance = distance_sql(connection.vendor, col, dim) if checked else SQLITE_DISTANCE.format(col=col, query="%s")
     return (
-        f"SELECT {pk}, {distance_sql(connection.vendor, col, dim)} AS crewlet_distance"
+        f"SELECT {pk}, {distance} AS crewlet_distance"
         f"{scope_sql} ORDER BY crewlet_distance ASC NULLS LAST, {pk} DESC LIMIT {limit}"
     )
+
+
+def _sqlite_ranked_rows(connection, ranking: _Ranking, params: list) -> list[tuple]:
+    """Run a ranking on SQLite: the statement without a width check first, as cheap as a hand-written
+    one (the row's ``embedding_dim`` already names the query's width). sqlite-vec refuses a vector
+    whose stored width is not the one its ``embedding_dim`` claims, or a missing one under a width:
+    the statement fails and the checked one (such rows rank nowhere) runs instead. A failed read
+    leaves SQLite's transaction as it was."""
+    try:
+        return _sqlite_rows(connection, ranking.sql, ranking.driver_sql, params)
+    except OperationalError:
+        return _sqlite_rows(connection, ranking.checked_sql, ranking.checked_driver_sql, params)
 
 
 def _sqlite_rows(connection, sql: str, driver_sql: str, params: list) -> list[tuple]:

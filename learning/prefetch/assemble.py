@@ -71,21 +71,23 @@ def _finish(name: str, finisher) -> BlockResult:
 VECTOR_BLOCKS = (personal_memory, similar_work)
 
 
-def run_blocks(ctx: PrefetchContext) -> list[BlockResult]:
-    """Start every block, then finish them in the block list's order.
+def run_blocks(ctx: PrefetchContext, meanwhile=None):
+    """Start every block, then finish them in the block list's order: ``(results, meanwhile())``.
 
-    The ask's embed runs on a worker thread while the database-only blocks start; the vector
-    blocks start once it is back, and only then is the auxiliary deadline armed (the embed has its
-    own budget).
+    The ask's embed runs on a worker thread while the database-only blocks start and ``meanwhile``
+    (the turn start's other work that needs no vector: the tool guidance) runs; the vector blocks
+    start once it is back, and only then is the auxiliary deadline armed (the embed has its own
+    budget).
     """
     ctx.begin_embed()
     started = {module.NAME: _start(module, ctx) for module in BLOCKS if module not in VECTOR_BLOCKS}
+    beside = meanwhile() if meanwhile is not None else None
     if not ctx.thin:
         ctx.turn_vector()
     ctx.arm_deadline()
     started.update({module.NAME: _start(module, ctx) for module in VECTOR_BLOCKS})
     try:
-        return [_finish(module.NAME, started[module.NAME]) for module in BLOCKS]
+        return [_finish(module.NAME, started[module.NAME]) for module in BLOCKS], beside
     finally:
         ctx.release_uncollected()  # a call a failed block never collected is charged too
 
@@ -107,9 +109,9 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     if stored is not None:
         return {**stored, "frozen": True}
     ctx = PrefetchContext.start(seat=seat, request=request)
-    results = run_blocks(ctx)
     tools = request.tools if request.tools is not None else tuple(seat.role.tools if seat.role else ())
-    guidance, guidance_keys = tool_skills.guidance(seat, tools, turn_id=request.run_id, announce=ctx.announce)
+    results, (guidance, guidance_keys) = run_blocks(
+        ctx, lambda: tool_skills.guidance(seat, tools, turn_id=request.run_id, announce=ctx.announce))
     built = summary.build(ctx, results)
     rendered = {
         "run_id": request.run_id,

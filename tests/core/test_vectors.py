@@ -110,6 +110,25 @@ def test_ranked_ids_drops_rows_past_the_distance_and_rows_of_another_width(seat)
     assert ranked[0][1] == pytest.approx(0.0, abs=1e-6)
 
 
+def test_ranked_ids_skips_a_missing_vector_under_a_width_inside_a_transaction_that_goes_on(seat):
+    """A row claiming a width with no vector (or a vector of another width) ranks nowhere and breaks
+    neither the ranking nor the transaction it runs in."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        near = _rows(seat, np.array([[1.0, 0.0], [0.6, 0.4]]))
+        hollow = _rows(seat, np.array([[0.9, 0.1]]))
+        DiaryEntry.objects.filter(pk=hollow[0].pk).update(embedding=None)  # embedding_dim still says 2
+        lying = _rows(seat, np.array([[1.0, 0.0, 0.0]]))
+        DiaryEntry.objects.filter(pk=lying[0].pk).update(embedding_dim=2)
+
+        ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.0], "m-a", limit=10)
+        after = _rows(seat, np.array([[0.0, 1.0]]))  # the transaction still takes writes
+
+    assert [i for i, _ in ranked] == [near[0].id, near[1].id]
+    assert DiaryEntry.objects.filter(pk=after[0].pk).exists()
+
+
 def _numpy_top(rows, vectors, query, keep, limit=50):
     sims = vectors @ query / (np.linalg.norm(vectors, axis=1) * np.linalg.norm(query))
     order = [k for k in np.argsort(-sims, kind="stable") if keep(rows[k])][:limit]
@@ -154,7 +173,8 @@ def test_ranked_ids_is_one_statement_that_reads_no_vector(seat):
         ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0] * 8, "m-a", limit=10)
     assert len(ranked) == 10 and len(queries.captured_queries) == 1
     select_list = queries.captured_queries[0]["sql"].split(" FROM ")[0]
-    assert select_list.count("embedding") == 2  # the width guard and the distance; the column itself never selected
+    # the distance (and on PostgreSQL its width guard); the column itself never selected
+    assert select_list.count("embedding") == (2 if connection.vendor == "postgresql" else 1)
     assert "embedding_model" not in select_list
 
 

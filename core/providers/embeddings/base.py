@@ -35,6 +35,9 @@ MAX_PENDING_CALLS = 16  # calls queued or running at once; past it a call is ref
 
 
 class Embedder(Protocol):
+    """An embedder; one that computes in this process (no network) also sets ``in_process = True``:
+    a call of its that no pool worker has started may be run on the caller's thread instead."""
+
     model: str
     dim: int
     max_input_chars: int
@@ -140,18 +143,31 @@ class PendingEmbed:
     left of its budget, counted from when it was sent, and gives up past it as ``embed_many`` does."""
 
     def __init__(self, texts: list[str], *, model: str = "", budget: float | None = None, future=None, cancel=None,
-                 done: list[EmbedResult] | None = None):
-        self._count, self._model, self._budget = len(texts), model, budget
-        self._future, self._cancel, self._done = future, cancel, done
+                 done: list[EmbedResult] | None = None, embedder: Embedder | None = None):
+        self._texts, self._model, self._budget = texts, model, budget
+        self._future, self._cancel, self._done, self._embedder = future, cancel, done, embedder
         self._deadline = None if budget is None else time.monotonic() + budget
 
-    def results(self) -> list[EmbedResult]:
+    def results(self, *, here_if_unstarted: bool = False) -> list[EmbedResult]:
+        """The answer. ``here_if_unstarted``: an in-process embedder's call that no pool worker has
+        picked up yet (a busy host wakes the worker late) is taken back and run on the caller's own
+        thread, which would otherwise only wait for it -- and then wait again to be woken."""
         if self._done is None:
-            self._done = self._collect()
+            if here_if_unstarted and getattr(self._embedder, "in_process", False) and self._future.cancel():
+                self._done = self._run_here()
+            else:
+                self._done = self._collect()
         return self._done
 
+    def _run_here(self) -> list[EmbedResult]:
+        try:
+            vectors = _embed_whole(self._embedder, self._texts)
+        except ProviderError as exc:
+            return self._failed(exc)
+        return self._answered(vectors)
+
     def _collect(self) -> list[EmbedResult]:
-        model, n = self._model, self._count
+        model, n = self._model, len(self._texts)
         timeout = None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
         try:
             vectors = self._future.result(timeout=timeout)
@@ -161,8 +177,15 @@ class PendingEmbed:
             log.warning("embed of %d text(s) ran past its %.1fs budget; stored without a vector", n, self._budget)
             return [EmbedResult(None, model, "timeout", "budget exceeded") for _ in range(n)]
         except ProviderError as exc:
-            log.warning("embed failed (%s): %s", exc.kind, exc)
-            return [EmbedResult(None, model, "failed", f"{exc.kind}: {exc}") for _ in range(n)]
+            return self._failed(exc)
+        return self._answered(vectors)
+
+    def _failed(self, exc: ProviderError) -> list[EmbedResult]:
+        log.warning("embed failed (%s): %s", exc.kind, exc)
+        return [EmbedResult(None, self._model, "failed", f"{exc.kind}: {exc}") for _ in self._texts]
+
+    def _answered(self, vectors) -> list[EmbedResult]:
+        model = self._model
         return [EmbedResult(v, model, "embedded") if v is not None else EmbedResult(None, model, "unusable")
                 for v in vectors]
 
@@ -189,7 +212,7 @@ def begin_embed_many(texts: list[str], *, budget: float | None = None, embedder:
     cancel = threading.Event()
     future = _pool.submit(_embed_whole, embedder, texts, cancel)
     future.add_done_callback(lambda _f: _pending.release())
-    return PendingEmbed(texts, model=embedder.model, budget=budget, future=future, cancel=cancel)
+    return PendingEmbed(texts, model=embedder.model, budget=budget, future=future, cancel=cancel, embedder=embedder)
 
 
 def begin_embed_one(text: str, *, budget: float | None = DIARY_EMBED_BUDGET, embedder: Embedder | None = None) -> PendingEmbed:

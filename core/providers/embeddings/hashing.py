@@ -14,6 +14,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 class HashingEmbedder:
+    in_process = True  # see ``PendingEmbed.results``
+
     def __init__(self, spec):
         self.dim = spec.dimensions or 256
         self.model = f"hashing-{self.dim}"

@@ -97,6 +97,8 @@ def load_seconds() -> float | None:
 
 
 class LocalEmbedder:
+    in_process = True  # numpy in this process: see ``PendingEmbed.results``
+
     def __init__(self, spec):
         if spec.model and spec.model not in LOCAL_MODEL_ALIASES:
             self._misconfigured = f"providers.embeddings.model: kind 'local' serves only {LOCAL_MODEL!r}, not {spec.model!r}"

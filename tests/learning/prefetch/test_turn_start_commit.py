@@ -160,8 +160,8 @@ def test_a_start_that_loses_the_race_for_its_run_id_still_charges_its_calls(rich
     budgets.charge(rich_seat, 1)
     blocks = assemble.run_blocks
 
-    def a_concurrent_start_freezes_first(ctx):
-        results = blocks(ctx)  # this start's calls are made ...
+    def a_concurrent_start_freezes_first(ctx, meanwhile=None):
+        results = blocks(ctx, meanwhile)  # this start's calls are made ...
         PrefetchSnapshot.objects.create(seat=rich_seat, run_id="turn-1", rendered={"run_id": "turn-1", "blocks": []})
         return results  # ... and another start of the same run froze meanwhile
 
