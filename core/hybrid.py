@@ -453,11 +453,12 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     if postings:
         # the words are read from the seat's postings: only the length rides along. Every row of the seat is
         # read (the scan reads them anyway: its index is on the seat), each marked whether the scope holds it,
-        # so the text half knows how many of the seat's rows -- and of any word's postings -- the scope leaves out
-        ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, (CASE WHEN {scope} THEN {dist} END) AS d,"
-                    f" t.{corpus.tsv_len} AS len, COALESCE({scope}, false) AS ok FROM {corpus.table} t{qv}"
-                    " WHERE t.seat_id = (SELECT %s))")
-        params += [*scope_params, *dist_params, *scope_params, int(seat or 0)]
+        # so the text half knows how many of the seat's rows -- and of any word's postings -- the scope leaves out;
+        # a row out of the scope is never read for its distance (computed all the same: testing the scope
+        # twice a row cost more than the few rows out of it)
+        ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d, t.{corpus.tsv_len} AS len,"
+                    f" COALESCE({scope}, false) AS ok FROM {corpus.table} t{qv} WHERE t.seat_id = (SELECT %s))")
+        params += [*dist_params, *scope_params, int(seat or 0)]
     else:
         length = f", t.{corpus.tsv_len} AS len, setweight(t.{corpus.tsv}, 'A', '{{}}'::text[]) AS tsv" if words else ""
         ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length}, true AS ok FROM {corpus.table} t"
@@ -561,8 +562,8 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
         " GREATEST(AVG(len) FILTER (WHERE ok), 1)::float8 AS avgdl FROM cand) s)",
         # which lexemes may be in at most half the scope's rows: their postings counted in the seat, at most
         # ``cap`` each (index only); only those are joined to the scope, unless none of them is (rarest below)
-        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 FROM {postings.format(l='lx.l')} x"
-        " LIMIT stats.cap) x) < stats.cap AS rare FROM lx CROSS JOIN stats)",
+        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 FROM {corpus.postings} p WHERE"
+        " p.seat_id = (SELECT %s) AND p.lexeme = lx.l LIMIT stats.cap) x) < stats.cap AS rare FROM lx CROSS JOIN stats)",
         f"rare_hits AS MATERIALIZED ({hits.format(which='lc.rare')})",
         # the others only when no rare one is in at most half the scope's rows: the rarest of all is matched then
         f"common_hits AS MATERIALIZED ({hits.format(which='NOT lc.rare')} AND NOT EXISTS"
