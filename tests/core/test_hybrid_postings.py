@@ -66,6 +66,43 @@ def test_the_postings_rank_as_the_tsvector_scorer_they_replace(seat):
         assert [s for _, s in new_rows] == pytest.approx([s for _, s in old_rows], abs=1e-12), query
 
 
+@pg_only
+def test_a_word_in_most_of_the_seats_rows_but_few_of_the_scopes_is_still_matched(seat):
+    # the seat's postings count every row of the seat; the scope (live notes) leaves most "Tarvik" rows out,
+    # so in the scope it is a rare word, not a common one
+    long_ago = timezone.now() - timezone.timedelta(days=30)
+    for i in range(20):
+        diary.write(seat=seat, content=f"Tarvik Tarvik {i}", kind=DiaryEntry.SHORT, ttl_days=1, now=long_ago)
+    tarvik = write(seat, "Tarvik moved the billing export.").id
+    for body in ("Lunch is at noon.", "Lunch is late today.", "The billing export failed.", "Deploys freeze on Fridays.",
+                 "The staging database credentials rotate."):
+        write(seat, body)
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    scope = "t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"
+    args = dict(scope=scope, scope_params=[seat.pk, now], vector=None, model="", words=search_words("Tarvik lunch"),
+                limit=5, seat=seat.pk)
+    new_rows = hybrid.ranked(diary.CORPUS, **args)
+    old_rows = hybrid.ranked(dataclasses.replace(diary.CORPUS, postings=""), **args)
+    assert [i for i, _ in new_rows][:1] == [tarvik]  # the rarer word in the scope decides
+    assert [i for i, _ in new_rows] == [i for i, _ in old_rows]
+    assert [s for _, s in new_rows] == pytest.approx([s for _, s in old_rows], abs=1e-12)
+
+
+@pg_only
+def test_a_common_word_still_matches_when_the_rarer_word_is_only_in_rows_the_scope_leaves_out(seat):
+    long_ago = timezone.now() - timezone.timedelta(days=30)
+    diary.write(seat=seat, content="Vantoro sent the invoice.", kind=DiaryEntry.SHORT, ttl_days=1, now=long_ago)
+    caroline = [write(seat, f"Caroline filed report {i}.").id for i in range(6)]
+    write(seat, "Lunch is at noon.")
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    args = dict(scope="t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)", scope_params=[seat.pk, now],
+                vector=None, model="", words=search_words("Caroline Vantoro"), limit=10, seat=seat.pk)
+    new_rows = hybrid.ranked(diary.CORPUS, **args)
+    old_rows = hybrid.ranked(dataclasses.replace(diary.CORPUS, postings=""), **args)
+    assert sorted(i for i, _ in new_rows) == sorted(caroline)  # the common word, the only one in the scope
+    assert [i for i, _ in new_rows] == [i for i, _ in old_rows]
+
+
 def test_a_note_moved_to_another_seat_is_found_by_its_words_there_only(seat):
     other = SeatFactory(company=seat.company, role=seat.role, unit=seat.unit)
     write(seat, "Lunch is at noon on Fridays.")
