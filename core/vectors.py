@@ -453,6 +453,7 @@ def _sqlite_ranked_rows(connection, ranking: _Ranking, params: list) -> list[tup
     try:
         return _sqlite_rows(connection, ranking.sql, ranking.driver_sql, params)
     except OperationalError:
+        assert ranking.checked_sql is not None and ranking.checked_driver_sql is not None  # SQLite's always has one
         return _sqlite_rows(connection, ranking.checked_sql, ranking.checked_driver_sql, params)
 
 

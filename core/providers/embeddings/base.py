@@ -160,6 +160,7 @@ class PendingEmbed:
         return self._done
 
     def _run_here(self) -> list[EmbedResult]:
+        assert self._embedder is not None  # only an in-process embedder's call is run here
         try:
             vectors = _embed_whole(self._embedder, self._texts)
         except ProviderError as exc:
