@@ -10,30 +10,38 @@ from learning.prefetch import skills_block
 from .conftest import block
 
 
+def _embed_waits_for(event: threading.Event, monkeypatch) -> dict:
+    """The embedder's batches wait (at most 30 s) for ``event``; ``seen["meanwhile"]``: whether it came."""
+    seen: dict = {}
+    embedder = get_embedder()
+    embed_batch = embedder.embed_batch
+
+    def waiting(texts):
+        seen["meanwhile"] = event.wait(timeout=30)
+        return embed_batch(texts)
+
+    monkeypatch.setattr(embedder, "embed_batch", waiting)
+    return seen
+
+
 def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, monkeypatch):
     from tests.learning.memory_rows import note
 
     note(seat, "The billing export runs nightly at 02:00")
     skills_started = threading.Event()
-    seen = {}
-    embedder = get_embedder()
-    embed_batch, start = embedder.embed_batch, skills_block.start
-
-    def embed_waiting_for_the_blocks(texts):
-        # an embed that ran before the blocks (on the request's thread) would wait here in vain
-        seen["blocks_started_meanwhile"] = skills_started.wait(timeout=30)
-        return embed_batch(texts)
+    start = skills_block.start
+    # an embed that ran before the blocks (on the request's thread) would wait here in vain
+    seen = _embed_waits_for(skills_started, monkeypatch)
 
     def skills_start(ctx):
         skills_started.set()
         return start(ctx)
 
-    monkeypatch.setattr(embedder, "embed_batch", embed_waiting_for_the_blocks)
     monkeypatch.setattr(skills_block, "start", skills_start)
 
     result = run(ask="the billing export failed again")
 
-    assert seen["blocks_started_meanwhile"] is True  # (a worker ran it; or, not started by the wait, this thread)
+    assert seen["meanwhile"] is True  # (a worker ran it; or, not started by the wait, this thread)
     assert result["summary"]["turn_embedding"] == "embedded"
     assert block(result, "personal_memory")["hit"]  # the vector blocks still got the vector
 
@@ -44,26 +52,20 @@ def test_the_tool_guidance_is_built_while_the_ask_is_embedded(seat, run, monkeyp
 
     note(seat, "The billing export runs nightly at 02:00")
     guided = threading.Event()
-    seen = {}
-    embedder = get_embedder()
-    embed_batch, guidance = embedder.embed_batch, tool_skills.guidance
-
-    def embed_waiting_for_the_guidance(texts):
-        # guidance built only once the vector is back would leave this embed waiting in vain
-        seen["guidance_built_meanwhile"] = guided.wait(timeout=30)
-        return embed_batch(texts)
+    guidance = tool_skills.guidance
+    # guidance built only once the vector is back would leave this embed waiting in vain
+    seen = _embed_waits_for(guided, monkeypatch)
 
     def guidance_then_signal(*args, **kwargs):
         out = guidance(*args, **kwargs)
         guided.set()
         return out
 
-    monkeypatch.setattr(embedder, "embed_batch", embed_waiting_for_the_guidance)
     monkeypatch.setattr(tool_skills, "guidance", guidance_then_signal)
 
     result = run(ask="the billing export failed again")
 
-    assert seen["guidance_built_meanwhile"] is True
+    assert seen["meanwhile"] is True
     assert result["summary"]["turn_embedding"] == "embedded"
     assert block(result, "personal_memory")["hit"]
 
