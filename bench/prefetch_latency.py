@@ -14,7 +14,9 @@ and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its
 once and cached under var/bench/). One rich turn start, outside the timed ones, is counted:
 its statements and its commits. Twenty more rich turn starts, timed apart, show where one goes: the
 hybrid recall statements (``core.hybrid``), the other statements, the commit, and the rest (Python,
-the embed); the load average is printed last.
+the embed, waiting for the episode recall), on the request's thread, and apart the episode recall's
+statements on a side reader's connection (``core.side_reads``), which run beside those; the load
+average is printed last.
 
 Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embedder hashing|local|both] [--turns N]
 """
@@ -22,12 +24,14 @@ Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embed
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -153,9 +157,30 @@ def floor_turn(seat, ask: str) -> None:
     raw.execute(SKILLS_SQL.format(p=p), [seat.id]).fetchall()
 
 
+@contextlib.contextmanager
+def on_readers(wrapper):
+    """``wrapper`` also around every statement the side readers run (``core.side_reads``: the episode
+    recall runs on a reader's connection beside the turn start's own reads)."""
+    from django.db import connection
+
+    from core import side_reads
+
+    read = side_reads._read
+
+    def watched(*args):
+        with connection.execute_wrapper(wrapper):
+            return read(*args)
+
+    side_reads._read = watched
+    try:
+        yield
+    finally:
+        side_reads._read = read
+
+
 class Statements:
-    """Statements and commits on the default connection: an atomic block's commit, and each write
-    made in autocommit (its own commit)."""
+    """Statements and commits on the default connection (and the side readers' statements): an atomic
+    block's commit, and each write made in autocommit (its own commit)."""
 
     WRITES = ("INSERT", "UPDATE", "DELETE")
 
@@ -172,16 +197,20 @@ class Statements:
             return self._commit()
 
         self.connection.commit = commit
-        self._wrapper = self.connection.execute_wrapper(self._count)
-        self._wrapper.__enter__()
+        self._wrappers = [self.connection.execute_wrapper(self._count), on_readers(self._count)]
+        for wrapper in self._wrappers:
+            wrapper.__enter__()
         return self
 
     def __exit__(self, *exc):
-        self._wrapper.__exit__(*exc)
+        for wrapper in reversed(self._wrappers):
+            wrapper.__exit__(*exc)
         self.connection.commit = self._commit
 
     def _count(self, execute, sql, params, many, context):
         self.statements += 1
+        if threading.current_thread() is not threading.main_thread():
+            return execute(sql, params, many, context)  # a reader's: a read
         if not self.connection.in_atomic_block and sql.lstrip().upper().startswith(self.WRITES):
             self.commits += 1
         return execute(sql, params, many, context)
@@ -189,13 +218,14 @@ class Statements:
 
 class Breakdown:
     """Where the time of the turn starts run under it goes: the hybrid recall statements (``core.hybrid``,
-    one ``WITH ... pool AS (...)`` statement a search), every other statement, and the commit."""
+    one ``WITH ... pool AS (...)`` statement a search), every other statement, and the commit, on the
+    request's thread; and apart, the statements the side readers ran beside them (overlapped)."""
 
     def __init__(self):
         from django.db import connections
 
         self.connection = connections["default"]
-        self.hybrid = self.other = self.commit = 0.0
+        self.hybrid = self.other = self.commit = self.beside = 0.0
         self._commit = self.connection.commit
 
     def __enter__(self):
@@ -207,12 +237,14 @@ class Breakdown:
                 self.commit += (time.perf_counter() - started) * 1000
 
         self.connection.commit = commit
-        self._wrapper = self.connection.execute_wrapper(self._time)
-        self._wrapper.__enter__()
+        self._wrappers = [self.connection.execute_wrapper(self._time), on_readers(self._time)]
+        for wrapper in self._wrappers:
+            wrapper.__enter__()
         return self
 
     def __exit__(self, *exc):
-        self._wrapper.__exit__(*exc)
+        for wrapper in reversed(self._wrappers):
+            wrapper.__exit__(*exc)
         self.connection.commit = self._commit
 
     def _time(self, execute, sql, params, many, context):
@@ -221,7 +253,9 @@ class Breakdown:
             return execute(sql, params, many, context)
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            if sql.lstrip().startswith("WITH") and "pool AS (" in sql:
+            if threading.current_thread() is not threading.main_thread():
+                self.beside += elapsed
+            elif sql.lstrip().startswith("WITH") and "pool AS (" in sql:
                 self.hybrid += elapsed
             else:
                 self.other += elapsed
@@ -246,7 +280,7 @@ def breakdown(seats, turns: int) -> dict:
     """Rich turn starts run apart from the timed ones, each under a ``Breakdown``: per-turn medians."""
     from learning.prefetch import prefetch
 
-    parts: dict[str, list[float]] = {"total": [], "hybrid": [], "other": [], "commit": []}
+    parts: dict[str, list[float]] = {"total": [], "hybrid": [], "other": [], "commit": [], "beside": []}
     for i in range(turns):
         with Breakdown() as b:
             started = time.perf_counter()
@@ -255,6 +289,7 @@ def breakdown(seats, turns: int) -> dict:
         parts["hybrid"].append(b.hybrid)
         parts["other"].append(b.other)
         parts["commit"].append(b.commit)
+        parts["beside"].append(b.beside)
     return {k: statistics.median(v) for k, v in parts.items()}
 
 
@@ -320,7 +355,8 @@ def child(turns: int, embedder: str) -> None:
     rest = parts["total"] - parts["hybrid"] - parts["other"] - parts["commit"]
     print(f"   where a rich turn start goes (20 more, medians): total {parts['total']:.1f} ms = hybrid recall statements "
           f"{parts['hybrid']:.1f} ({parts['hybrid'] / parts['total']:.0%}) + other statements {parts['other']:.1f}"
-          f" + commit {parts['commit']:.1f} + the rest (Python, the embed) {rest:.1f}", flush=True)
+          f" + commit {parts['commit']:.1f} + the rest (Python, the embed, waiting for the reader) {rest:.1f};"
+          f" beside them on a reader's connection: the episode recall's statements {parts['beside']:.1f}", flush=True)
     print("   load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
 
 

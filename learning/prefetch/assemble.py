@@ -66,9 +66,10 @@ def _finish(name: str, finisher) -> BlockResult:
         return BlockResult(name)
 
 
-# the blocks that search by the ask's vector; the others read the database only. The memory block
-# starts first: its filter call then runs on its worker while the episode recall is in the database
-VECTOR_BLOCKS = (personal_memory, similar_work)
+# the blocks that start once the ask's vector is back; the others start before it: the database-only
+# ones, and the episode recall, which starts first and waits for the vector on a reader's connection
+# (similar_work), so it runs while this thread reads the rest
+VECTOR_BLOCKS = (personal_memory,)
 
 
 def run_blocks(ctx: PrefetchContext, meanwhile=None):

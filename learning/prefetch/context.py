@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -69,6 +70,7 @@ class PrefetchContext:
     _attempts: list = field(default_factory=list, repr=False)
     _embedding_pending: PendingEmbed | None = field(default=None, repr=False)
     _uncollected: set = field(default_factory=set, repr=False)
+    _vector_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def start(cls, *, seat: Seat, request: PrefetchRequest) -> PrefetchContext:
@@ -110,9 +112,10 @@ class PrefetchContext:
         """
         if self.thin:
             raise RuntimeError("a thin trigger embeds nothing")
-        if self._embedding is None:
-            # within the budget counted from when it was sent; not started by a worker yet: embedded here
-            self._embedding = self._sent_embed().results(here_if_unstarted=True)[0]
+        with self._vector_lock:  # the episode recall asks on a reader thread (similar_work), the rest here
+            if self._embedding is None:
+                # within the budget counted from when it was sent; not started by a worker yet: embedded here
+                self._embedding = self._sent_embed().results(here_if_unstarted=True)[0]
         return self._embedding
 
     @property

@@ -11,7 +11,7 @@ import logging
 
 from django.db import DatabaseError
 
-from core import aux
+from core import aux, side_reads
 from crewlet import config
 from learning import episodes, rewrites
 from learning.prefetch import bounds, past_turns
@@ -26,24 +26,35 @@ HEADING = "## Similar prior work"
 
 
 def start(ctx: PrefetchContext):
+    """The recall is sent to a reader's connection (``core.side_reads``) before any other block starts:
+    it waits there for the ask's vector and runs while this thread reads everything else."""
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
         return done(BlockResult(NAME, f"{HEADING}\n{EmptyRecallHint}", selection_count=0))
+    recalled = side_reads.beside(_recall, ctx)
+    return lambda: _finish_recalled(ctx, recalled)
+
+
+def _recall(ctx: PrefetchContext) -> list:
     embedded = ctx.turn_vector()
     if embedded.vector is None:
-        return done(BlockResult(NAME, selection_count=0))
+        return []
+    return episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask,
+                           limit=bounds.SIMILAR_WORK_HITS)
+
+
+def _finish_recalled(ctx: PrefetchContext, recalled) -> BlockResult:
     try:
-        hits = episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask,
-                              limit=bounds.SIMILAR_WORK_HITS)
+        hits = recalled()
     except DatabaseError:
         log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
-        return done(BlockResult(NAME, selection_count=0))
+        return BlockResult(NAME, selection_count=0)
     if not hits:
-        return done(BlockResult(NAME, selection_count=0))
+        return BlockResult(NAME, selection_count=0)
     knobs = config.knobs_for_seat(ctx.seat).learning
     summary = None
     if knobs.summarize_episodes and aux.available(ctx.seat) and not _needs_condensing(hits):
         summary = ctx.submit("episode_summary", _summary_inputs(ctx, hits), max_tokens=knobs.summarize_max_tokens)
-    return lambda: _finish(ctx, hits, summary, knobs)
+    return _finish(ctx, hits, summary, knobs)
 
 
 def _needs_condensing(hits) -> bool:
