@@ -24,7 +24,8 @@ worth of CPU at once on two cores, the request's own statements slowed by them, 
 the scope's rows paid on every search.
 
 Each reader thread keeps its connection as a request does (``CONN_MAX_AGE``, health-checked before
-reuse), so a side read does not open a backend or reload sqlite-vec. ``close_readers`` closes them
+reuse), so a side read does not open a backend or reload sqlite-vec; with ``CONN_MAX_AGE`` 0 it is
+closed after each read, as a request's is after each request. ``close_readers`` closes them
 (the test suite, before its database is dropped).
 """
 
@@ -72,6 +73,8 @@ def _read(read, args, kwargs):
         connection.ensure_connection()  # the readers below may use the driver's connection directly
         return read(*args, **kwargs)
     finally:
+        if not connection.settings_dict["CONN_MAX_AGE"]:  # one connection a request: one a read
+            connection.close()
         _free.release()
 
 

@@ -68,3 +68,20 @@ def test_with_every_reader_busy_the_read_runs_on_the_callers_thread(transactiona
         release.set()
         for wait in held:
             wait()
+
+
+def test_with_persistent_connections_off_a_reader_closes_its_connection_after_each_read(transactional_db):
+    seen = []
+
+    def read():
+        seen.append(connections["default"])
+        return _where("x")
+
+    shared = connections["default"].settings_dict  # every thread's connection reads the same settings
+    kept = shared["CONN_MAX_AGE"]
+    shared["CONN_MAX_AGE"] = 0
+    try:
+        side_reads.beside(read)()
+    finally:
+        shared["CONN_MAX_AGE"] = kept
+    assert seen[0].connection is None
