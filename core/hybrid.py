@@ -137,6 +137,7 @@ class Corpus:
     pieces: Pieces | None = None
 
 
+_QV = "(SELECT qv.v FROM qv)"  # the query vector, once: an InitPlan's value, no join per row
 MERGE_PAGES = 2000  # FTS5 pages (pgsz 4050 bytes) one merge may write per index: ~8 MB, a whole index that size at once
 
 
@@ -227,15 +228,18 @@ def ranked(
         raise NotImplementedError(f"no hybrid search for {vendor}")
     weight = WEIGHT if weight is None else weight
     shortlist = SHORTLIST if shortlist is None else shortlist
-    build = _sqlite_statement if vendor == "sqlite" else _pg_statement
-    sql, params = build(corpus, scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
-                        seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
-    if vendor == "postgresql":
-        from pgvector import Vector as PgVector
+    args = dict(scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words), seat=seat,
+                shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
+    if vendor == "sqlite":
+        return [(int(i), float(s)) for i, s in _sqlite_run(*_sqlite_statement(corpus, **args))]
+    from pgvector import Vector as PgVector
 
-        rows = _pg_prepared(sql, ([PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []) + params)
-    else:
-        rows = _sqlite_run(sql, params)
+    bound = [PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []
+    sql, params = _pg_statement(corpus, **args)
+    rows = _pg_prepared(sql, bound + params)
+    if rows and rows[-1][0] is None:  # no lexeme in the query (stopwords only): its words against the text instead
+        sql, params = _pg_statement(corpus, **args, stopwords_only=True)
+        rows = _pg_prepared(sql, bound + params)
     return [(int(i), float(s)) for i, s in rows]
 
 
@@ -443,19 +447,27 @@ def _text_join(corpus: Corpus, scope: str, limit: str, match: str = "%s") -> str
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
-           limit: int) -> tuple[str, list]:
-    """The fused score over ``scored`` (``_fused_sql``) with its parameters after ``params``."""
-    sql, slots = _fused_sql(ctes, bounded=max_distance is not None, limit=None)
+           limit: int, sentinel: str = "") -> tuple[str, list]:
+    """PostgreSQL: the fused score over ``scored`` (``_fused_sql``) with its parameters after ``params``; with
+    ``sentinel`` (a condition), a last row (NULL, NULL) when it holds (``_pg_statement``)."""
+    sql, slots = _fused_sql(ctes, bounded=max_distance is not None, limit=None, materialized=True)
+    if sentinel:
+        with_, _, select = sql.rpartition(" SELECT id,")
+        sql = f"{with_} (SELECT id,{select}) UNION ALL SELECT NULL, NULL WHERE {sentinel}"
     values = {"weight": weight, "rest": 1.0 - weight, "max_distance": max_distance, "limit": limit}
     return sql, [*params, *(values[slot] for slot in slots)]
 
 
-def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None) -> tuple[str, tuple[str, ...]]:
+def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None,
+               materialized: bool = False) -> tuple[str, tuple[str, ...]]:
     """The fused score over ``scored`` (id, best distance, BM25): one pass with the pool's bounds, and the
     names of its parameters in order (``weight``, ``rest`` = 1 - weight, ``max_distance`` when
-    ``bounded``, ``limit`` unless it is written into the text -- SQLite, see ``_sqlite_shape``)."""
+    ``bounded``, ``limit`` unless it is written into the text -- SQLite, see ``_sqlite_shape``).
+    ``materialized`` (PostgreSQL): the bounds computed once whatever the plan -- a plan made without the
+    table's statistics (a table filled since its last ANALYZE) computed them again for every pool row."""
     # the pool's bounds by one aggregate over it (cheaper than three window aggregates on both engines)
-    ctes = [*ctes, "bounds AS (SELECT MIN(d) AS lo, MAX(d) AS hi, MAX(s) AS top FROM scored)"]
+    ctes = [*ctes, f"bounds AS {'MATERIALIZED ' if materialized else ''}(SELECT MIN(d) AS lo, MAX(d) AS hi, MAX(s) AS top"
+                   " FROM scored)"]
     floor = " WHERE d <= %s OR s > 0" if bounded else ""
     sql = (
         f"WITH {', '.join(ctes)} SELECT id,"
@@ -468,8 +480,14 @@ def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None) -> tuple[st
 
 def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
                   model: str, words: list[str], seat: int | None, shortlist: int,
-                  max_distance: float | None, weight: float, limit: int) -> tuple[str, list]:
-    """PostgreSQL: the scope's rows with their distance (and tsvector), then each half over them."""
+                  max_distance: float | None, weight: float, limit: int,
+                  stopwords_only: bool = False) -> tuple[str, list]:
+    """PostgreSQL: the scope's rows with their distance (and tsvector), then each half over them.
+
+    A seat's corpus (``Corpus.postings``) answers a query the configuration reads as nothing but stopwords
+    with a last row (NULL, NULL): ``ranked`` then asks again with ``stopwords_only``, whose text half is the
+    words against the rows' text (``_pg_stopword_text``) -- kept out of the usual statement, whose every node
+    is set up on every run (that branch, never run, cost ~0.1 ms a search on the tau-bench seat)."""
     words = pg_phrases(words)
     # each of the scope's parameters as a one-row subquery (a string one is then text): the same estimates
     # for every seat (module doc)
@@ -478,56 +496,66 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     ctes: list[str] = []
     if vector is not None:
         ctes.append("qv AS (SELECT %s::vector AS v)")  # its parameter is sent by _pg_rows, first
-        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('postgresql', 't.embedding', len(vector), 'qv.v')} END)"
+        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('postgresql', 't.embedding', len(vector), _QV)} END)"
         dist_params = [model]
     else:
         dist, dist_params = "CAST(NULL AS double precision)", []
-    # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
-    # would match every seat's rows, then join them back to the scope); copied out of TOAST once, here
     postings = bool(words) and bool(corpus.postings)
     if postings and seat is None:
         raise ValueError(f"{corpus.postings} holds each seat's own words: a search of it names the seat")
-    qv = ", qv" if vector is not None else ""
     if postings:
         # the words are read from the seat's postings: only the length rides along. Every row of the seat is
         # read (the scan reads them anyway: its index is on the seat), each marked whether the scope holds it,
-        # so the text half knows how many of the seat's rows -- and of any word's postings -- the scope leaves out;
-        # a row out of the scope is never read for its distance (computed all the same: testing the scope
-        # twice a row cost more than the few rows out of it)
+        # so the text half knows how many of the seat's rows the scope leaves out; a row out of the scope is
+        # never read for its distance (computed all the same: testing the scope twice a row cost more than the
+        # few rows out of it)
         ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d, t.{corpus.tsv_len} AS len,"
-                    f" COALESCE({scope}, false) AS ok FROM {corpus.table} t{qv} WHERE t.seat_id = (SELECT %s))")
+                    f" COALESCE({scope}, false) AS ok FROM {corpus.table} t WHERE t.seat_id = (SELECT %s))")
         params += [*dist_params, *scope_params, int(seat or 0)]
     else:
+        # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
+        # would match every seat's rows, then join them back to the scope); copied out of TOAST once, here
         length = f", t.{corpus.tsv_len} AS len, setweight(t.{corpus.tsv}, 'A', '{{}}'::text[]) AS tsv" if words else ""
         ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length}, true AS ok FROM {corpus.table} t"
-                    f"{qv} WHERE {scope})")
+                    f" WHERE {scope})")
         params += [*dist_params, *scope_params]
     ctes.append("vec AS (SELECT id, d FROM cand WHERE ok AND d IS NOT NULL ORDER BY d, id DESC LIMIT (SELECT %s))")
     params.append(shortlist)
-    if words:
-        text = _pg_postings_text if postings else _pg_text
-        text_ctes, text_params = text(corpus, words, shortlist, seat)
-        ctes += text_ctes
-        params += text_params
+    sentinel = ""
+    if postings and stopwords_only and corpus.text:
+        text_ctes, text_params = _pg_stopword_text(corpus, words, shortlist)
+    elif postings:
+        text_ctes, text_params = _pg_postings_text(corpus, words, shortlist, seat)
+        sentinel = "NOT EXISTS (SELECT 1 FROM lx)" if corpus.text else ""
+    elif words:
+        text_ctes, text_params = _pg_text(corpus, words, shortlist, seat)
     else:
-        ctes.append("txt AS (SELECT id, d, 0.0 AS s FROM cand WHERE 1 = 0)")
+        text_ctes, text_params = ["txt AS (SELECT id, d, 0.0 AS s FROM cand WHERE 1 = 0)"], []
+    ctes += text_ctes
+    params += text_params
+    found = "SELECT id, d, 0.0 AS s FROM vec UNION ALL SELECT id, d, s FROM txt"
+    if postings and vector is not None and not stopwords_only:
+        # the postings' text half carries no distance: the scan's, of the rows it found, by one test of each scope
+        # row against its ids -- a hashed subplan (the OR keeps it one: a join's plan would depend on estimates)
+        ctes.append("txt_d AS (SELECT c.id AS id, c.d AS d, 0.0 AS s FROM cand c WHERE c.ok"
+                    " AND (c.id IN (SELECT t.id FROM txt t) OR c.id IS NULL))")
+        found += " UNION ALL SELECT id, d, s FROM txt_d"
     # each pool row once, with its vector's distance (from the scan) and its BM25 (0 if no word matched)
-    ctes.append("pool AS (SELECT id, MIN(d) AS d, MAX(s) AS s FROM"
-                " (SELECT id, d, 0.0 AS s FROM vec UNION ALL SELECT id, d, s FROM txt) found GROUP BY id)")
-    best = "pool.d"
-    piece_join = ""
+    ctes.append(f"pool AS (SELECT id, MIN(d) AS d, MAX(s) AS s FROM ({found}) found GROUP BY id)")
     if corpus.pieces is not None and vector is not None:
         p = corpus.pieces
-        pdist = distance_sql("postgresql", "p.embedding", len(vector), "qv.v")
-        # the pieces are read by their index for the pool's rows only, never scanned
-        ctes.append(f"piece AS (SELECT p.{p.fk} AS id, MIN({pdist}) AS d FROM pool CROSS JOIN {p.table} p"
-                    f" CROSS JOIN qv WHERE p.{p.fk} = pool.id AND p.embedding_model = %s"
-                    f" AND p.embedding_dim = %s GROUP BY p.{p.fk})")
+        pdist = distance_sql("postgresql", "p.embedding", len(vector), _QV)
+        # each pool row's nearest piece by the pieces' index, one row at a time (never scanned, never grouped: a
+        # plan made without statistics sorted the pieces, vectors and all, to group them)
+        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, pool.d AS d, (SELECT MIN({pdist}) FROM {p.table} p"
+                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
+                    " pool.s AS s FROM pool)")
         params += [model, len(vector)]
-        best = "(CASE WHEN pc.d IS NULL THEN pool.d WHEN pool.d IS NULL THEN pc.d ELSE LEAST(pool.d, pc.d) END)"
-        piece_join = " LEFT JOIN piece pc ON pc.id = pool.id"
-    ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {best} AS d, pool.s AS s FROM pool{piece_join})")
-    return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit)
+        ctes.append("scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd"
+                    " ELSE LEAST(d, pd) END) AS d, s FROM own)")
+    else:
+        ctes.append("scored AS MATERIALIZED (SELECT id, d, s FROM pool)")
+    return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit, sentinel=sentinel)
 
 
 def _pg_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None) -> tuple[list[str], list]:
@@ -599,43 +627,67 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
     rare lexeme's are not read twice -- slower, the common lexeme's capped postings written out."""
     if corpus.title_weight != 1.0:
         raise ValueError(f"{corpus.postings} counts each occurrence once: a weighted title is not served by it")
-    # the seat's postings of a lexeme (``{l}``), by the btree on (seat, lexeme) -- read apart from the scope
-    # (OFFSET 0: never flattened), so no estimate of the scope's size can turn it into a walk of every
+    # a posting of a row the scope holds: every one when the scope holds every row of the seat (``out`` = 0);
+    # else by one test of the scope's ids (tested only then: OR evaluates left to right)
+    held = "(stats.out = 0 OR p.row_id IN (SELECT c.id FROM cand c WHERE c.ok))"
+    # the seat's postings of a lexeme (``{l}``) the scope holds, by the btree on (seat, lexeme) -- read apart from
+    # the scope (OFFSET 0: never flattened), so no estimate of the scope's size can turn it into a walk of every
     # posting of each scope row
-    postings = f"(SELECT p.row_id, p.tf FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s) AND p.lexeme = {{l}} OFFSET 0)"
-    # those in the scope, with their row's length and distance
-    hits = ("SELECT lc.l AS l, c.id AS id, p.tf::float8 AS tf, c.len::float8 AS len, c.d AS d FROM lc CROSS JOIN LATERAL"
-            f" {postings.format(l='lc.l')} p JOIN cand c ON c.id = p.row_id AND c.ok WHERE {{which}}")
+    postings = (f"SELECT p.row_id, p.tf::float8 AS tf, p.len::float8 AS len FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s)"
+                f" AND p.lexeme = {{l}} AND {held}")
     ctes = [
-        "lx AS MATERIALIZED (SELECT DISTINCT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
-        # the scope's rows (n) and the seat's rows it leaves out (cand: every row of the seat), and ``cap``: a
-        # lexeme with that many postings in the seat is in more than half the scope's rows whichever rows
-        # those are (at most ``out`` of them out of the scope)
-        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.avgdl, s.n / 2 + s.out + 1 AS cap FROM"
+        # the query's lexemes (a tsvector's are distinct already)
+        "lx AS MATERIALIZED (SELECT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
+        # the scope's rows (n), the seat's rows it leaves out (cand: every row of the seat) and ``cap`` = n / 2 + 1: a
+        # lexeme in that many of the scope's rows is in more than half of them
+        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.out, s.avgdl, s.n / 2 + 1 AS cap FROM"
         " (SELECT COUNT(*) FILTER (WHERE ok) AS n, COUNT(*) FILTER (WHERE NOT ok) AS out,"
         " GREATEST(AVG(len) FILTER (WHERE ok), 1)::float8 AS avgdl FROM cand) s)",
-        # which lexemes may be in at most half the scope's rows: their postings counted in the seat, at most
-        # ``cap`` each (index only); only those are joined to the scope, unless none of them is (rarest below)
-        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 FROM {corpus.postings} p WHERE"
-        " p.seat_id = (SELECT %s) AND p.lexeme = lx.l LIMIT stats.cap) x) < stats.cap AS rare FROM lx CROSS JOIN stats)",
-        f"rare_hits AS MATERIALIZED ({hits.format(which='lc.rare')})",
-        # the others only when no rare one is in at most half the scope's rows: the rarest of all is matched then
-        # (tested only when there is another: the test reads every rare posting again)
-        f"common_hits AS MATERIALIZED ({hits.format(which='NOT lc.rare')} AND EXISTS (SELECT 1 FROM lc WHERE NOT rare)"
-        " AND NOT EXISTS (SELECT 1 FROM rare_hits r CROSS JOIN stats GROUP BY r.l, stats.n HAVING 2 * COUNT(*) <= stats.n))",
-        "hits AS (SELECT * FROM rare_hits UNION ALL SELECT * FROM common_hits)",
-        "df AS MATERIALIZED (SELECT l, COUNT(*)::float8 AS n FROM hits GROUP BY l)",
-        _PG_KEPT,
-        f"bm AS (SELECT h.id AS id, MIN(h.d) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
-        " FROM hits h JOIN kept ON kept.l = h.l CROSS JOIN stats GROUP BY h.id)",
+        # each lexeme's rows in the scope, counted up to ``cap`` (index only): below it, exactly its document count
+        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM ({postings.format(l='lx.l')} LIMIT stats.cap) x)::float8"
+        " AS n FROM lx CROSS JOIN stats)",
+        # the lexemes matched, each with its rarity weight: those in at most half the scope's rows (their count in
+        # ``lc`` is exact), or -- when none is -- the rarest of all, counted in full (``_PG_KEPT``'s rule)
+        f"kept AS MATERIALIZED (SELECT lc.l AS l, {_PG_IDF.format(n='lc.n')} AS idf FROM lc CROSS JOIN stats"
+        " WHERE lc.n > 0 AND 2 * lc.n <= stats.n UNION ALL SELECT * FROM (SELECT a.l, "
+        f"{_PG_IDF.format(n='a.n')} FROM (SELECT lc.l AS l, (SELECT COUNT(*) FROM ({postings.format(l='lc.l')}) x)::float8"
+        " AS n FROM lc CROSS JOIN stats WHERE lc.n > 0 OFFSET 0) a CROSS JOIN stats WHERE NOT EXISTS (SELECT 1 FROM lc o CROSS JOIN stats s"
+        " WHERE o.n > 0 AND 2 * o.n <= s.n) ORDER BY a.n, a.l LIMIT 1) rarest)",
+        # each kept lexeme's postings summed into their rows' BM25 as they are read; the best rows, without their
+        # distance (``_pg_statement`` computes it for the pool's rows that lack one)
+        f"txt AS (SELECT p.row_id AS id, CAST(NULL AS double precision) AS d, SUM({_PG_BM25.format(h='p')}) AS s"
+        f" FROM kept CROSS JOIN stats CROSS JOIN LATERAL ({postings.format(l='kept.l')} OFFSET 0) p GROUP BY p.row_id"
+        " ORDER BY s DESC, id DESC LIMIT (SELECT %s))",
     ]
-    return _pg_text_found(corpus, words, shortlist, ctes, [" ".join(words), *[int(seat or 0)] * 3])
+    return ctes, [" ".join(words), *[int(seat or 0)] * 3, shortlist]
+
+
+def _pg_stopword_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str], list]:
+    """The text half of a query the configuration reads as nothing but stopwords (``_pg_statement``): its words
+    against the rows' text (``Corpus.text``), the best ``shortlist``."""
+    ctes, params = _pg_stopword_match(corpus, words, "")
+    ctes.append("txt AS (SELECT id, d, s FROM sw ORDER BY s DESC, id DESC LIMIT (SELECT %s))")
+    return ctes, [*params, shortlist]
+
+
+def _pg_stopword_match(corpus: Corpus, words: list[str], when: str) -> tuple[list[str], list]:
+    """``sw``: the scope's rows (``cand``) whose text (``Corpus.text``, ``simple`` configuration) holds one of the
+    words as it is, ranked by ``ts_rank`` -- with ``when``, only when that condition holds."""
+    when = f"{when} AND " if when else ""
+    return [
+        "sw AS (SELECT c.id AS id, c.d AS d, ts_rank(to_tsvector('simple', "
+        f"{corpus.text}), sq.q)::float8 AS s FROM cand c JOIN {corpus.table} t ON t.id = c.id AND c.ok CROSS JOIN"
+        " (SELECT to_tsquery('simple', string_agg(quote_literal(w), ' | ')) AS q FROM unnest(%s::text[]) w) sq"
+        f" WHERE {when}to_tsvector('simple', {corpus.text}) @@ sq.q)"
+    ], [[w.lower() for w in words]]
 
 
 _PG_STATS = "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)"
 # the lexemes matched: those in at most half the scope's rows, or the rarest when every one is that common
+# a lexeme's rarity weight (BM25's idf) from its document count ``{n}`` and ``stats`` (n: the scope's rows)
+_PG_IDF = "ln(1.0 + (stats.n - {n} + 0.5) / ({n} + 0.5))"
 _PG_KEPT = (
-    "kept AS MATERIALIZED (SELECT df.l AS l, ln(1.0 + (stats.n - df.n + 0.5) / (df.n + 0.5)) AS idf"
+    f"kept AS MATERIALIZED (SELECT df.l AS l, {_PG_IDF.format(n='df.n')} AS idf"
     " FROM df CROSS JOIN stats WHERE df.n > 0 AND (2 * df.n <= stats.n OR (NOT EXISTS"
     " (SELECT 1 FROM df o WHERE o.n > 0 AND 2 * o.n <= stats.n)"
     " AND df.l = (SELECT o.l FROM df o WHERE o.n > 0 ORDER BY o.n, o.l LIMIT 1))))"
@@ -652,12 +704,9 @@ def _pg_text_found(corpus: Corpus, words: list[str], shortlist: int, ctes: list[
     ctes, params = list(ctes), list(params)
     if corpus.text:
         # no lexeme at all (stopwords only): the words against the text as it is, ranked by ts_rank
-        ctes.append(
-            "sw AS (SELECT c.id AS id, c.d AS d, ts_rank(to_tsvector('simple', "
-            f"{corpus.text}), sq.q)::float8 AS s FROM cand c JOIN {corpus.table} t ON t.id = c.id AND c.ok CROSS JOIN"
-            " (SELECT to_tsquery('simple', string_agg(quote_literal(w), ' | ')) AS q FROM unnest(%s::text[]) w) sq"
-            f" WHERE NOT EXISTS (SELECT 1 FROM lx) AND to_tsvector('simple', {corpus.text}) @@ sq.q)")
-        params.append([w.lower() for w in words])
+        sw_ctes, sw_params = _pg_stopword_match(corpus, words, "NOT EXISTS (SELECT 1 FROM lx)")
+        ctes += sw_ctes
+        params += sw_params
         found = "SELECT id, d, s FROM bm UNION ALL SELECT id, d, s FROM sw"
     else:
         found = "SELECT id, d, s FROM bm"
