@@ -20,7 +20,7 @@ scope is read by rowid (``_sqlite_seat_text``); PostgreSQL BM25 computed in SQL 
 frequencies from a generated ``tsvector`` column's positions, document frequencies over the scope's
 rows, the length a generated column) -- ``ts_rank`` has no rarity weighting. A seat's corpus (episodes,
 notes) is read from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with its
-term frequency, kept by triggers; ``_pg_postings_text``), any other (knowledge pages, whose titles
+term frequency and the row's length, kept by triggers; ``_pg_postings_text``), any other (knowledge pages, whose titles
 weigh double) from the scope's tsvectors (``_pg_text``). Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
@@ -82,6 +82,32 @@ short ones) the statement was 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-on
 With the postings (same run conditions, p50): tau-bench 1.6 / 0.8 ms (2.06x; 2.40x before, same day),
 LoCoMo 2.7 / 1.7 ms (1.53x; 1.55x before) -- on seats this small the statement's fixed cost dominates.
 
+The tau-bench seat as the recall bench measures it (its tables filled seconds before, never analysed) was
+the worst case: without statistics the planner nested the scope's scan around each lexeme's postings and
+read them 450 times (8,000 heap visits; 2.45 ms against 0.52 ms for the vector-only SQL, 4.7x; 0.98 ms,
+1.9x, once the tables are analysed). Hence the statement is built so that no plan it can get does that: the
+text half joins nothing (the row's length rides in its posting, ``_pg_postings_text``); a row found by words
+alone takes the scan's distance by a hashed test of the scope rows against the text half's ids (computing it
+again by primary key, each toasted vector read again, cost ~0.02 ms more); the pieces are read by one index probe per
+pool row (a plan without statistics sorted them, vectors and all, to group them); the pool's bounds are
+computed once (not again for every pool row); the query vector is one InitPlan value (no join per row); a
+query PostgreSQL reads as nothing but stopwords is answered by a second statement (``_pg_statement``), whose
+branch no longer sits, never run, in every other search. Measured in one process, interleaved with the
+statement before and the vector-only SQL, p50 of the best of 3 over the 25 asks: fresh tables 2.45 -> 0.88
+ms (vector-only 0.52: 4.7x -> 1.7x), analysed 0.95 -> 0.83 ms (0.58: 1.6x -> 1.45x; 1.9x -> 1.6x before
+the 15,000 more rows of the 5,000-episode seats made the vector-only plan slower); the same ids and scores.
+The recall bench itself (fresh tables): 4.75x -> 1.75-1.77x.
+
+Where the 0.83 ms go (analysed; the parts removed one at a time): a search of an empty seat 0.37 ms (the
+vector-only SQL 0.35, 0.14 of it Python), the scan ~0.1, the text half ~0.2 with the 11 more rows it brings
+to the pool, the pieces ~0.1 (41 pool rows, 123 vectors). perf over the backend is flat: expression
+evaluation, btree and buffer lookups, the executor's setup of the plan's nodes ~5-8%. Measured and not
+taken (no change beyond the noise, same rankings): the pieces by one index scan over the pool's ids
+(``= ANY``), grouped; the pool, the row's own distance and its pieces' in one CTE by LATERAL subqueries;
+the stopword sentinel row left out; the bounds not materialised; ``enable_hashagg`` off, ``work_mem``
+64 kB, ``jit`` off (it never starts at these costs). Not tried: a per-shape cache of the statement's text
+on PostgreSQL (building it takes ~15 us of the 0.06 ms Python a search costs).
+
 The scan with distances, measured and not taken: a bitmap heap scan of the seat's rows instead of the
 index scan (no cheaper: the rows are read page by page either way, ~4 rows of a 256-float vector a page);
 the scope not materialised (three readers: the vector ranking, the counts, the postings' join). Not
@@ -97,6 +123,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db import connection
@@ -228,8 +255,8 @@ def ranked(
         raise NotImplementedError(f"no hybrid search for {vendor}")
     weight = WEIGHT if weight is None else weight
     shortlist = SHORTLIST if shortlist is None else shortlist
-    args = dict(scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words), seat=seat,
-                shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
+    args: dict[str, Any] = dict(scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
+                                seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
     if vendor == "sqlite":
         return [(int(i), float(s)) for i, s in _sqlite_run(*_sqlite_statement(corpus, **args))]
     from pgvector import Vector as PgVector
@@ -595,11 +622,13 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None)
 
 def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None) -> tuple[list[str], list]:
     """The text half from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with
-    the lexeme's term frequency there, kept by triggers; learning migration 0015): the postings of the
-    query's lexemes are read from the btree on (seat, lexeme) alone and joined to the scope's rows
-    (``cand``, by id), which gives each lexeme's document count in the scope and every matched row's term
-    frequencies at once; the same lexemes are kept and the same BM25 summed as ``_pg_text`` does over the
-    rows' tsvectors, so the ranking is the same -- without copying, matching or unnesting a tsvector.
+    the lexeme's term frequency there and the row's length, kept by triggers; learning migrations 0015, 0018):
+    the postings of the query's lexemes are read from the btree on (seat, lexeme) alone, index only, and
+    scored there -- the row's length rides in the posting, so nothing is joined to the scope's rows; when the
+    scope leaves some of the seat's rows out (``out`` > 0), each posting's row is tested against the scope's
+    ids (one hashed subplan). The same lexemes are kept and the same BM25 summed, in the same order, as
+    ``_pg_text`` does over the rows' tsvectors, so the ranking is the same -- without copying, matching or
+    unnesting a tsvector. The rows found come back without their distance (``_pg_statement``).
 
     Measured over ``bench/prefetch_latency.py``'s seeded seats (5,000 episodes and 500 notes each; an ask's
     lexemes match ~1,750 episodes), 77 rich asks interleaved with the tsvector scorer in one process, lower
@@ -615,49 +644,67 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
     "reported") read ~7,000 postings to score ~2,000. Each query lexeme's postings are first counted in the
     seat, at most ``cap`` = n / 2 + out + 1 (n the scope's rows, out the seat's rows it leaves out: ``cand``
     holds every row of the seat, each marked ``ok`` when in the scope): a lexeme with that many is in more than
-    half the scope's rows whichever they are, and its postings are joined only when no other lexeme is in at
+    half the scope's rows whichever they are, and its postings are read only when no other lexeme is in at
     most half (the rarest of all is matched then). The same rankings (scores to 1e-9, the ids of every score
     not tied; 120 searches of the bench's seats, with scopes leaving out a third and three quarters of the
     seat's rows, against the tsvector scorer). Measured, the statement alone, interleaved with the one before
     (loaded host, load 3-5, lower quartile): the episode search of such an ask 23.4 -> 17.9 ms (floor's top-30
     5.6); of an ask without one no change beyond the noise (+-1 ms); the diary's (500 rows) +0.3 ms, the count
-    read apart from the join. The rest of the episode search there: the scan with distances materialised
-    (~4 ms over the floor's scan), the join of the kept postings to the scope (~3), the sums (~4). Measured and
-    not taken: each lexeme's postings read once (at most ``cap``), materialised and counted from there, so a
-    rare lexeme's are not read twice -- slower, the common lexeme's capped postings written out."""
+    read apart from the join. Measured and not taken: each lexeme's postings read once (at most ``cap``),
+    materialised and counted from there, so a rare lexeme's are not read twice -- slower, the common lexeme's
+    capped postings written out (on the tau-bench seat too: 0.79 -> 0.90 ms).
+
+    Without the join to the scope (the row's length in its posting; 0018), measured in one process against
+    the join, interleaved, p50 of the best of 3 (the recall bench's tau-bench seat in the module doc): on three
+    of those 5,000-episode seats (15 rich asks each, hashing-256 vectors), the episode search 8.5 -> 8.5 ms,
+    the diary's 1.11 -> 0.98 ms -- but with a scope leaving a third of the seat's rows out 6.2 -> 7.2 ms (the
+    scope's ids hashed once and every posting tested against them); the same ids and scores, every search.
+    Measured and not taken:
+
+    - the kept lexemes chosen from the counts first (exact below ``cap`` when the count tests the scope), their
+      postings summed as they are read, with no ``hits`` or ``df``: 0.04-0.05 ms faster on the tau-bench seat, but
+      each row's terms are then summed in another order, and on the 5,000-episode seats 3-6 of 90 searches cut
+      a tie of equal BM25 sums (equal to the last few bits) at another row; a scope leaving rows out hashed its
+      ids twice (the count and the read), 8.8 -> 9.8 ms;
+    - each rare lexeme's postings kept as arrays from the count and unnested to be summed: no faster (0.83 ms
+      both), the common lexemes' arrays built for nothing on a large seat;
+    - every query lexeme's postings by one read (``lexeme = ANY``), uncapped: no faster on the tau-bench seat;
+    - the scope joined (as before) when it leaves rows out and not joined when it holds the seat whole, two
+      branches of one statement: +0.06-0.08 ms on the tau-bench seat, every node of both set up on every run."""
     if corpus.title_weight != 1.0:
         raise ValueError(f"{corpus.postings} counts each occurrence once: a weighted title is not served by it")
     # a posting of a row the scope holds: every one when the scope holds every row of the seat (``out`` = 0);
     # else by one test of the scope's ids (tested only then: OR evaluates left to right)
     held = "(stats.out = 0 OR p.row_id IN (SELECT c.id FROM cand c WHERE c.ok))"
     # the seat's postings of a lexeme (``{l}``) the scope holds, by the btree on (seat, lexeme) -- read apart from
-    # the scope (OFFSET 0: never flattened), so no estimate of the scope's size can turn it into a walk of every
-    # posting of each scope row
-    postings = (f"SELECT p.row_id, p.tf::float8 AS tf, p.len::float8 AS len FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s)"
-                f" AND p.lexeme = {{l}} AND {held}")
+    # the scope (OFFSET 0: never flattened)
+    postings = (f"SELECT p.row_id, p.tf::float8 AS tf, p.len::float8 AS len FROM {corpus.postings} p"
+                f" WHERE p.seat_id = (SELECT %s) AND p.lexeme = {{l}} AND {held} OFFSET 0")
+    hits = (f"SELECT lc.l AS l, p.row_id AS id, p.tf, p.len FROM lc CROSS JOIN stats CROSS JOIN LATERAL"
+            f" ({postings.format(l='lc.l')}) p WHERE {{which}}")
     ctes = [
-        # the query's lexemes (a tsvector's are distinct already)
-        "lx AS MATERIALIZED (SELECT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
-        # the scope's rows (n), the seat's rows it leaves out (cand: every row of the seat) and ``cap`` = n / 2 + 1: a
-        # lexeme in that many of the scope's rows is in more than half of them
-        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.out, s.avgdl, s.n / 2 + 1 AS cap FROM"
+        "lx AS MATERIALIZED (SELECT DISTINCT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
+        # the scope's rows (n), the seat's rows it leaves out (``out``; cand: every row of the seat), and ``cap``: a
+        # lexeme with that many postings in the seat is in more than half the scope's rows whichever rows those are
+        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.out, s.avgdl, s.n / 2 + s.out + 1 AS cap FROM"
         " (SELECT COUNT(*) FILTER (WHERE ok) AS n, COUNT(*) FILTER (WHERE NOT ok) AS out,"
         " GREATEST(AVG(len) FILTER (WHERE ok), 1)::float8 AS avgdl FROM cand) s)",
-        # each lexeme's rows in the scope, counted up to ``cap`` (index only): below it, exactly its document count
-        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM ({postings.format(l='lx.l')} LIMIT stats.cap) x)::float8"
-        " AS n FROM lx CROSS JOIN stats)",
-        # the lexemes matched, each with its rarity weight: those in at most half the scope's rows (their count in
-        # ``lc`` is exact), or -- when none is -- the rarest of all, counted in full (``_PG_KEPT``'s rule)
-        f"kept AS MATERIALIZED (SELECT lc.l AS l, {_PG_IDF.format(n='lc.n')} AS idf FROM lc CROSS JOIN stats"
-        " WHERE lc.n > 0 AND 2 * lc.n <= stats.n UNION ALL SELECT * FROM (SELECT a.l, "
-        f"{_PG_IDF.format(n='a.n')} FROM (SELECT lc.l AS l, (SELECT COUNT(*) FROM ({postings.format(l='lc.l')}) x)::float8"
-        " AS n FROM lc CROSS JOIN stats WHERE lc.n > 0 OFFSET 0) a CROSS JOIN stats WHERE NOT EXISTS (SELECT 1 FROM lc o CROSS JOIN stats s"
-        " WHERE o.n > 0 AND 2 * o.n <= s.n) ORDER BY a.n, a.l LIMIT 1) rarest)",
-        # each kept lexeme's postings summed into their rows' BM25 as they are read; the best rows, without their
-        # distance (``_pg_statement`` computes it for the pool's rows that lack one)
-        f"txt AS (SELECT p.row_id AS id, CAST(NULL AS double precision) AS d, SUM({_PG_BM25.format(h='p')}) AS s"
-        f" FROM kept CROSS JOIN stats CROSS JOIN LATERAL ({postings.format(l='kept.l')} OFFSET 0) p GROUP BY p.row_id"
-        " ORDER BY s DESC, id DESC LIMIT (SELECT %s))",
+        # which lexemes may be in at most half the scope's rows: their postings counted in the seat, at most ``cap``
+        # each (index only, the scope not tested); only those are read in the scope, unless none of them is in at
+        # most half its rows (the rarest of all is matched then)
+        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 FROM {corpus.postings} p WHERE"
+        " p.seat_id = (SELECT %s) AND p.lexeme = lx.l LIMIT stats.cap) x) < stats.cap AS rare FROM lx CROSS JOIN stats)",
+        f"rare_hits AS MATERIALIZED ({hits.format(which='lc.rare')})",
+        # the others only when no rare one is in at most half the scope's rows (tested only when there is another)
+        f"common_hits AS MATERIALIZED ({hits.format(which='NOT lc.rare')} AND EXISTS (SELECT 1 FROM lc WHERE NOT rare)"
+        " AND NOT EXISTS (SELECT 1 FROM rare_hits r CROSS JOIN stats GROUP BY r.l, stats.n HAVING 2 * COUNT(*) <= stats.n))",
+        "hits AS (SELECT * FROM rare_hits UNION ALL SELECT * FROM common_hits)",
+        "df AS MATERIALIZED (SELECT l, COUNT(*)::float8 AS n FROM hits GROUP BY l)",
+        _PG_KEPT,
+        # the best rows, without their distance (``_pg_statement`` gives the pool's rows the scan's)
+        f"txt AS (SELECT h.id AS id, CAST(NULL AS double precision) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
+        " FROM hits h JOIN kept ON kept.l = h.l CROSS JOIN stats GROUP BY h.id ORDER BY s DESC, id DESC"
+        " LIMIT (SELECT %s))",
     ]
     return ctes, [" ".join(words), *[int(seat or 0)] * 3, shortlist]
 
