@@ -20,8 +20,8 @@ scope is read by rowid (``_sqlite_seat_text``); PostgreSQL BM25 computed in SQL 
 frequencies from a generated ``tsvector`` column's positions, document frequencies over the scope's
 rows, the length a generated column) -- ``ts_rank`` has no rarity weighting. A seat's corpus (episodes,
 notes) is read from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with its
-term frequency and the row's length, kept by triggers; ``_pg_postings_text``), any other (knowledge pages, whose titles
-weigh double) from the scope's tsvectors (``_pg_text``). Only content words
+term frequency and the row's length, kept by triggers; ``_pg_postings_text``), any other (knowledge
+pages, whose titles weigh double) from the scope's tsvectors (``_pg_text``). Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
 Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
@@ -88,29 +88,31 @@ read them 450 times (8,000 heap visits; 2.45 ms against 0.52 ms for the vector-o
 1.9x, once the tables are analysed). Hence the statement is built so that no plan it can get does that: the
 text half joins nothing (the row's length rides in its posting, ``_pg_postings_text``); a row found by words
 alone takes the scan's distance by a hashed test of the scope rows against the text half's ids (computing it
-again by primary key, each toasted vector read again, cost ~0.02 ms more); the pieces are read by one index probe per
-pool row (a plan without statistics sorted them, vectors and all, to group them); the pool's bounds are
-computed once (not again for every pool row); the query vector is one InitPlan value (no join per row); a
-query PostgreSQL reads as nothing but stopwords is answered by a second statement (``_pg_statement``), whose
-branch no longer sits, never run, in every other search. Measured in one process, interleaved with the
-statement before and the vector-only SQL, p50 of the best of 3 over the 25 asks: fresh tables 2.45 -> 0.88
-ms (vector-only 0.52: 4.7x -> 1.7x), analysed 0.95 -> 0.83 ms (0.58: 1.6x -> 1.45x; 1.9x -> 1.6x before
-the 15,000 more rows of the 5,000-episode seats made the vector-only plan slower); the same ids and scores.
-The recall bench itself (fresh tables): 4.75x -> 1.75-1.77x.
+again by primary key, each toasted vector read again, cost ~0.02 ms more); the pieces are read by one index
+probe per pool row (a plan without statistics sorted them, vectors and all, to group them); the pool's
+bounds are computed once (not again for every pool row); the query vector is one InitPlan value (no join per
+row); a query PostgreSQL reads as nothing but stopwords is answered by a second statement
+(``_pg_statement``), whose branch no longer sits, never run, in every other search. Measured in one process,
+interleaved with the statement before and the vector-only SQL, p50 of the best of 3 over the 25 asks, the
+same ids and scores: fresh tables 2.5-3.2 -> 0.96-1.08 ms against 0.64-0.74 ms (3.7-4.7x -> 1.4-1.6x),
+analysed 1.05-1.2 -> 0.89-0.99 ms against 0.55-0.61 ms (1.8-2.0x -> 1.6x); on a quieter host earlier, fresh
+2.45 -> 0.90 ms against 0.52 (1.75x), analysed 0.95 -> 0.80 ms against 0.51 (1.55-1.6x). The recall bench
+itself (fresh tables; three runs each, back to back with the statement before): 1.86x, 1.65x, 1.91x against
+5.11x, 5.47x, 4.52x -- still short of the 1.5x target on this seat.
 
-Where the 0.83 ms go (analysed; the parts removed one at a time): a search of an empty seat 0.37 ms (the
-vector-only SQL 0.35, 0.14 of it Python), the scan ~0.1, the text half ~0.2 with the 11 more rows it brings
-to the pool, the pieces ~0.1 (41 pool rows, 123 vectors). perf over the backend is flat: expression
-evaluation, btree and buffer lookups, the executor's setup of the plan's nodes ~5-8%. Measured and not
-taken (no change beyond the noise, same rankings): the pieces by one index scan over the pool's ids
-(``= ANY``), grouped; the pool, the row's own distance and its pieces' in one CTE by LATERAL subqueries;
-the stopword sentinel row left out; the bounds not materialised; ``enable_hashagg`` off, ``work_mem``
-64 kB, ``jit`` off (it never starts at these costs). Not tried: a per-shape cache of the statement's text
-on PostgreSQL (building it takes ~15 us of the 0.06 ms Python a search costs).
+Where the 0.80 ms go (analysed, quiet host; the parts removed one at a time): a search of an empty seat 0.37
+ms (the vector-only SQL 0.35, 0.14 of it Python), the scan ~0.1, the text half ~0.2 with the 11 more rows it
+brings to the pool, the pieces ~0.1 (41 pool rows, 123 vectors). perf over the backend is flat: expression
+evaluation, btree and buffer lookups, the executor's setup of the plan's nodes ~5-8%. Measured and not taken
+(no change beyond the noise, same rankings): the pieces by one index scan over the pool's ids (``= ANY``),
+grouped; the pool, the row's own distance and its pieces' in one CTE by LATERAL subqueries; the stopword
+sentinel row left out; the bounds not materialised; ``enable_hashagg`` off, ``work_mem`` 64 kB, ``jit`` off
+(it never starts at these costs). Not tried: a per-shape cache of the statement's text on PostgreSQL
+(building it takes ~15 us of the 0.06 ms Python a search costs).
 
 The scan with distances, measured and not taken: a bitmap heap scan of the seat's rows instead of the
 index scan (no cheaper: the rows are read page by page either way, ~4 rows of a 256-float vector a page);
-the scope not materialised (three readers: the vector ranking, the counts, the postings' join). Not
+the scope not materialised (read by the vector ranking, the counts and, then, the postings' join). Not
 measured: pgvector's HNSW index with iterative scans (pgvector 0.8.5 here) -- it needs an expression
 index per vector width (``vector`` columns carry none; the width is configuration, unknown to a
 migration), is approximate, and the text half would still read the scope's rows for its counts.
