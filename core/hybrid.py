@@ -20,8 +20,8 @@ scope is read by rowid (``_sqlite_seat_text``); PostgreSQL BM25 computed in SQL 
 frequencies from a generated ``tsvector`` column's positions, document frequencies over the scope's
 rows, the length a generated column) -- ``ts_rank`` has no rarity weighting. A seat's corpus (episodes,
 notes) is read from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with its
-term frequency, kept by triggers; ``_pg_postings_text``), any other (knowledge pages, whose titles
-weigh double) from the scope's tsvectors (``_pg_text``). Only content words
+term frequency and the row's length, kept by triggers; ``_pg_postings_text``), any other (knowledge
+pages, whose titles weigh double) from the scope's tsvectors (``_pg_text``). Only content words
 (``learning.words``-style, given by the caller) are searched. No vector ever comes back.
 
 Which words match (measured in ``bench/recall.py``: LoCoMo's speaker names are in every turn):
@@ -82,9 +82,37 @@ short ones) the statement was 1.2 / ~3 ms against 0.3 / 1.6 ms for the vector-on
 With the postings (same run conditions, p50): tau-bench 1.6 / 0.8 ms (2.06x; 2.40x before, same day),
 LoCoMo 2.7 / 1.7 ms (1.53x; 1.55x before) -- on seats this small the statement's fixed cost dominates.
 
+The tau-bench seat as the recall bench measures it (its tables filled seconds before, never analysed) was
+the worst case: without statistics the planner nested the scope's scan around each lexeme's postings and
+read them 450 times (8,000 heap visits; 2.45 ms against 0.52 ms for the vector-only SQL, 4.7x; 0.98 ms,
+1.9x, once the tables are analysed). Hence the statement is built so that no plan it can get does that: the
+text half joins nothing (the row's length rides in its posting, ``_pg_postings_text``); a row found by words
+alone takes the scan's distance by a hashed test of the scope rows against the text half's ids (computing it
+again by primary key, each toasted vector read again, cost ~0.02 ms more); the pieces are read by one index
+probe per pool row (a plan without statistics sorted them, vectors and all, to group them); the pool's
+bounds are computed once (not again for every pool row); the query vector is one InitPlan value (no join per
+row); a query PostgreSQL reads as nothing but stopwords is answered by a second statement
+(``_pg_statement``), whose branch no longer sits, never run, in every other search. Measured in one process,
+interleaved with the statement before and the vector-only SQL, p50 of the best of 3 over the 25 asks, the
+same ids and scores: fresh tables 2.5-3.2 -> 0.96-1.08 ms against 0.64-0.74 ms (3.7-4.7x -> 1.4-1.6x),
+analysed 1.05-1.2 -> 0.89-0.99 ms against 0.55-0.61 ms (1.8-2.0x -> 1.6x); on a quieter host earlier, fresh
+2.45 -> 0.90 ms against 0.52 (1.75x), analysed 0.95 -> 0.80 ms against 0.51 (1.55-1.6x). The recall bench
+itself (fresh tables; three runs each, back to back with the statement before): 1.86x, 1.65x, 1.91x against
+5.11x, 5.47x, 4.52x -- still short of the 1.5x target on this seat.
+
+Where the 0.80 ms go (analysed, quiet host; the parts removed one at a time): a search of an empty seat 0.37
+ms (the vector-only SQL 0.35, 0.14 of it Python), the scan ~0.1, the text half ~0.2 with the 11 more rows it
+brings to the pool, the pieces ~0.1 (41 pool rows, 123 vectors). perf over the backend is flat: expression
+evaluation, btree and buffer lookups, the executor's setup of the plan's nodes ~5-8%. Measured and not taken
+(no change beyond the noise, same rankings): the pieces by one index scan over the pool's ids (``= ANY``),
+grouped; the pool, the row's own distance and its pieces' in one CTE by LATERAL subqueries; the stopword
+sentinel row left out; the bounds not materialised; ``enable_hashagg`` off, ``work_mem`` 64 kB, ``jit`` off
+(it never starts at these costs). Not tried: a per-shape cache of the statement's text on PostgreSQL
+(building it takes ~15 us of the 0.06 ms Python a search costs).
+
 The scan with distances, measured and not taken: a bitmap heap scan of the seat's rows instead of the
 index scan (no cheaper: the rows are read page by page either way, ~4 rows of a 256-float vector a page);
-the scope not materialised (three readers: the vector ranking, the counts, the postings' join). Not
+the scope not materialised (read by the vector ranking, the counts and, then, the postings' join). Not
 measured: pgvector's HNSW index with iterative scans (pgvector 0.8.5 here) -- it needs an expression
 index per vector width (``vector`` columns carry none; the width is configuration, unknown to a
 migration), is approximate, and the text half would still read the scope's rows for its counts.
@@ -97,6 +125,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db import connection
@@ -137,6 +166,7 @@ class Corpus:
     pieces: Pieces | None = None
 
 
+_QV = "(SELECT qv.v FROM qv)"  # the query vector, once: an InitPlan's value, no join per row
 MERGE_PAGES = 2000  # FTS5 pages (pgsz 4050 bytes) one merge may write per index: ~8 MB, a whole index that size at once
 
 
@@ -227,15 +257,18 @@ def ranked(
         raise NotImplementedError(f"no hybrid search for {vendor}")
     weight = WEIGHT if weight is None else weight
     shortlist = SHORTLIST if shortlist is None else shortlist
-    build = _sqlite_statement if vendor == "sqlite" else _pg_statement
-    sql, params = build(corpus, scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
-                        seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
-    if vendor == "postgresql":
-        from pgvector import Vector as PgVector
+    args: dict[str, Any] = dict(scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
+                                seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
+    if vendor == "sqlite":
+        return [(int(i), float(s)) for i, s in _sqlite_run(*_sqlite_statement(corpus, **args))]
+    from pgvector import Vector as PgVector
 
-        rows = _pg_prepared(sql, ([PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []) + params)
-    else:
-        rows = _sqlite_run(sql, params)
+    bound = [PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []
+    sql, params = _pg_statement(corpus, **args)
+    rows = _pg_prepared(sql, bound + params)
+    if rows and rows[-1][0] is None:  # no lexeme in the query (stopwords only): its words against the text instead
+        sql, params = _pg_statement(corpus, **args, stopwords_only=True)
+        rows = _pg_prepared(sql, bound + params)
     return [(int(i), float(s)) for i, s in rows]
 
 
@@ -443,19 +476,27 @@ def _text_join(corpus: Corpus, scope: str, limit: str, match: str = "%s") -> str
 
 
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
-           limit: int) -> tuple[str, list]:
-    """The fused score over ``scored`` (``_fused_sql``) with its parameters after ``params``."""
-    sql, slots = _fused_sql(ctes, bounded=max_distance is not None, limit=None)
+           limit: int, sentinel: str = "") -> tuple[str, list]:
+    """PostgreSQL: the fused score over ``scored`` (``_fused_sql``) with its parameters after ``params``; with
+    ``sentinel`` (a condition), a last row (NULL, NULL) when it holds (``_pg_statement``)."""
+    sql, slots = _fused_sql(ctes, bounded=max_distance is not None, limit=None, materialized=True)
+    if sentinel:
+        with_, _, select = sql.rpartition(" SELECT id,")
+        sql = f"{with_} (SELECT id,{select}) UNION ALL SELECT NULL, NULL WHERE {sentinel}"
     values = {"weight": weight, "rest": 1.0 - weight, "max_distance": max_distance, "limit": limit}
     return sql, [*params, *(values[slot] for slot in slots)]
 
 
-def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None) -> tuple[str, tuple[str, ...]]:
+def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None,
+               materialized: bool = False) -> tuple[str, tuple[str, ...]]:
     """The fused score over ``scored`` (id, best distance, BM25): one pass with the pool's bounds, and the
     names of its parameters in order (``weight``, ``rest`` = 1 - weight, ``max_distance`` when
-    ``bounded``, ``limit`` unless it is written into the text -- SQLite, see ``_sqlite_shape``)."""
+    ``bounded``, ``limit`` unless it is written into the text -- SQLite, see ``_sqlite_shape``).
+    ``materialized`` (PostgreSQL): the bounds computed once whatever the plan -- a plan made without the
+    table's statistics (a table filled since its last ANALYZE) computed them again for every pool row."""
     # the pool's bounds by one aggregate over it (cheaper than three window aggregates on both engines)
-    ctes = [*ctes, "bounds AS (SELECT MIN(d) AS lo, MAX(d) AS hi, MAX(s) AS top FROM scored)"]
+    ctes = [*ctes, f"bounds AS {'MATERIALIZED ' if materialized else ''}(SELECT MIN(d) AS lo, MAX(d) AS hi, MAX(s) AS top"
+                   " FROM scored)"]
     floor = " WHERE d <= %s OR s > 0" if bounded else ""
     sql = (
         f"WITH {', '.join(ctes)} SELECT id,"
@@ -468,8 +509,14 @@ def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None) -> tuple[st
 
 def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
                   model: str, words: list[str], seat: int | None, shortlist: int,
-                  max_distance: float | None, weight: float, limit: int) -> tuple[str, list]:
-    """PostgreSQL: the scope's rows with their distance (and tsvector), then each half over them."""
+                  max_distance: float | None, weight: float, limit: int,
+                  stopwords_only: bool = False) -> tuple[str, list]:
+    """PostgreSQL: the scope's rows with their distance (and tsvector), then each half over them.
+
+    A seat's corpus (``Corpus.postings``) answers a query the configuration reads as nothing but stopwords
+    with a last row (NULL, NULL): ``ranked`` then asks again with ``stopwords_only``, whose text half is the
+    words against the rows' text (``_pg_stopword_text``) -- kept out of the usual statement, whose every node
+    is set up on every run (that branch, never run, cost ~0.1 ms a search on the tau-bench seat)."""
     words = pg_phrases(words)
     # each of the scope's parameters as a one-row subquery (a string one is then text): the same estimates
     # for every seat (module doc)
@@ -478,56 +525,66 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     ctes: list[str] = []
     if vector is not None:
         ctes.append("qv AS (SELECT %s::vector AS v)")  # its parameter is sent by _pg_rows, first
-        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('postgresql', 't.embedding', len(vector), 'qv.v')} END)"
+        dist = f"(CASE WHEN t.embedding_model = %s THEN {distance_sql('postgresql', 't.embedding', len(vector), _QV)} END)"
         dist_params = [model]
     else:
         dist, dist_params = "CAST(NULL AS double precision)", []
-    # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
-    # would match every seat's rows, then join them back to the scope); copied out of TOAST once, here
     postings = bool(words) and bool(corpus.postings)
     if postings and seat is None:
         raise ValueError(f"{corpus.postings} holds each seat's own words: a search of it names the seat")
-    qv = ", qv" if vector is not None else ""
     if postings:
         # the words are read from the seat's postings: only the length rides along. Every row of the seat is
         # read (the scan reads them anyway: its index is on the seat), each marked whether the scope holds it,
-        # so the text half knows how many of the seat's rows -- and of any word's postings -- the scope leaves out;
-        # a row out of the scope is never read for its distance (computed all the same: testing the scope
-        # twice a row cost more than the few rows out of it)
+        # so the text half knows how many of the seat's rows the scope leaves out; a row out of the scope is
+        # never read for its distance (computed all the same: testing the scope twice a row cost more than the
+        # few rows out of it)
         ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d, t.{corpus.tsv_len} AS len,"
-                    f" COALESCE({scope}, false) AS ok FROM {corpus.table} t{qv} WHERE t.seat_id = (SELECT %s))")
+                    f" COALESCE({scope}, false) AS ok FROM {corpus.table} t WHERE t.seat_id = (SELECT %s))")
         params += [*dist_params, *scope_params, int(seat or 0)]
     else:
+        # the scope's tsvectors ride along, so the text half matches only the scope's rows (the GIN index alone
+        # would match every seat's rows, then join them back to the scope); copied out of TOAST once, here
         length = f", t.{corpus.tsv_len} AS len, setweight(t.{corpus.tsv}, 'A', '{{}}'::text[]) AS tsv" if words else ""
         ctes.append(f"cand AS MATERIALIZED (SELECT t.id AS id, {dist} AS d{length}, true AS ok FROM {corpus.table} t"
-                    f"{qv} WHERE {scope})")
+                    f" WHERE {scope})")
         params += [*dist_params, *scope_params]
     ctes.append("vec AS (SELECT id, d FROM cand WHERE ok AND d IS NOT NULL ORDER BY d, id DESC LIMIT (SELECT %s))")
     params.append(shortlist)
-    if words:
-        text = _pg_postings_text if postings else _pg_text
-        text_ctes, text_params = text(corpus, words, shortlist, seat)
-        ctes += text_ctes
-        params += text_params
+    sentinel = ""
+    if postings and stopwords_only and corpus.text:
+        text_ctes, text_params = _pg_stopword_text(corpus, words, shortlist)
+    elif postings:
+        text_ctes, text_params = _pg_postings_text(corpus, words, shortlist, seat)
+        sentinel = "NOT EXISTS (SELECT 1 FROM lx)" if corpus.text else ""
+    elif words:
+        text_ctes, text_params = _pg_text(corpus, words, shortlist, seat)
     else:
-        ctes.append("txt AS (SELECT id, d, 0.0 AS s FROM cand WHERE 1 = 0)")
+        text_ctes, text_params = ["txt AS (SELECT id, d, 0.0 AS s FROM cand WHERE 1 = 0)"], []
+    ctes += text_ctes
+    params += text_params
+    found = "SELECT id, d, 0.0 AS s FROM vec UNION ALL SELECT id, d, s FROM txt"
+    if postings and vector is not None and not stopwords_only:
+        # the postings' text half carries no distance: the scan's, of the rows it found, by one test of each scope
+        # row against its ids -- a hashed subplan (the OR keeps it one: a join's plan would depend on estimates)
+        ctes.append("txt_d AS (SELECT c.id AS id, c.d AS d, 0.0 AS s FROM cand c WHERE c.ok"
+                    " AND (c.id IN (SELECT t.id FROM txt t) OR c.id IS NULL))")
+        found += " UNION ALL SELECT id, d, s FROM txt_d"
     # each pool row once, with its vector's distance (from the scan) and its BM25 (0 if no word matched)
-    ctes.append("pool AS (SELECT id, MIN(d) AS d, MAX(s) AS s FROM"
-                " (SELECT id, d, 0.0 AS s FROM vec UNION ALL SELECT id, d, s FROM txt) found GROUP BY id)")
-    best = "pool.d"
-    piece_join = ""
+    ctes.append(f"pool AS (SELECT id, MIN(d) AS d, MAX(s) AS s FROM ({found}) found GROUP BY id)")
     if corpus.pieces is not None and vector is not None:
         p = corpus.pieces
-        pdist = distance_sql("postgresql", "p.embedding", len(vector), "qv.v")
-        # the pieces are read by their index for the pool's rows only, never scanned
-        ctes.append(f"piece AS (SELECT p.{p.fk} AS id, MIN({pdist}) AS d FROM pool CROSS JOIN {p.table} p"
-                    f" CROSS JOIN qv WHERE p.{p.fk} = pool.id AND p.embedding_model = %s"
-                    f" AND p.embedding_dim = %s GROUP BY p.{p.fk})")
+        pdist = distance_sql("postgresql", "p.embedding", len(vector), _QV)
+        # each pool row's nearest piece by the pieces' index, one row at a time (never scanned, never grouped: a
+        # plan made without statistics sorted the pieces, vectors and all, to group them)
+        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, pool.d AS d, (SELECT MIN({pdist}) FROM {p.table} p"
+                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
+                    " pool.s AS s FROM pool)")
         params += [model, len(vector)]
-        best = "(CASE WHEN pc.d IS NULL THEN pool.d WHEN pool.d IS NULL THEN pc.d ELSE LEAST(pool.d, pc.d) END)"
-        piece_join = " LEFT JOIN piece pc ON pc.id = pool.id"
-    ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {best} AS d, pool.s AS s FROM pool{piece_join})")
-    return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit)
+        ctes.append("scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd"
+                    " ELSE LEAST(d, pd) END) AS d, s FROM own)")
+    else:
+        ctes.append("scored AS MATERIALIZED (SELECT id, d, s FROM pool)")
+    return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit, sentinel=sentinel)
 
 
 def _pg_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None) -> tuple[list[str], list]:
@@ -567,11 +624,13 @@ def _pg_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None)
 
 def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: int | None) -> tuple[list[str], list]:
     """The text half from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with
-    the lexeme's term frequency there, kept by triggers; learning migration 0015): the postings of the
-    query's lexemes are read from the btree on (seat, lexeme) alone and joined to the scope's rows
-    (``cand``, by id), which gives each lexeme's document count in the scope and every matched row's term
-    frequencies at once; the same lexemes are kept and the same BM25 summed as ``_pg_text`` does over the
-    rows' tsvectors, so the ranking is the same -- without copying, matching or unnesting a tsvector.
+    the lexeme's term frequency there and the row's length, kept by triggers; learning migrations 0015, 0018):
+    the postings of the query's lexemes are read from the btree on (seat, lexeme) alone, index only, and
+    scored there -- the row's length rides in the posting, so nothing is joined to the scope's rows; when the
+    scope leaves some of the seat's rows out (``out`` > 0), each posting's row is tested against the scope's
+    ids (one hashed subplan). The same lexemes are kept and the same BM25 summed, in the same order, as
+    ``_pg_text`` does over the rows' tsvectors, so the ranking is the same -- without copying, matching or
+    unnesting a tsvector. The rows found come back without their distance (``_pg_statement``).
 
     Measured over ``bench/prefetch_latency.py``'s seeded seats (5,000 episodes and 500 notes each; an ask's
     lexemes match ~1,750 episodes), 77 rich asks interleaved with the tsvector scorer in one process, lower
@@ -587,55 +646,97 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
     "reported") read ~7,000 postings to score ~2,000. Each query lexeme's postings are first counted in the
     seat, at most ``cap`` = n / 2 + out + 1 (n the scope's rows, out the seat's rows it leaves out: ``cand``
     holds every row of the seat, each marked ``ok`` when in the scope): a lexeme with that many is in more than
-    half the scope's rows whichever they are, and its postings are joined only when no other lexeme is in at
+    half the scope's rows whichever they are, and its postings are read only when no other lexeme is in at
     most half (the rarest of all is matched then). The same rankings (scores to 1e-9, the ids of every score
     not tied; 120 searches of the bench's seats, with scopes leaving out a third and three quarters of the
     seat's rows, against the tsvector scorer). Measured, the statement alone, interleaved with the one before
     (loaded host, load 3-5, lower quartile): the episode search of such an ask 23.4 -> 17.9 ms (floor's top-30
     5.6); of an ask without one no change beyond the noise (+-1 ms); the diary's (500 rows) +0.3 ms, the count
-    read apart from the join. The rest of the episode search there: the scan with distances materialised
-    (~4 ms over the floor's scan), the join of the kept postings to the scope (~3), the sums (~4). Measured and
-    not taken: each lexeme's postings read once (at most ``cap``), materialised and counted from there, so a
-    rare lexeme's are not read twice -- slower, the common lexeme's capped postings written out."""
+    read apart from the join. Measured and not taken: each lexeme's postings read once (at most ``cap``),
+    materialised and counted from there, so a rare lexeme's are not read twice -- slower, the common lexeme's
+    capped postings written out (on the tau-bench seat too: 0.79 -> 0.90 ms).
+
+    Without the join to the scope (the row's length in its posting; 0018), measured in one process against
+    the join, interleaved, p50 of the best of 3 (the recall bench's tau-bench seat in the module doc): on three
+    of those 5,000-episode seats (15 rich asks each, hashing-256 vectors), the episode search 8.5 -> 8.5 ms,
+    the diary's 1.11 -> 0.98 ms -- but with a scope leaving a third of the seat's rows out 6.2 -> 7.2 ms (the
+    scope's ids hashed once and every posting tested against them); the same ids and scores, every search.
+    Measured and not taken:
+
+    - the kept lexemes chosen from the counts first (exact below ``cap`` when the count tests the scope), their
+      postings summed as they are read, with no ``hits`` or ``df``: 0.04-0.05 ms faster on the tau-bench seat, but
+      each row's terms are then summed in another order, and on the 5,000-episode seats 3-6 of 90 searches cut
+      a tie of equal BM25 sums (equal to the last few bits) at another row; a scope leaving rows out hashed its
+      ids twice (the count and the read), 8.8 -> 9.8 ms;
+    - each rare lexeme's postings kept as arrays from the count and unnested to be summed: no faster (0.83 ms
+      both), the common lexemes' arrays built for nothing on a large seat;
+    - every query lexeme's postings by one read (``lexeme = ANY``), uncapped: no faster on the tau-bench seat;
+    - the scope joined (as before) when it leaves rows out and not joined when it holds the seat whole, two
+      branches of one statement: +0.06-0.08 ms on the tau-bench seat, every node of both set up on every run."""
     if corpus.title_weight != 1.0:
         raise ValueError(f"{corpus.postings} counts each occurrence once: a weighted title is not served by it")
-    # the seat's postings of a lexeme (``{l}``), by the btree on (seat, lexeme) -- read apart from the scope
-    # (OFFSET 0: never flattened), so no estimate of the scope's size can turn it into a walk of every
-    # posting of each scope row
-    postings = f"(SELECT p.row_id, p.tf FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s) AND p.lexeme = {{l}} OFFSET 0)"
-    # those in the scope, with their row's length and distance
-    hits = ("SELECT lc.l AS l, c.id AS id, p.tf::float8 AS tf, c.len::float8 AS len, c.d AS d FROM lc CROSS JOIN LATERAL"
-            f" {postings.format(l='lc.l')} p JOIN cand c ON c.id = p.row_id AND c.ok WHERE {{which}}")
+    # a posting of a row the scope holds: every one when the scope holds every row of the seat (``out`` = 0);
+    # else by one test of the scope's ids (tested only then: OR evaluates left to right)
+    held = "(stats.out = 0 OR p.row_id IN (SELECT c.id FROM cand c WHERE c.ok))"
+    # the seat's postings of a lexeme (``{l}``) the scope holds, by the btree on (seat, lexeme) -- read apart from
+    # the scope (OFFSET 0: never flattened)
+    postings = (f"SELECT p.row_id, p.tf::float8 AS tf, p.len::float8 AS len FROM {corpus.postings} p"
+                f" WHERE p.seat_id = (SELECT %s) AND p.lexeme = {{l}} AND {held} OFFSET 0")
+    hits = (f"SELECT lc.l AS l, p.row_id AS id, p.tf, p.len FROM lc CROSS JOIN stats CROSS JOIN LATERAL"
+            f" ({postings.format(l='lc.l')}) p WHERE {{which}}")
     ctes = [
         "lx AS MATERIALIZED (SELECT DISTINCT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
-        # the scope's rows (n) and the seat's rows it leaves out (cand: every row of the seat), and ``cap``: a
-        # lexeme with that many postings in the seat is in more than half the scope's rows whichever rows
-        # those are (at most ``out`` of them out of the scope)
-        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.avgdl, s.n / 2 + s.out + 1 AS cap FROM"
+        # the scope's rows (n), the seat's rows it leaves out (``out``; cand: every row of the seat), and ``cap``: a
+        # lexeme with that many postings in the seat is in more than half the scope's rows whichever rows those are
+        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.out, s.avgdl, s.n / 2 + s.out + 1 AS cap FROM"
         " (SELECT COUNT(*) FILTER (WHERE ok) AS n, COUNT(*) FILTER (WHERE NOT ok) AS out,"
         " GREATEST(AVG(len) FILTER (WHERE ok), 1)::float8 AS avgdl FROM cand) s)",
-        # which lexemes may be in at most half the scope's rows: their postings counted in the seat, at most
-        # ``cap`` each (index only); only those are joined to the scope, unless none of them is (rarest below)
+        # which lexemes may be in at most half the scope's rows: their postings counted in the seat, at most ``cap``
+        # each (index only, the scope not tested); only those are read in the scope, unless none of them is in at
+        # most half its rows (the rarest of all is matched then)
         f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 FROM {corpus.postings} p WHERE"
         " p.seat_id = (SELECT %s) AND p.lexeme = lx.l LIMIT stats.cap) x) < stats.cap AS rare FROM lx CROSS JOIN stats)",
         f"rare_hits AS MATERIALIZED ({hits.format(which='lc.rare')})",
-        # the others only when no rare one is in at most half the scope's rows: the rarest of all is matched then
-        # (tested only when there is another: the test reads every rare posting again)
+        # the others only when no rare one is in at most half the scope's rows (tested only when there is another)
         f"common_hits AS MATERIALIZED ({hits.format(which='NOT lc.rare')} AND EXISTS (SELECT 1 FROM lc WHERE NOT rare)"
         " AND NOT EXISTS (SELECT 1 FROM rare_hits r CROSS JOIN stats GROUP BY r.l, stats.n HAVING 2 * COUNT(*) <= stats.n))",
         "hits AS (SELECT * FROM rare_hits UNION ALL SELECT * FROM common_hits)",
         "df AS MATERIALIZED (SELECT l, COUNT(*)::float8 AS n FROM hits GROUP BY l)",
         _PG_KEPT,
-        f"bm AS (SELECT h.id AS id, MIN(h.d) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
-        " FROM hits h JOIN kept ON kept.l = h.l CROSS JOIN stats GROUP BY h.id)",
+        # the best rows, without their distance (``_pg_statement`` gives the pool's rows the scan's)
+        f"txt AS (SELECT h.id AS id, CAST(NULL AS double precision) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
+        " FROM hits h JOIN kept ON kept.l = h.l CROSS JOIN stats GROUP BY h.id ORDER BY s DESC, id DESC"
+        " LIMIT (SELECT %s))",
     ]
-    return _pg_text_found(corpus, words, shortlist, ctes, [" ".join(words), *[int(seat or 0)] * 3])
+    return ctes, [" ".join(words), *[int(seat or 0)] * 3, shortlist]
+
+
+def _pg_stopword_text(corpus: Corpus, words: list[str], shortlist: int) -> tuple[list[str], list]:
+    """The text half of a query the configuration reads as nothing but stopwords (``_pg_statement``): its words
+    against the rows' text (``Corpus.text``), the best ``shortlist``."""
+    ctes, params = _pg_stopword_match(corpus, words, "")
+    ctes.append("txt AS (SELECT id, d, s FROM sw ORDER BY s DESC, id DESC LIMIT (SELECT %s))")
+    return ctes, [*params, shortlist]
+
+
+def _pg_stopword_match(corpus: Corpus, words: list[str], when: str) -> tuple[list[str], list]:
+    """``sw``: the scope's rows (``cand``) whose text (``Corpus.text``, ``simple`` configuration) holds one of the
+    words as it is, ranked by ``ts_rank`` -- with ``when``, only when that condition holds."""
+    when = f"{when} AND " if when else ""
+    return [
+        "sw AS (SELECT c.id AS id, c.d AS d, ts_rank(to_tsvector('simple', "
+        f"{corpus.text}), sq.q)::float8 AS s FROM cand c JOIN {corpus.table} t ON t.id = c.id AND c.ok CROSS JOIN"
+        " (SELECT to_tsquery('simple', string_agg(quote_literal(w), ' | ')) AS q FROM unnest(%s::text[]) w) sq"
+        f" WHERE {when}to_tsvector('simple', {corpus.text}) @@ sq.q)"
+    ], [[w.lower() for w in words]]
 
 
 _PG_STATS = "stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(len), 1)::float8 AS avgdl FROM cand)"
 # the lexemes matched: those in at most half the scope's rows, or the rarest when every one is that common
+# a lexeme's rarity weight (BM25's idf) from its document count ``{n}`` and ``stats`` (n: the scope's rows)
+_PG_IDF = "ln(1.0 + (stats.n - {n} + 0.5) / ({n} + 0.5))"
 _PG_KEPT = (
-    "kept AS MATERIALIZED (SELECT df.l AS l, ln(1.0 + (stats.n - df.n + 0.5) / (df.n + 0.5)) AS idf"
+    f"kept AS MATERIALIZED (SELECT df.l AS l, {_PG_IDF.format(n='df.n')} AS idf"
     " FROM df CROSS JOIN stats WHERE df.n > 0 AND (2 * df.n <= stats.n OR (NOT EXISTS"
     " (SELECT 1 FROM df o WHERE o.n > 0 AND 2 * o.n <= stats.n)"
     " AND df.l = (SELECT o.l FROM df o WHERE o.n > 0 ORDER BY o.n, o.l LIMIT 1))))"
@@ -652,12 +753,9 @@ def _pg_text_found(corpus: Corpus, words: list[str], shortlist: int, ctes: list[
     ctes, params = list(ctes), list(params)
     if corpus.text:
         # no lexeme at all (stopwords only): the words against the text as it is, ranked by ts_rank
-        ctes.append(
-            "sw AS (SELECT c.id AS id, c.d AS d, ts_rank(to_tsvector('simple', "
-            f"{corpus.text}), sq.q)::float8 AS s FROM cand c JOIN {corpus.table} t ON t.id = c.id AND c.ok CROSS JOIN"
-            " (SELECT to_tsquery('simple', string_agg(quote_literal(w), ' | ')) AS q FROM unnest(%s::text[]) w) sq"
-            f" WHERE NOT EXISTS (SELECT 1 FROM lx) AND to_tsvector('simple', {corpus.text}) @@ sq.q)")
-        params.append([w.lower() for w in words])
+        sw_ctes, sw_params = _pg_stopword_match(corpus, words, "NOT EXISTS (SELECT 1 FROM lx)")
+        ctes += sw_ctes
+        params += sw_params
         found = "SELECT id, d, s FROM bm UNION ALL SELECT id, d, s FROM sw"
     else:
         found = "SELECT id, d, s FROM bm"

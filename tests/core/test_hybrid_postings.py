@@ -169,6 +169,34 @@ def test_rows_stored_before_the_postings_migration_are_found_by_their_words(seat
         call_command("migrate", verbosity=0)
     assert by_words(diary.CORPUS, seat, "Mirela") == [note.pk]
     assert by_words(episode_search.CORPUS, seat, "QZX-4471 payroll") == [turn.pk]
+    if connection.vendor == "postgresql":  # each posting carries its row's length, filled for the rows stored before
+        assert stale_lengths("agent_diary_postings", "agent_diary") == 0
+        assert stale_lengths("episodes_postings", "episodes") == 0
+
+
+@pg_only
+def test_an_edited_row_is_scored_by_its_new_length(seat):
+    notes = [write(seat, body) for body in NOTES]
+    refund = notes[1]
+    DiaryEntry.objects.filter(pk=refund.pk).update(
+        content="The refund of order 5521 " + " ".join(f"waited on ledger entry {i}" for i in range(30)) + ".")
+    assert stale_lengths("agent_diary_postings", "agent_diary") == 0
+    old = dataclasses.replace(diary.CORPUS, postings="")
+    for query in ("refund order 5521", "Caroline refund", "ledger entry"):
+        args = dict(scope="t.seat_id = %s", scope_params=[seat.pk], vector=None, model="", words=search_words(query),
+                    limit=8, seat=seat.pk)
+        new_rows, old_rows = hybrid.ranked(diary.CORPUS, **args), hybrid.ranked(old, **args)
+        assert refund.pk in [i for i, _ in new_rows], query
+        assert [i for i, _ in new_rows] == [i for i, _ in old_rows], query
+        assert [s for _, s in new_rows] == pytest.approx([s for _, s in old_rows], abs=1e-12), query
+
+
+def stale_lengths(postings, table) -> int:
+    """Postings whose length is not their row's (``search_len``, the BM25 length the tsvector scorer reads)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM {postings} p JOIN {table} t ON t.id = p.row_id"
+                       " WHERE p.len IS DISTINCT FROM t.search_len")
+        return cursor.fetchone()[0]
 
 
 def postings(table, row_ids, *, seat=None) -> int:

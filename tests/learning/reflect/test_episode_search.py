@@ -64,6 +64,15 @@ def test_a_turn_sharing_only_a_rare_word_with_the_query_is_found(local_embedder,
     assert target.run_id in found(call, query, limit=3)
 
 
+def test_a_query_of_stopwords_to_postgresql_still_finds_the_turn_holding_its_words(local_embedder, seat, make_turn, call):
+    for body in OTHER_TURNS:
+        reflect(make_turn, seat, body)
+    target = reflect(make_turn, seat, "Left the spare keys under the doormat after the late shift.")
+    query = "under"  # a content word to the project, a stopword to PostgreSQL's english configuration
+    assert words(query) == {"under"}
+    assert found(call, query, limit=1) == [target.run_id]  # by its word: the only turn that holds it
+
+
 def test_a_turn_sharing_no_word_with_the_query_is_found_by_meaning(local_embedder, seat, make_turn, call):
     for body in OTHER_TURNS:
         reflect(make_turn, seat, body)
