@@ -45,7 +45,7 @@ def test_a_long_turns_384_float_vector_is_kept_in_its_row_and_found(seat, wide_v
 def test_vectors_stored_out_of_line_before_the_migration_are_moved_into_their_rows(seat, serve_config):
     from core.providers.embeddings import reset_embedder
 
-    call_command("migrate", "learning", "0017_drop_unread_search_tsv_indexes", verbosity=0)
+    call_command("migrate", "learning", "0018_postings_row_length", verbosity=0)
     try:
         serve_config(providers=WIDE)
         reset_embedder()

@@ -7,6 +7,6 @@ from core.vector_storage import keep_inline
 
 
 class Migration(migrations.Migration):
-    dependencies = [("learning", "0017_drop_unread_search_tsv_indexes")]
+    dependencies = [("learning", "0018_postings_row_length")]
 
     operations = [keep_inline("episodes", "agent_diary", "episode_pieces")]
