@@ -110,6 +110,12 @@ def http_mcp():
     yield f"http://127.0.0.1:{port}{transports.MCP_PATH}"
     server.should_exit = True
     thread.join(timeout=10)
+    # the app's database calls ran on asgiref's one thread for thread-sensitive calls, whose connection
+    # outlives the server (persistent connections); closed there, or PostgreSQL cannot drop the test database
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=10)
 
 
 def test_over_streamable_http_the_bearer_token_names_the_seat(seat, http_mcp):
