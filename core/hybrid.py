@@ -266,7 +266,7 @@ def ranked(
     bound = [PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []
     sql, params = _pg_statement(corpus, **args)
     rows = _pg_prepared(sql, bound + params)
-    if rows and rows[-1][0] is None:  # no lexeme in the query (stopwords only): its words against the text instead
+    if any(row[0] is None for row in rows):  # no lexeme in the query (stopwords only): its words against the text
         sql, params = _pg_statement(corpus, **args, stopwords_only=True)
         rows = _pg_prepared(sql, bound + params)
     return [(int(i), float(s)) for i, s in rows]
@@ -389,13 +389,8 @@ def _sqlite_shape(corpus: Corpus, scope: str, row_distance: str | None, piece_di
     if corpus.pieces is not None and piece_distance is not None:
         p = corpus.pieces
         pdist = piece_distance
-        # each pool row's nearest piece by the pieces' index, one row at a time (no grouping, no join back)
-        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, (SELECT MIN({pdist}) FROM {p.table} p"
-                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
-                    " pool.s AS s FROM pool)")
+        ctes += _nearest_piece(p, own, pdist, least="MIN")
         slots += [*own_slots, "blob", "model", "dim"]
-        ctes.append("scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd"
-                    " ELSE MIN(d, pd) END) AS d, s FROM own)")
     else:
         ctes.append(f"scored AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, pool.s AS s FROM pool)")
         slots += own_slots
@@ -507,6 +502,21 @@ def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None,
     return sql, ("weight", "rest", *(("max_distance",) if bounded else ()), *(() if limit is not None else ("limit",)))
 
 
+def _nearest_piece(p: Pieces, own: str, pdist: str, *, least: str) -> list[str]:
+    """``own`` and ``scored``: each pool row's distance (``own``, SQL over ``pool``) and its nearest piece's
+    (``pdist``; the pieces' model and width are the two parameters), the nearer of the two as ``scored.d``;
+    ``least`` is the engine's two-argument minimum (SQLite ``MIN``, PostgreSQL ``LEAST``).
+
+    One row at a time by the pieces' index: never scanned, never grouped, no join back (on PostgreSQL a plan
+    made without statistics sorted the pieces, vectors and all, to group them)."""
+    return [
+        f"own AS MATERIALIZED (SELECT pool.id AS id, {own} AS d, (SELECT MIN({pdist}) FROM {p.table} p"
+        f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd, pool.s AS s FROM pool)",
+        f"scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd ELSE {least}(d, pd) END)"
+        " AS d, s FROM own)",
+    ]
+
+
 def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float] | None,
                   model: str, words: list[str], seat: int | None, shortlist: int,
                   max_distance: float | None, weight: float, limit: int,
@@ -574,14 +584,8 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     if corpus.pieces is not None and vector is not None:
         p = corpus.pieces
         pdist = distance_sql("postgresql", "p.embedding", len(vector), _QV)
-        # each pool row's nearest piece by the pieces' index, one row at a time (never scanned, never grouped: a
-        # plan made without statistics sorted the pieces, vectors and all, to group them)
-        ctes.append(f"own AS MATERIALIZED (SELECT pool.id AS id, pool.d AS d, (SELECT MIN({pdist}) FROM {p.table} p"
-                    f" WHERE p.{p.fk} = pool.id AND p.embedding_model = %s AND p.embedding_dim = %s) AS pd,"
-                    " pool.s AS s FROM pool)")
+        ctes += _nearest_piece(p, "pool.d", pdist, least="LEAST")
         params += [model, len(vector)]
-        ctes.append("scored AS MATERIALIZED (SELECT id, (CASE WHEN pd IS NULL THEN d WHEN d IS NULL THEN pd"
-                    " ELSE LEAST(d, pd) END) AS d, s FROM own)")
     else:
         ctes.append("scored AS MATERIALIZED (SELECT id, d, s FROM pool)")
     return _fused(ctes, params, max_distance=max_distance, weight=weight, limit=limit, sentinel=sentinel)
