@@ -178,6 +178,15 @@ def on_readers(wrapper):
         side_reads._read = read
 
 
+@contextlib.contextmanager
+def watching(wrapper):
+    """``wrapper`` around every statement of the request's connection and of the side readers'."""
+    from django.db import connection
+
+    with connection.execute_wrapper(wrapper), on_readers(wrapper):
+        yield
+
+
 class Statements:
     """Statements and commits on the default connection (and the side readers' statements): an atomic
     block's commit, and each write made in autocommit (its own commit)."""
@@ -197,14 +206,12 @@ class Statements:
             return self._commit()
 
         self.connection.commit = commit
-        self._wrappers = [self.connection.execute_wrapper(self._count), on_readers(self._count)]
-        for wrapper in self._wrappers:
-            wrapper.__enter__()
+        self._watching = watching(self._count)
+        self._watching.__enter__()
         return self
 
     def __exit__(self, *exc):
-        for wrapper in reversed(self._wrappers):
-            wrapper.__exit__(*exc)
+        self._watching.__exit__(*exc)
         self.connection.commit = self._commit
 
     def _count(self, execute, sql, params, many, context):
@@ -237,14 +244,12 @@ class Breakdown:
                 self.commit += (time.perf_counter() - started) * 1000
 
         self.connection.commit = commit
-        self._wrappers = [self.connection.execute_wrapper(self._time), on_readers(self._time)]
-        for wrapper in self._wrappers:
-            wrapper.__enter__()
+        self._watching = watching(self._time)
+        self._watching.__enter__()
         return self
 
     def __exit__(self, *exc):
-        for wrapper in reversed(self._wrappers):
-            wrapper.__exit__(*exc)
+        self._watching.__exit__(*exc)
         self.connection.commit = self._commit
 
     def _time(self, execute, sql, params, many, context):
