@@ -8,7 +8,8 @@ version; history is bounded by ``max_versions_kept``. The body cap is ``max_body
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, QuerySet
@@ -160,7 +161,18 @@ def touch_offered(skill_ids, *, seat: Seat, now=None) -> int:
         return cursor.rowcount
 
 
-def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str = "", announce=None,
+class Offered(Protocol):
+    """What the stamp reads of an offered skill: a skill, or the menu's row of one."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+
+
+def stamp_offered(offered: Sequence[Offered], *, seat: Seat, turn_id: str = "", announce=None,
                   isolated: bool = True) -> bool:
     """Being offered is being used: ``offered`` as the catalogue read them, stamped without reading them
     again; each one read as stale is announced revived. A stamp that cannot be written is announced
@@ -191,7 +203,7 @@ def stamp_offered(offered: list[SynthesizedSkill], *, seat: Seat, turn_id: str =
     return True
 
 
-def _announce_revived(offered: list[SynthesizedSkill], announce) -> None:
+def _announce_revived(offered: Sequence[Offered], announce) -> None:
     for skill in offered:
         if skill.state == SynthesizedSkill.STALE:
             announce(SkillRevived(skill_id=skill.id, name=skill.name))

@@ -32,14 +32,14 @@ def content_words(text: str, *, identifiers: bool = True) -> list[str]:
     ``identifiers=False`` also leaves out words with a digit in them (ticket keys, versions, dates),
     which name an incident rather than a kind of work.
     """
-    out: list[str] = []
+    out: dict[str, None] = {}  # insertion-ordered: a long text's repeats found by hash, not by a scan
     for w in words(text):
         if len(w) < MIN_CONTENT_CHARS or w in STOPWORDS or w in out:
             continue
         if not identifiers and any(ch.isdigit() for ch in w):
             continue
-        out.append(w)
-    return out
+        out[w] = None
+    return list(out)
 
 
 def search_words(query: str, *, limit: int = MAX_SEARCH_WORDS) -> list[str]:

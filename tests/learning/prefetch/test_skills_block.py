@@ -66,4 +66,4 @@ def test_the_menu_reads_each_skill_without_its_body(seat):
     skill(seat, "deploy", "ship the service", body="# deploy\n\n" + "1. a long step\n" * 200)
     (read,) = skills_block.ordered_catalogue(seat)
     assert skills_block.menu_line(read) == "- deploy: ship the service"
-    assert "body" in read.get_deferred_fields()
+    assert not hasattr(read, "body")
