@@ -15,8 +15,10 @@ once and cached under var/bench/). One rich turn start, outside the timed ones, 
 its statements and its commits. Twenty more rich turn starts, timed apart, show where one goes: the
 hybrid recall statements (``core.hybrid``), the other statements, the commit, and the rest (Python,
 the embed, waiting for the episode recall), on the request's thread, and apart the episode recall's
-statements on a side reader's connection (``core.side_reads``), which run beside those; the load
-average is printed last.
+statements on a side reader's connection (``core.side_reads``), which run beside those. Last, the CPU
+of twenty more rich turn starts and twenty more floors, each loop alone (this process's, every thread,
+and on PostgreSQL the server's): on 2 cores a turn start that needs more than twice the floor's CPU
+cannot be within 2x of its wall time; and the load average.
 
 Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embedder hashing|local|both] [--turns N]
 """
@@ -298,6 +300,49 @@ def breakdown(seats, turns: int) -> dict:
     return {k: statistics.median(v) for k, v in parts.items()}
 
 
+def _server_cpu() -> dict[int, float]:
+    """Seconds of CPU each of PostgreSQL's client backends has spent (the request's connection and the side
+    readers', kept open by ``CONN_MAX_AGE``), not its background processes (the WAL writer, autovacuum's
+    workers, which would charge one loop with what the writes of the one before left them); 0 on SQLite,
+    whose work is the bench process's own. The throwaway server serves this bench alone."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'")
+        backends = [pid for (pid,) in cursor.fetchall()]
+    out = {}
+    for pid in backends:
+        try:
+            with open(f"/proc/{pid}/stat") as stat_file:
+                fields = stat_file.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return out
+
+
+def cpu_per_turn(seats, turns: int) -> dict:
+    """CPU a rich turn start costs, and the floor's: the bench process's (every thread: the request's, the
+    side readers', the embed's; SQLite's own work is in it) and the database server's (PostgreSQL), each
+    loop of ``turns`` run alone. On 2 cores a turn start cannot take less wall time than half its CPU."""
+    from learning.prefetch import prefetch
+
+    out: dict[str, tuple[float, float]] = {}
+    for kind in ("rich", "floor"):
+        process, server = time.process_time(), _server_cpu()
+        for i in range(turns):
+            request = request_for(2000 + i, "rich")
+            if kind == "rich":
+                prefetch(seat=seats[i % len(seats)], request=request)
+            else:
+                floor_turn(seats[i % len(seats)], request.ask)
+        spent = sum(seconds - server.get(pid, 0.0) for pid, seconds in _server_cpu().items())  # a new backend: all of it
+        out[kind] = ((time.process_time() - process) * 1000 / turns, spent * 1000 / turns)
+    return out
+
+
 def measure(seats, turns: int) -> dict:
     from learning.prefetch import prefetch
 
@@ -362,6 +407,12 @@ def child(turns: int, embedder: str) -> None:
           f"{parts['hybrid']:.1f} ({parts['hybrid'] / parts['total']:.0%}) + other statements {parts['other']:.1f}"
           f" + commit {parts['commit']:.1f} + the rest (Python, the embed, waiting for the reader) {rest:.1f};"
           f" beside them on a reader's connection: the episode recall's statements {parts['beside']:.1f}", flush=True)
+    cpu = cpu_per_turn(seats, 20)
+    (rich_p, rich_s), (floor_p, floor_s) = cpu["rich"], cpu["floor"]
+    server_part = lambda ms: f" + database server {ms:.1f}" if connection.vendor == "postgresql" else ""  # noqa: E731
+    print(f"   CPU a turn start (20 more each, alone): rich {rich_p + rich_s:.1f} ms = this process {rich_p:.1f}"
+          f"{server_part(rich_s)}; floor {floor_p + floor_s:.1f} ms = {floor_p:.1f}{server_part(floor_s)}"
+          f" -> {(rich_p + rich_s) / (floor_p + floor_s):.1f}x the floor's CPU", flush=True)
     print("   load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
 
 
