@@ -32,8 +32,8 @@ STALE_MARK = " (stale: not used for a while; still loadable)"
 
 
 class MenuEntry(NamedTuple):
-    """A skill as the menu and the stamp read it: no body, no model instance (fifty of them made by the
-    ORM cost about 0.6 ms of every turn start)."""
+    """A skill as the menu and the stamp read it: no body, no model instance (the prefetch bench's fifty
+    rows made into skills by the ORM took 0.37 ms of every turn start, into these 0.02 ms)."""
 
     id: int
     name: str
