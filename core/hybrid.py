@@ -635,85 +635,69 @@ def _pg_postings_text(corpus: Corpus, words: list[str], shortlist: int, seat: in
     the postings of the query's lexemes are read from the btree on (seat, lexeme) alone, index only, and
     scored there -- the row's length rides in the posting, so nothing is joined to the scope's rows; when the
     scope leaves some of the seat's rows out (``out`` > 0), each posting's row is tested against the scope's
-    ids (one hashed subplan). The same lexemes are kept and the same BM25 summed, in the same order, as
+    ids (a hashed subplan). The same lexemes are kept, with the same idf, and the same BM25 terms summed as
     ``_pg_text`` does over the rows' tsvectors, so the ranking is the same -- without copying, matching or
     unnesting a tsvector. The rows found come back without their distance (``_pg_statement``).
 
-    Measured over ``bench/prefetch_latency.py``'s seeded seats (5,000 episodes and 500 notes each; an ask's
-    lexemes match ~1,750 episodes), 77 rich asks interleaved with the tsvector scorer in one process, lower
+    Which lexemes: a lexeme in more than half the scope's rows is no evidence (``_PG_KEPT``). Each query
+    lexeme's postings in the scope are counted first, no further than ``rare`` = n / 2 + 1 (n the scope's rows):
+    a count below it is exact, and its lexeme is kept; only when none is below it are those lexemes counted
+    whole and the rarest kept. Then only the kept lexemes' postings are read, each row's terms summed as they
+    come, in the lexemes' order (``ORDER BY kept.l``: the one sort the grouping needs anyway, by row and lexeme;
+    without it the sort left each row's terms in any order, and rows of the same words summed to sums a few last
+    bits apart, so a tie of equal sums was cut at another row than by the newest id).
+
+    Measured, counted first against the statement before (which read every rare lexeme's postings into a table,
+    counted them there and joined the kept ones back), interleaved in one process, the same ids and scores (to
+    1e-12): on the prefetch bench's 5,000-episode seats (20 rich asks, two runs) p50 9.2-9.3 -> 8.3 ms, with a
+    scope leaving a third of the seat's rows out 10.5 -> 10.2 ms; on the recall bench's tau-bench seat (25 asks,
+    two runs) 1.29-1.36 -> 1.16-1.23 ms.
+
+    Earlier figures. Over the prefetch bench's seeded seats (5,000 episodes and 500 notes each; an ask's
+    lexemes match ~1,750 episodes), the postings against the tsvector scorer, 77 rich asks interleaved, lower
     quartile: the episode search 18.1 -> 11.5 ms, the diary's 2.6 -> 1.7 ms, the same ids and scores (to
-    1e-9). What is left is the scan with distances (the module doc). Writing costs: an episode's insert of
-    ~14 lexemes 0.34 -> 0.47 ms; 2,000 turns deleted in one statement 9 -> 72-96 ms; an update that
-    leaves the text and the seat alone nothing. The postings take about as much space as the table's own
-    rows there (1.4 M postings for 100 k short episodes: 83 MB of rows and a 117 MB btree, against the GIN
-    index's 7.5 MB, which no search of these two corpora reads any more).
+    1e-9). Writing costs: an episode's insert of ~14 lexemes 0.34 -> 0.47 ms; 2,000 turns deleted in one
+    statement 9 -> 72-96 ms; an update that leaves the text and the seat alone nothing. The postings take about
+    as much space as the table's own rows there (1.4 M postings for 100 k short episodes: 83 MB of rows and a
+    117 MB btree, against the GIN index's 7.5 MB, which no search of these two corpora reads any more). A
+    common lexeme's postings read only when no other lexeme is in at most half the scope's rows: an ask naming
+    "report" on the bench's seats (in every episode, as "reported") 23.4 -> 17.9 ms. The row's length in its
+    posting (0018) instead of a join to the scope: the diary's search 1.11 -> 0.98 ms, the episode search's
+    no change.
 
-    A lexeme in more than half the scope's rows is no evidence (``_PG_KEPT``), yet its postings were joined to
-    the scope only to be counted: an ask naming "report" on the bench's seats (in every episode, as
-    "reported") read ~7,000 postings to score ~2,000. Each query lexeme's postings are first counted in the
-    seat, at most ``cap`` = n / 2 + out + 1 (n the scope's rows, out the seat's rows it leaves out: ``cand``
-    holds every row of the seat, each marked ``ok`` when in the scope): a lexeme with that many is in more than
-    half the scope's rows whichever they are, and its postings are read only when no other lexeme is in at
-    most half (the rarest of all is matched then). The same rankings (scores to 1e-9, the ids of every score
-    not tied; 120 searches of the bench's seats, with scopes leaving out a third and three quarters of the
-    seat's rows, against the tsvector scorer). Measured, the statement alone, interleaved with the one before
-    (loaded host, load 3-5, lower quartile): the episode search of such an ask 23.4 -> 17.9 ms (floor's top-30
-    5.6); of an ask without one no change beyond the noise (+-1 ms); the diary's (500 rows) +0.3 ms, the count
-    read apart from the join. Measured and not taken: each lexeme's postings read once (at most ``cap``),
-    materialised and counted from there, so a rare lexeme's are not read twice -- slower, the common lexeme's
-    capped postings written out (on the tau-bench seat too: 0.79 -> 0.90 ms).
-
-    Without the join to the scope (the row's length in its posting; 0018), measured in one process against
-    the join, interleaved, p50 of the best of 3 (the recall bench's tau-bench seat in the module doc): on three
-    of those 5,000-episode seats (15 rich asks each, hashing-256 vectors), the episode search 8.5 -> 8.5 ms,
-    the diary's 1.11 -> 0.98 ms -- but with a scope leaving a third of the seat's rows out 6.2 -> 7.2 ms (the
-    scope's ids hashed once and every posting tested against them); the same ids and scores, every search.
-    Measured and not taken:
-
-    - the kept lexemes chosen from the counts first (exact below ``cap`` when the count tests the scope), their
-      postings summed as they are read, with no ``hits`` or ``df``: 0.04-0.05 ms faster on the tau-bench seat, but
-      each row's terms are then summed in another order, and on the 5,000-episode seats 3-6 of 90 searches cut
-      a tie of equal BM25 sums (equal to the last few bits) at another row; a scope leaving rows out hashed its
-      ids twice (the count and the read), 8.8 -> 9.8 ms;
-    - each rare lexeme's postings kept as arrays from the count and unnested to be summed: no faster (0.83 ms
-      both), the common lexemes' arrays built for nothing on a large seat;
-    - every query lexeme's postings by one read (``lexeme = ANY``), uncapped: no faster on the tau-bench seat;
-    - the scope joined (as before) when it leaves rows out and not joined when it holds the seat whole, two
-      branches of one statement: +0.06-0.08 ms on the tau-bench seat, every node of both set up on every run."""
+    Measured and not taken: each rare lexeme's postings kept as arrays from the count and unnested to be
+    summed (no faster: 0.83 ms both on the tau-bench seat); every query lexeme's postings by one read (``lexeme
+    = ANY``), uncapped (no faster there); the scope joined when it leaves rows out and not when it holds the
+    seat whole, two branches of one statement (+0.06-0.08 ms there, every node of both set up on every run)."""
     if corpus.title_weight != 1.0:
         raise ValueError(f"{corpus.postings} counts each occurrence once: a weighted title is not served by it")
     # a posting of a row the scope holds: every one when the scope holds every row of the seat (``out`` = 0);
     # else by one test of the scope's ids (tested only then: OR evaluates left to right)
     held = "(stats.out = 0 OR p.row_id IN (SELECT c.id FROM cand c WHERE c.ok))"
-    # the seat's postings of a lexeme (``{l}``) the scope holds, by the btree on (seat, lexeme) -- read apart from
-    # the scope (OFFSET 0: never flattened)
-    postings = (f"SELECT p.row_id, p.tf::float8 AS tf, p.len::float8 AS len FROM {corpus.postings} p"
-                f" WHERE p.seat_id = (SELECT %s) AND p.lexeme = {{l}} AND {held} OFFSET 0")
-    hits = (f"SELECT lc.l AS l, p.row_id AS id, p.tf, p.len FROM lc CROSS JOIN stats CROSS JOIN LATERAL"
-            f" ({postings.format(l='lc.l')}) p WHERE {{which}}")
+    # the seat's postings of a lexeme (``{l}``) the scope holds, by the btree on (seat, lexeme)
+    postings = f"FROM {corpus.postings} p WHERE p.seat_id = (SELECT %s) AND p.lexeme = {{l}} AND {held}"
     ctes = [
         "lx AS MATERIALIZED (SELECT DISTINCT l FROM unnest(tsvector_to_array(to_tsvector('english', (SELECT %s::text)))) l)",
-        # the scope's rows (n), the seat's rows it leaves out (``out``; cand: every row of the seat), and ``cap``: a
-        # lexeme with that many postings in the seat is in more than half the scope's rows whichever rows those are
-        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.out, s.avgdl, s.n / 2 + s.out + 1 AS cap FROM"
+        # the scope's rows (n), the seat's rows it leaves out (``out``; cand: every row of the seat), and ``rare``: a
+        # lexeme with fewer postings in the scope is in at most half its rows
+        "stats AS MATERIALIZED (SELECT s.n::float8 AS n, s.out, s.avgdl, s.n / 2 + 1 AS rare FROM"
         " (SELECT COUNT(*) FILTER (WHERE ok) AS n, COUNT(*) FILTER (WHERE NOT ok) AS out,"
         " GREATEST(AVG(len) FILTER (WHERE ok), 1)::float8 AS avgdl FROM cand) s)",
-        # which lexemes may be in at most half the scope's rows: their postings counted in the seat, at most ``cap``
-        # each (index only, the scope not tested); only those are read in the scope, unless none of them is in at
-        # most half its rows (the rarest of all is matched then)
-        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 FROM {corpus.postings} p WHERE"
-        " p.seat_id = (SELECT %s) AND p.lexeme = lx.l LIMIT stats.cap) x) < stats.cap AS rare FROM lx CROSS JOIN stats)",
-        f"rare_hits AS MATERIALIZED ({hits.format(which='lc.rare')})",
-        # the others only when no rare one is in at most half the scope's rows (tested only when there is another)
-        f"common_hits AS MATERIALIZED ({hits.format(which='NOT lc.rare')} AND EXISTS (SELECT 1 FROM lc WHERE NOT rare)"
-        " AND NOT EXISTS (SELECT 1 FROM rare_hits r CROSS JOIN stats GROUP BY r.l, stats.n HAVING 2 * COUNT(*) <= stats.n))",
-        "hits AS (SELECT * FROM rare_hits UNION ALL SELECT * FROM common_hits)",
-        "df AS MATERIALIZED (SELECT l, COUNT(*)::float8 AS n FROM hits GROUP BY l)",
-        _PG_KEPT,
-        # the best rows, without their distance (``_pg_statement`` gives the pool's rows the scan's)
-        f"txt AS (SELECT h.id AS id, CAST(NULL AS double precision) AS d, SUM({_PG_BM25.format(h='h')}) AS s"
-        " FROM hits h JOIN kept ON kept.l = h.l CROSS JOIN stats GROUP BY h.id ORDER BY s DESC, id DESC"
-        " LIMIT (SELECT %s))",
+        # each lexeme's postings in the scope, counted no further than ``rare`` (index only): below it, exact
+        f"lc AS MATERIALIZED (SELECT lx.l AS l, (SELECT COUNT(*) FROM (SELECT 1 {postings.format(l='lx.l')}"
+        " LIMIT stats.rare) x)::float8 AS n, stats.rare AS rare FROM lx CROSS JOIN stats)",
+        "few AS MATERIALIZED (SELECT l, n FROM lc WHERE n > 0 AND n < rare)",
+        # when every lexeme is in over half the scope's rows: the rarest, counted whole (a one-time test: never
+        # counted otherwise)
+        f"rarest AS MATERIALIZED (SELECT x.l, x.n FROM (SELECT lc.l AS l, (SELECT COUNT(*) {postings.format(l='lc.l')})::float8"
+        " AS n FROM lc CROSS JOIN stats WHERE lc.n > 0 AND NOT EXISTS (SELECT 1 FROM few)) x ORDER BY x.n, x.l LIMIT 1)",
+        f"kept AS MATERIALIZED (SELECT k.l AS l, {_PG_IDF.format(n='k.n')} AS idf FROM"
+        " (SELECT l, n FROM few UNION ALL SELECT l, n FROM rarest) k CROSS JOIN stats)",
+        # the kept lexemes' postings, each row's BM25 summed as they are read (OFFSET 0: never flattened), without
+        # the row's distance (``_pg_statement`` gives the pool's rows theirs)
+        f"txt AS (SELECT p.row_id AS id, CAST(NULL AS double precision) AS d, SUM({_PG_BM25.format(h='p')} ORDER BY kept.l)"
+        " AS s FROM kept CROSS JOIN stats CROSS JOIN LATERAL (SELECT p.row_id, p.tf::float8 AS tf, p.len::float8 AS len"
+        f" {postings.format(l='kept.l')} OFFSET 0) p GROUP BY p.row_id ORDER BY s DESC, id DESC LIMIT (SELECT %s))",
     ]
     return ctes, [" ".join(words), *[int(seat or 0)] * 3, shortlist]
 
