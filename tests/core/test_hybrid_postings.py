@@ -211,7 +211,7 @@ def postings(table, row_ids, *, seat=None) -> int:
 def test_rows_of_the_same_words_tie_and_the_newest_comes_first(seat):
     # each row's BM25 terms summed in one order: rows of the same words get the same sum to the last bit, so the
     # tie rule (newest id first) decides -- on PostgreSQL however the sort that groups the postings by row leaves
-    # them (summed as they came, 390 of these rows' sums came out a few last bits apart and the first was 399)
+    # them (summed as they came, these rows' sums came out a few last bits apart and the first of ten was 399)
     same = Episode.objects.bulk_create(
         [episode(seat, i, "Orvan Orvan Pellix Quorra Quorra Quorra overnight") for i in range(400)])
     # the same words in some other rows too, so each has its own rarity: four different terms a row
