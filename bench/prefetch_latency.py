@@ -303,8 +303,8 @@ def breakdown(seats, turns: int) -> dict:
 def _server_cpu() -> dict[int, float]:
     """Seconds of CPU each of PostgreSQL's client backends has spent (the request's connection and the side
     readers', kept open by ``CONN_MAX_AGE``), not its background processes (the WAL writer, autovacuum's
-    workers, which would charge one loop with what the writes of the one before left them); 0 on SQLite,
-    whose work is the bench process's own. The throwaway server serves this bench alone."""
+    workers, which would charge one loop with what the writes of the one before left them), by pid; none on
+    SQLite, whose work is the bench process's own. The throwaway server serves this bench alone."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
