@@ -66,11 +66,16 @@ DEICTIC = re.compile(r"^(?:it|this|that|these|those|them|you|your|yours|how|what
 CONTEXTUAL = re.compile(r"\b(?:that|this|those|these|the same|the other|the first|the second|the cheaper|the earlier)\s+"
                         r"(?:one|ones|option|options|time|timeframe|time frame|flight|flights|range|price|way|thing|idea|"
                         r"day|date|seat|seats)\b", re.I)
+# "I love the yellow leaves", "I like all the colours": a liking of something the conversation holds (a definite
+# object) is a reaction to it; "I love camping", "I prefer the aisle" are standing preferences
+AFFECT = {"like", "love", "enjoy", "hate", "dislike"}
+DEFINITE = re.compile(r"^(?:all\s+|both\s+)?(?:the|its|his|her|their)\b", re.I)
 VERB_3RD = {"prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys", "hate": "hates",
             "dislike": "dislikes", "avoid": "avoids", "work": "works", "live": "lives", "use": "uses",
             "deploy": "deploys", "run": "runs", "own": "owns"}
 SITUATION = re.compile(
-    r"\b(vacation|holiday|out of (?:the )?office|ooo|on leave|parental leave|away|freeze|frozen|"
+    r"\b(vacation|holiday|out of (?:the )?office|ooo|on leave|parental leave|freeze|frozen|"
+    r"(?:i'm|i am|we're|we are|be|is|are)\s+away|"
     r"on call|on-call|blocked|embargo|offsite|migration window|code freeze|this week|next week|"
     r"this sprint|today|tomorrow|this weekend|next weekend|this month|next month)\b",
     re.I,
@@ -159,6 +164,10 @@ def _has_content(x: str) -> bool:
     return bool(vocabulary.content_words(x, identifiers=False)) and not DEICTIC.match(x.strip()) and not CONTEXTUAL.search(x)
 
 
+def _same_name(value: str, who: str) -> bool:
+    return value.strip().strip("'\"`").casefold() == who.strip().casefold()
+
+
 def preference_fact(sentence: str, who: str) -> str | None:
     """A stated preference or standing fact about a person, a team or a system, as a declarative
     note ("Ana prefers ..."), or None: only what the sentence itself states."""
@@ -167,7 +176,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
         return None
     text = TIME_LEAD.sub("", text)
     m = PREFERENCE.match(text)
-    if m and _has_content(m.group("x")):
+    if m and _has_content(m.group("x")) and not (m.group("verb").lower() in AFFECT and DEFINITE.match(m.group("x"))):
         adverb = (m.group("adv") or "").strip().lower()
         verb = VERB_3RD[m.group("verb").lower()]
         lead = f"{adverb} {verb}" if adverb else verb
@@ -178,6 +187,8 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = MY_FACT.match(text)
     if m:
         value = re.split(r"\s+(?:and|but)\s+", m.group("x").strip())[0]
+        if _same_name(value, who):  # "my user ID is mia_li_3668" from mia_li_3668: it says who the sender is
+            return None
         return finish(f"{_possessive(m.group('who'), who)} {m.group('what')} is {value}")
     m = MY_PREFERENCE.match(text)
     if m and _has_content(m.group("x")):

@@ -71,7 +71,11 @@ def test_long_and_short_precision(outcomes):
 
 
 @pytest.mark.parametrize("text", ["Never mind.", "Please deploy the hotfix today.", "I like this.",
-                                  "Always use the staging cluster.", "Can you check the logs today?"])
+                                  "Always use the staging cluster.", "Can you check the logs today?",
+                                  "Wow, that photo's amazing! I love all the yellow leaves, it looks so cozy.",
+                                  "I love the self-acceptance and love theme.",
+                                  "Your help means a lot. I'll keep plugging away and stay optimistic.",
+                                  "My user ID is Ana."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -81,6 +85,10 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("My timezone is CET.", "LONG", "Ana's timezone is CET."),
     ("We use Terraform for all infrastructure.", "LONG", "Ana's team uses Terraform for all infrastructure."),
     ("I'm on vacation until 2026-12-10.", "SHORT", "Ana is on vacation until 2026-12-10."),
+    ("I'm away until 2026-12-10.", "SHORT", "Ana is away until 2026-12-10."),
+    ("I love camping trips with my family.", "LONG", "Ana loves camping trips with Ana's family."),
+    ("I prefer the aisle seat on long flights.", "LONG", "Ana prefers the aisle seat on long flights."),
+    ("My user ID is ana_li_3668.", "LONG", "Ana's user ID is ana_li_3668."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
