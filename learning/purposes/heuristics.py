@@ -37,6 +37,17 @@ REQUEST = re.compile(
     r"instead|help me|make sure|don't forget|remember to|never mind|nevermind)\b",
     re.I,
 )
+# "I'm trying to book ...", "I'm going to need to change ...", "I just want to cancel ...", "I'm calling because
+# ...": what the sender wants of this conversation, said as a statement about themselves -- a request all the same
+INTENT = re.compile(
+    r"^(?:i'm|i am|we're|we are)\s+(?:just\s+|really\s+|also\s+|now\s+)?(?:going to need|gonna need|trying|looking|"
+    r"hoping|calling|writing|reaching out|checking|wondering|contacting|here to|interested in)\b"
+    r"|^(?:i|we)\s+(?:just\s+|really\s+|only\s+|also\s+|still\s+)?(?:want|wanted|need|needed|would like|wish|hope)\b",
+    re.I,
+)
+# "Today I'm feeling great", "I'm so excited": how the sender feels is no situation to keep
+FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|very|pretty|quite)\b|^(?:i|we)\s+(?:feel|felt)\b",
+                     re.I)
 PREFERENCE = re.compile(
     r"^(?P<who>i|we)\s+(?P<adv>really\s+|strongly\s+|much\s+|usually\s+|always\s+|generally\s+)?"
     r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>[^.!?]+)",
@@ -149,7 +160,7 @@ def declarative(sentence: str) -> str | None:
     if not text or text.rstrip().endswith("?") or REQUEST.search(text):
         return None
     body = TIME_LEAD.sub("", text)
-    return text if DECLARATIVE_SUBJECT.match(body) else None
+    return text if DECLARATIVE_SUBJECT.match(body) and not INTENT.match(body) else None
 
 
 def _subject(who_word: str, who: str) -> str:
@@ -208,7 +219,8 @@ def preference_fact(sentence: str, who: str) -> str | None:
 def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | None:
     """A dated situation as (declarative note, ttl_days), or None."""
     text = declarative(sentence)
-    if text is None or not (SITUATION.search(text) or _named_date(text, today)) or NEGATIVE.search(text):
+    if (text is None or not (SITUATION.search(text) or _named_date(text, today)) or NEGATIVE.search(text)
+            or FEELING.match(TIME_LEAD.sub("", text))):
         return None
     sentence = text
     end = _named_date(sentence, today)

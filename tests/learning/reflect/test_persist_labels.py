@@ -75,7 +75,10 @@ def test_long_and_short_precision(outcomes):
                                   "Wow, that photo's amazing! I love all the yellow leaves, it looks so cozy.",
                                   "I love the self-acceptance and love theme.",
                                   "Your help means a lot. I'll keep plugging away and stay optimistic.",
-                                  "My user ID is Ana."])
+                                  "My user ID is Ana.",
+                                  "I'm going to need to change my flight today.", "I'm trying to book a flight for next month.",
+                                  "I just want to cancel the trip today.", "I'm hoping to get a refund this week.",
+                                  "I'm calling because my flight was cancelled today.", "Today I'm feeling great!"])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -86,6 +89,8 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("We use Terraform for all infrastructure.", "LONG", "Ana's team uses Terraform for all infrastructure."),
     ("I'm on vacation until 2026-12-10.", "SHORT", "Ana is on vacation until 2026-12-10."),
     ("I'm away until 2026-12-10.", "SHORT", "Ana is away until 2026-12-10."),
+    ("I'm having surgery next week, so I can't travel.", "SHORT",
+     "Ana is having surgery next week, so Ana can't travel (as of 2026-12-03)."),
     ("I love camping trips with my family.", "LONG", "Ana loves camping trips with Ana's family."),
     ("I prefer the aisle seat on long flights.", "LONG", "Ana prefers the aisle seat on long flights."),
     ("My user ID is ana_li_3668.", "LONG", "Ana's user ID is ana_li_3668."),
