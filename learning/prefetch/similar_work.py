@@ -36,7 +36,9 @@ def start(ctx: PrefetchContext):
     -> 5.8-6.6 ms. The turn start did not gain: p50 25.9 ms as it is against 26.2 ms. The words' statement
     reads the seat's rows once more (for their count and lengths) and ran 9-12 ms beside the embed and the
     request's own reads, three consumers on two cores, so the embed itself finished later (up to 14 ms
-    against ~8)."""
+    against ~8). Ranked instead on the request's own thread once its database-only reads were done (where it
+    otherwise waits for the vector; the reader then waited for those rows, or ran the one statement when the
+    vector came first): 33.6 / 34.3 ms against 33.8 / 34.2 ms (two runs of 63, busier host), no gain either."""
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
         return done(BlockResult(NAME, f"{HEADING}\n{EmptyRecallHint}", selection_count=0))
     recalled = side_reads.beside(_recall, ctx)
