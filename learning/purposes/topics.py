@@ -5,7 +5,8 @@ reservation*", "against *staging*", "about the *support group*") up to the next 
 form, name or punctuation; its head is its last word. A phrase is a topic only when its head noun
 turns up in at least two of the person's sentences. Verbs, fillers ("first", "same", "thing"),
 names (a capitalised word inside a sentence, and the person's own name) and identifiers (anything
-with a digit or an underscore) never count, so "Can you reproduce this against staging first?
+with a digit or an underscore) never count, and an acronym counts only as a qualifier ("the *LGBTQ
+community*", never "from *EWR*" or "my user *ID*"), so "Can you reproduce this against staging first?
 Don't touch the production queue." has no topic at all: nothing in it recurs.
 """
 
@@ -58,7 +59,7 @@ FILLERS = frozenset(
     help assistance details detail information info option options look chance trouble confusion patience
     inconvenience understanding apologies apology pleasure luck
     fastest cheapest earliest latest soonest important inspiring amazing correct awesome available possible
-    necessary means change changes rest safe""".split()
+    necessary means change changes update updates sum rest safe""".split()
 )
 # the -ing of a light verb is never a subject: "for making", "about having"
 LIGHT_ING = frozenset(
@@ -84,6 +85,9 @@ IRREGULAR_PAST = frozenset(
     chose chosen""".split()
 )
 NAMEISH = re.compile(r"^[A-Z][A-Za-z'-]*$")
+# "ID", "LGBTQ", "EWR": a word of a phrase ("the LGBTQ community"), not a name -- but never its head, which would
+# make a topic of a code ("from EWR", "my user ID")
+ACRONYM = re.compile(r"^[A-Z]{2,5}s?$")
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*|[^\sA-Za-z0-9]")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -115,6 +119,7 @@ def phrases(sentence: str, *, names: frozenset[str] = frozenset()) -> list[list[
             found.append(current)
 
     opener = ""
+    acronyms: set[str] = set()
     for i, token in enumerate(TOKEN.findall(sentence)):
         low = token.lower()
         low = low[:-2] if low.endswith("'s") else low
@@ -128,7 +133,10 @@ def phrases(sentence: str, *, names: frozenset[str] = frozenset()) -> list[list[
             close()
             current = None
             continue
-        is_name = bool(NAMEISH.match(token)) and i > 0 and low != "i"
+        acronym = bool(ACRONYM.match(token))
+        if acronym:
+            acronyms.add(low)
+        is_name = bool(NAMEISH.match(token)) and i > 0 and low != "i" and not acronym
         if low in FILLERS and not current:
             continue  # "the first flight": a filler before the phrase's words is skipped
         past = low in IRREGULAR_PAST or (low.endswith("ed") and _verb_form(low))
@@ -142,7 +150,8 @@ def phrases(sentence: str, *, names: frozenset[str] = frozenset()) -> list[list[
             continue
         current.append(low)
     close()
-    return [p[-MAX_PHRASE_WORDS:] for p in found if len(p[-1]) >= MIN_HEAD_CHARS and p[-1].isalpha()]
+    return [p[-MAX_PHRASE_WORDS:] for p in found
+            if len(p[-1]) >= MIN_HEAD_CHARS and p[-1].isalpha() and p[-1] not in acronyms]
 
 
 def topics(messages: list[str], *, subject: str = "", limit: int = 5, known: Sequence[str] = ()) -> list[str]:

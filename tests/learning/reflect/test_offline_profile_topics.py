@@ -88,3 +88,16 @@ def test_the_issues_example_message_gives_no_topics(make_turn, seat):
     turn = make_turn(interactions=[human("Can you reproduce this against staging first? Don't touch the production queue.")])
     reflect_turn(turn.pk)
     assert CounterpartyProfile.objects.get(observer=seat).topics == []
+
+
+@pytest.mark.django_db
+def test_an_acronym_qualifies_a_topic_but_a_code_alone_is_none(make_turn, seat):
+    """"the LGBTQ community" is a topic with its acronym; "from EWR" (an airport) and "my user ID" name a code."""
+    turn = make_turn(interactions=[human(
+        "I usually fly out of EWR on Mondays. The lines at EWR are long. My user ID is ana_li_1. Is my user ID on file? "
+        "The LGBTQ community here means a lot to me. I met the LGBTQ community at the parade. "
+        "I need an update on my refund. Any update on the refund would help.")])
+    reflect_turn(turn.pk)
+    topics = CounterpartyProfile.objects.get(observer=seat).topics
+    assert "lgbtq community" in topics and "refund" in topics
+    assert not {"ewr", "user", "update"} & {w for t in topics for w in t.split()}, topics
