@@ -48,26 +48,28 @@ INTENT = re.compile(
 # "Today I'm feeling great", "I'm so excited": how the sender feels is no situation to keep
 FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|very|pretty|quite)\b|^(?:i|we)\s+(?:feel|felt)\b",
                      re.I)
+# what a fact states: up to the sentence's end, a dot inside a word ("ana@example.com", "node.js") kept
+CLAUSE = r"(?:[^.!?]|\.(?=[^\s.!?]))+"
 PREFERENCE = re.compile(
     r"^(?P<who>i|we)\s+(?P<adv>really\s+|strongly\s+|much\s+|usually\s+|always\s+|generally\s+)?"
-    r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>[^.!?]+)",
+    r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>" + CLAUSE + ")",
     re.I,
 )
-FAN_OF = re.compile(r"^(?P<who>i'm|i am|we're|we are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fans?\s+of\s+(?P<x>[^.!?]+)", re.I)
+FAN_OF = re.compile(r"^(?P<who>i'm|i am|we're|we are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fans?\s+of\s+(?P<x>" + CLAUSE + ")", re.I)
 MY_PREFERENCE = re.compile(
-    r"^(?P<who>my|our)\s+(?:preference|favou?rite(?:\s+[a-z ]+?)?|fave(?:\s+[a-z ]+?)?)\s+is\s+(?P<x>[^.!?]+)",
+    r"^(?P<who>my|our)\s+(?:preference|favou?rite(?:\s+[a-z ]+?)?|fave(?:\s+[a-z ]+?)?)\s+is\s+(?P<x>" + CLAUSE + ")",
     re.I,
 )
 MY_FACT = re.compile(
     r"^(?P<who>my|our)\s+(?P<what>user ?id|username|user name|email|time ?zone|pronouns|role|title|team|"
-    r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+(?P<x>[^.!?,]+)",
+    r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+(?P<x>(?:[^.!?,]|\.(?=[^\s.!?,]))+)",
     re.I,
 )
-WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+[^.!?]+)", re.I)
-TEAM_USES = re.compile(r"^(?P<who>we|our team|the team)\s+(?P<verb>use|uses|deploy|deploys|run|runs|own|owns)\s+(?P<x>[^.!?]+)", re.I)
+WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+" + CLAUSE + ")", re.I)
+TEAM_USES = re.compile(r"^(?P<who>we|our team|the team)\s+(?P<verb>use|uses|deploy|deploys|run|runs|own|owns)\s+(?P<x>" + CLAUSE + ")", re.I)
 SYSTEM_FACT = re.compile(
     r"^(?P<x>the [a-z0-9-]+ (?:service|server|servers|database|db|cluster|pipeline|api|repo|repository)\s+"
-    r"(?:is|runs|uses|lives|deploys|needs|requires|has)\s+[^.!?]+)",
+    r"(?:is|runs|uses|lives|deploys|needs|requires|has)\s+" + CLAUSE + ")",
     re.I,
 )
 # An object that points at something only the conversation shows is a reaction, not a preference.

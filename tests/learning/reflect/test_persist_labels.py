@@ -94,6 +94,8 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I love camping trips with my family.", "LONG", "Ana loves camping trips with Ana's family."),
     ("I prefer the aisle seat on long flights.", "LONG", "Ana prefers the aisle seat on long flights."),
     ("My user ID is ana_li_3668.", "LONG", "Ana's user ID is ana_li_3668."),
+    ("My email is ana@example.com.", "LONG", "Ana's email is ana@example.com."),
+    ("We use Node.js for the build.", "LONG", "Ana's team uses Node.js for the build."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
