@@ -12,7 +12,11 @@ from datetime import date, timedelta
 from learning import words as vocabulary
 from learning.words import STOPWORDS
 
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# the dot of a title or a company form ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in Denver", "tea vs.
+# coffee") ends no sentence and no clause (one look-behind each: a look-behind has one width)
+ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Col", "Gen", "Rev", "Inc", "Ltd", "Corp", "vs")
+_ABBREVIATED = "|".join(rf"(?<=\b{a})\." for a in ABBREVIATIONS)
+SENTENCE = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{a}\.)" for a in ABBREVIATIONS) + r"\s+|\n+", re.I)
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december"]
@@ -48,8 +52,9 @@ INTENT = re.compile(
 # "Today I'm feeling great", "I'm so excited": how the sender feels is no situation to keep
 FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|very|pretty|quite)\b|^(?:i|we)\s+(?:feel|felt)\b",
                      re.I)
-# what a fact states: up to the sentence's end, a dot inside a word ("ana@example.com", "node.js") kept
-CLAUSE = r"(?:[^.!?]|\.(?=[^\s.!?]))+"
+# what a fact states: up to the sentence's end, a dot inside a word ("ana@example.com", "node.js") or of a title
+# ("Mr. Jones") kept
+CLAUSE = r"(?:[^.!?]|\.(?=[^\s.!?])|(?:" + _ABBREVIATED + r")\s)+"
 PREFERENCE = re.compile(
     r"^(?P<who>i|we)\s+(?P<adv>really\s+|strongly\s+|much\s+|usually\s+|always\s+|generally\s+)?"
     r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>" + CLAUSE + ")",
@@ -62,7 +67,8 @@ MY_PREFERENCE = re.compile(
 )
 MY_FACT = re.compile(
     r"^(?P<who>my|our)\s+(?P<what>user ?id|username|user name|email|time ?zone|pronouns|role|title|team|"
-    r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+(?P<x>(?:[^.!?,]|\.(?=[^\s.!?,]))+)",
+    r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+"
+    r"(?P<x>(?:[^.!?,]|\.(?=[^\s.!?,])|(?:" + _ABBREVIATED + r")\s)+)",
     re.I,
 )
 WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+" + CLAUSE + ")", re.I)

@@ -96,6 +96,9 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("My user ID is ana_li_3668.", "LONG", "Ana's user ID is ana_li_3668."),
     ("My email is ana@example.com.", "LONG", "Ana's email is ana@example.com."),
     ("We use Node.js for the build.", "LONG", "Ana's team uses Node.js for the build."),
+    ("My manager is Mr. Jones.", "LONG", "Ana's manager is Mr. Jones."),
+    ("I live in St. Louis.", "LONG", "Ana lives in St. Louis."),
+    ("I prefer tea vs. coffee.", "LONG", "Ana prefers tea vs. coffee."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
