@@ -80,15 +80,18 @@ SYSTEM_FACT = re.compile(
 )
 # An object that points at something only the conversation shows is a reaction, not a preference.
 DEICTIC = re.compile(r"^(?:it|this|that|these|those|them|you|your|yours|how|what|when|where|seeing|hearing|"
-                     r"the idea|the way|so much|a lot|to (?:hear|see|know))\b", re.I)
+                     r"the idea|the way|so much|a lot|"
+                     # "I hate to say it, but ...", "I hate to complain, but ...": a courtesy before what follows
+                     r"to (?:hear|see|know|say|admit|complain|ask|bother|interrupt|trouble|tell|break|be))\b", re.I)
 # "that time frame", "the same flight": a choice among what the conversation showed, not a standing preference
 CONTEXTUAL = re.compile(r"\b(?:that|this|those|these|the same|the other|the first|the second|the cheaper|the earlier)\s+"
                         r"(?:one|ones|option|options|time|timeframe|time frame|flight|flights|range|price|way|thing|idea|"
                         r"day|date|seat|seats)\b", re.I)
 # "I love the yellow leaves", "I like all the colours": a liking of something the conversation holds (a definite
-# object) is a reaction to it; "I love camping", "I prefer the aisle" are standing preferences
+# object) is a reaction to it, and so is one of the person spoken to ("we love working with your team"); "I love
+# camping", "I prefer the aisle" are standing preferences
 AFFECT = {"like", "love", "enjoy", "hate", "dislike"}
-DEFINITE = re.compile(r"^(?:all\s+|both\s+)?(?:the|its|his|her|their)\b", re.I)
+HELD_OBJECT = re.compile(r"^(?:all\s+|both\s+)?(?:the|its|his|her|their)\b|\b(?:you|your|yours)\b", re.I)
 VERB_3RD = {"prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys", "hate": "hates",
             "dislike": "dislikes", "avoid": "avoids", "work": "works", "live": "lives", "use": "uses",
             "deploy": "deploys", "run": "runs", "own": "owns"}
@@ -195,7 +198,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
         return None
     text = TIME_LEAD.sub("", text)
     m = PREFERENCE.match(text)
-    if m and _has_content(m.group("x")) and not (m.group("verb").lower() in AFFECT and DEFINITE.match(m.group("x"))):
+    if m and _has_content(m.group("x")) and not (m.group("verb").lower() in AFFECT and HELD_OBJECT.search(m.group("x"))):
         adverb = (m.group("adv") or "").strip().lower()
         verb = VERB_3RD[m.group("verb").lower()]
         lead = f"{adverb} {verb}" if adverb else verb

@@ -78,7 +78,8 @@ def test_long_and_short_precision(outcomes):
                                   "My user ID is Ana.",
                                   "I'm going to need to change my flight today.", "I'm trying to book a flight for next month.",
                                   "I just want to cancel the trip today.", "I'm hoping to get a refund this week.",
-                                  "I'm calling because my flight was cancelled today.", "Today I'm feeling great!"])
+                                  "I'm calling because my flight was cancelled today.", "Today I'm feeling great!",
+                                  "I hate to say it, but the flight was terrible.", "We love working with your team."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -99,6 +100,7 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("My manager is Mr. Jones.", "LONG", "Ana's manager is Mr. Jones."),
     ("I live in St. Louis.", "LONG", "Ana lives in St. Louis."),
     ("I prefer tea vs. coffee.", "LONG", "Ana prefers tea vs. coffee."),
+    ("I love to hike on weekends.", "LONG", "Ana loves to hike on weekends."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
