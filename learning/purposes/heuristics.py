@@ -52,9 +52,16 @@ INTENT = re.compile(
 # "Today I'm feeling great", "I'm so excited": how the sender feels is no situation to keep
 FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|very|pretty|quite)\b|^(?:i|we)\s+(?:feel|felt)\b",
                      re.I)
-# what a fact states: up to the sentence's end, a dot inside a word ("ana@example.com", "node.js") or of a title
-# ("Mr. Jones") kept
-CLAUSE = r"(?:[^.!?]|\.(?=[^\s.!?])|(?:" + _ABBREVIATED + r")\s)+"
+
+
+def _clause(stops: str) -> str:
+    """What a fact states: up to the first of ``stops``, a dot inside a word ("ana@example.com", "node.js") or of a
+    title ("Mr. Jones") kept."""
+    return rf"(?:[^{stops}]|\.(?=[^\s{stops}])|(?:{_ABBREVIATED})\s)+"
+
+
+CLAUSE = _clause(".!?")  # to the sentence's end
+VALUE = _clause(".!?,")  # a stated value: to the sentence's end or a comma
 PREFERENCE = re.compile(
     r"^(?P<who>i|we)\s+(?P<adv>really\s+|strongly\s+|much\s+|usually\s+|always\s+|generally\s+)?"
     r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>" + CLAUSE + ")",
@@ -68,7 +75,7 @@ MY_PREFERENCE = re.compile(
 MY_FACT = re.compile(
     r"^(?P<who>my|our)\s+(?P<what>user ?id|username|user name|email|time ?zone|pronouns|role|title|team|"
     r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+"
-    r"(?P<x>(?:[^.!?,]|\.(?=[^\s.!?,])|(?:" + _ABBREVIATED + r")\s)+)",
+    r"(?P<x>" + VALUE + ")",
     re.I,
 )
 WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+" + CLAUSE + ")", re.I)
