@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "core.after_response.AfterResponseMiddleware",  # a view's ``later`` work runs once its response is sent
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (admin, API docs) under gunicorn too
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -10,9 +10,10 @@ cancelled if it was never sent, else charged when it returns (``release_uncollec
 
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
 made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
-snapshot in one transaction (``commit``); its telemetry events (the summary, the guidance's
-``skill_used``, the knowledge search's ``knowledge_read``, a revived skill's ``skill_revived``) are
-``announce``d and written there in one bulk insert with the spend's. Every collected call's
+snapshot in one transaction (``commit``; over HTTP, once the response is sent); its telemetry
+events (the summary, the guidance's ``skill_used``, the knowledge search's ``knowledge_read``, a
+revived skill's ``skill_revived``) are ``announce``d and written there in one bulk insert with the
+spend's. Every collected call's
 attempts are charged together: one charge of their summed tokens.
 
 That transaction is tried first with no savepoint at all (most turn starts fail nowhere); if
