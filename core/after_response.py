@@ -7,9 +7,11 @@ request, and before ``request_finished`` lets the request's connections go. Anyw
 management command, a task, a test calling the function directly, django-ninja's ``TestClient`` -- it
 runs at once, where ``later`` was called.
 
-What is lost by it: work queued by a process that dies between sending a response and closing it. The
-turn start uses it for its bookkeeping writes only (``learning.prefetch.assemble``); nothing a later
-request needs is left to it.
+Work may name what it writes (``key``): until it has run, a reader of that thing in this process
+waits for it (``settled``), so the next request of a client that has its response never reads around
+it. (Another process's reader does not wait: there the writes land a few milliseconds after the
+response.) What is lost by it: work queued by a process that dies between sending a response and
+closing it. The turn start uses it for its writes (``learning.prefetch.assemble``).
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Hashable, Iterator
 
 log = logging.getLogger("core.after_response")
+
+SETTLE_WAIT = 10.0  # seconds a reader waits at most for keyed work queued after a response
+
+_unsettled: dict[Hashable, threading.Event] = {}  # keyed work queued and not yet run, this process
+_unsettled_lock = threading.Lock()
 
 _queued: contextvars.ContextVar[list[Callable[[], None]] | None] = contextvars.ContextVar("after_response", default=None)
 
@@ -29,13 +37,39 @@ def serving() -> bool:
     return _queued.get() is not None
 
 
-def later(work: Callable[[], None]) -> None:
-    """Run ``work`` once the current response has been sent; at once where no response is being served."""
+def later(work: Callable[[], None], *, key: Hashable | None = None) -> None:
+    """Run ``work`` once the current response has been sent; at once where no response is being served.
+
+    With a ``key``, ``settled(key)`` waits for it until it has run (or failed)."""
     queue = _queued.get()
     if queue is None:
         work()
-    else:
+        return
+    if key is None:
         queue.append(work)
+        return
+    done = threading.Event()
+    with _unsettled_lock:
+        _unsettled[key] = done
+
+    def keyed() -> None:
+        try:
+            work()
+        finally:
+            with _unsettled_lock:
+                if _unsettled.get(key) is done:
+                    del _unsettled[key]
+            done.set()
+
+    queue.append(keyed)
+
+
+def settled(key: Hashable, timeout: float = SETTLE_WAIT) -> None:
+    """Wait until no work of ``key`` is queued after a response in this process (at most ``timeout``)."""
+    with _unsettled_lock:
+        pending = _unsettled.get(key)
+    if pending is not None:
+        pending.wait(timeout)
 
 
 def run(queue: list[Callable[[], None]]) -> None:

@@ -17,9 +17,9 @@ from django_q.brokers import Broker
 from django_q.conf import Conf
 
 from crewlet.errors import Conflict
-from learning import turn_rows
+from learning import frozen_prefix, turn_rows
 from learning.group_commit import GroupCommit
-from learning.models import PrefetchSnapshot, Turn
+from learning.models import Turn
 from learning.turn_record import TurnRecord
 
 if TYPE_CHECKING:
@@ -164,8 +164,7 @@ def completed_from_prefetch(*, seat: Seat, record: TurnRecord) -> TurnRecord:
     """
     if record.skills_offered is not None and record.ask.strip():
         return record
-    snapshot = PrefetchSnapshot.objects.filter(run_id=record.run_id, seat=seat).only("rendered").first()
-    rendered = snapshot.rendered if snapshot is not None else {}
+    rendered = frozen_prefix.stored(seat_id=seat.pk, run_id=record.run_id) or {}
     filled = {}
     if record.skills_offered is None:
         filled["skills_offered"] = [int(i) for i in rendered.get("skills_offered") or []]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError
 
 from core import after_response
-from core.statements import Compiled
+from learning import frozen_prefix
 from learning.models import PrefetchSnapshot
 from learning.prefetch import (
     bounds,
@@ -105,20 +105,9 @@ def run_blocks(ctx: PrefetchContext, meanwhile=None):
         ctx.release_uncollected()  # a call a failed block never collected is charged too
 
 
-# every turn start reads it first: compiled once (core.statements)
-_FROZEN = Compiled(lambda seat_id, run_id: PrefetchSnapshot.objects.filter(seat_id=seat_id, run_id=run_id)
-                   .order_by("id").values_list("rendered", flat=True)[:1], -1, "\0run-id")
-
-
-def frozen(*, seat: Seat, run_id: str) -> dict | None:
-    """The seat's frozen prefix for this run id (run ids are unique per seat), or None."""
-    rows = _FROZEN.rows(seat.pk, run_id)
-    return rows[0][0] if rows else None
-
-
 def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     """The turn's rendered blocks and summary; the same run id always gets the same prefix back."""
-    stored = frozen(seat=seat, run_id=request.run_id)
+    stored = frozen_prefix.stored(seat_id=seat.pk, run_id=request.run_id)
     if stored is not None:
         return {**stored, "frozen": True}
     ctx = PrefetchContext.start(seat=seat, request=request)
@@ -140,9 +129,9 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     summary.publish(ctx, built)
 
     if after_response.serving():  # an HTTP turn start: the runtime has its prefix before the writes are made
-        after_response.later(partial(_write, ctx, rendered))
+        after_response.later(partial(_write, ctx, rendered), key=frozen_prefix.key(seat.pk, request.run_id))
     elif not _write(ctx, rendered):  # a concurrent start of the same run froze first: its prefix is the turn's
-        stored = frozen(seat=seat, run_id=request.run_id)
+        stored = frozen_prefix.stored(seat_id=seat.pk, run_id=request.run_id)
         if stored is not None:
             return {**stored, "frozen": True}
     return {**rendered, "frozen": False}

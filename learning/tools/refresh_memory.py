@@ -24,8 +24,8 @@ from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
 from crewlet.errors import BadInput
-from learning import diary
-from learning.models import PrefetchSnapshot, RefreshLedger
+from learning import diary, frozen_prefix
+from learning.models import RefreshLedger
 from learning.prefetch import bounds
 from learning.prefetch.personal_memory import PURPOSE, filter_inputs, render_notes, selected_ids
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
@@ -88,8 +88,8 @@ def remember(*, ledger: RefreshLedger, key: str, ids: list[int], shown: int) -> 
 
 def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
     """Who triggered the seat's turn, as the turn-start filter was told (frozen with its prefix)."""
-    snapshot = PrefetchSnapshot.objects.filter(seat=seat, run_id=run_id).only("rendered").first()
-    return list((snapshot.rendered or {}).get("triggered_by") or []) if snapshot else []
+    rendered = frozen_prefix.stored(seat_id=seat.pk, run_id=run_id) or {}
+    return list(rendered.get("triggered_by") or [])
 
 
 def candidate_pool(call: ToolCall[RefreshMemoryArgs], hint: str) -> list:

@@ -4,11 +4,12 @@ first, and the frozen prefix, the spend, the stamps and the events all land when
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.test import RequestFactory
 
 from core.models import Event
@@ -64,6 +65,26 @@ def test_a_repeat_after_the_writes_gets_the_same_prefix_back_frozen(served, seat
     again.close()
 
     assert json.loads(again.content) == {**json.loads(first.content), "frozen": True}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeat_arriving_before_the_writes_waits_for_them_and_gets_the_frozen_prefix(served, seat):
+    note(seat, "The billing export runs nightly at 02:00")
+    body = {"run_id": "turn-3", "ask": "the billing export failed again"}
+    first = served(f"/api/v1/agents/{seat.handle}/prefetch", body, token_for(seat))
+
+    def sent_a_moment_later():  # the server closes the first response while the repeat is being served
+        first.close()
+        connections.close_all()
+
+    closer = threading.Timer(0.3, sent_a_moment_later)
+    closer.start()
+    again = served(f"/api/v1/agents/{seat.handle}/prefetch", body, token_for(seat))
+    again.close()
+    closer.join()
+
+    assert json.loads(again.content) == {**json.loads(first.content), "frozen": True}
+    assert PrefetchSnapshot.objects.filter(seat=seat, run_id="turn-3").count() == 1
 
 
 def test_a_request_with_nothing_to_do_later_is_answered_as_before(served, seat):
