@@ -5,7 +5,9 @@ from the hashing embedder (256 dimensions) for seeding speed, not the packaged s
 rows' texts are drawn from 5,500 distinct generated texts, embedded once and shared by the seats
 (every seat still holds its own rows, so every recall scans and ranks its own 5,000 + 500 vectors
 in SQL). Timed: rich triggers (embed + memory filter + episode recall + knowledge gate + skills)
-and thin triggers (the gate path), each a fresh run id, rotating over the seats.
+and thin triggers (the gate path), each a fresh run id, rotating over the seats, as the API serves
+them: what is timed is what the runtime waits for, the response; the turn start's writes, made once
+it is sent (``core.after_response``), are timed apart and run before the next turn.
 
 Each figure is printed beside the floor measured in the same run, turn by turn (before the rich turn
 start on every other turn, after it on the rest: ``measure``): the ask's embed
