@@ -27,6 +27,7 @@ from collections.abc import Callable, Hashable, Iterator
 
 log = logging.getLogger("core.after_response")
 
+
 class _Work:
     """One piece of queued work, run at most once by whichever comes first: the response's close, a
     reader that needs it (``settled``), or the thread's next request; a failure is logged, never raised."""

@@ -2,7 +2,7 @@
 the stored turn's omitted fields, ``refresh_memory``'s senders.
 
 Served over HTTP, the prefix is written once the turn start's response is sent
-(``learning.prefetch.assemble``, under ``key``): a reader in the same process waits for that write first
+(``learning.prefetch.assemble``, under ``key``): a reader in the same process has that write made first
 (``core.after_response.settled``), so a runtime's next call never reads around its own turn start.
 """
 

@@ -10,9 +10,11 @@ transaction) are made once the response is sent (``core.after_response``): the r
 prefix, not for the bookkeeping. Measured on the prefetch bench's PostgreSQL seats (hashing embedder,
 80 interleaved turn starts each, 2-core host): rich p50 13.9 ms with the writes before the response,
 11.9 ms with only the frozen prefix written before it, 10.6 ms with all of them after (the floor 5.6 ms).
-So a second start of the same run id arriving in the few milliseconds between a response and its writes
-computes its own prefix; whichever is written first is the frozen one (a self_iterate round comes a model
-call later). Called directly (a command, the MCP server, a test), it writes before returning, and a start
+A second start of the same run id, or ``POST /turns`` or ``refresh_memory`` reading the prefix,
+that reaches the same process before those writes are made has them made first
+(``learning.frozen_prefix``); one reaching another process in those milliseconds computes its own
+prefix, and whichever is written first is the frozen one (a self_iterate round comes a model call
+later). Called directly (a command, the MCP server, a test), it writes before returning, and a start
 that loses the race to freeze its run id returns the winner's prefix.
 """
 

@@ -13,8 +13,7 @@ made where they arise: blocks ``defer`` them, and the prefetch commits them with
 snapshot in one transaction (``commit``; over HTTP, once the response is sent); its telemetry
 events (the summary, the guidance's ``skill_used``, the knowledge search's ``knowledge_read``, a
 revived skill's ``skill_revived``) are ``announce``d and written there in one bulk insert with the
-spend's. Every collected call's
-attempts are charged together: one charge of their summed tokens.
+spend's. Every collected call's attempts are charged together: one charge of their summed tokens.
 
 That transaction is tried first with no savepoint at all (most turn starts fail nowhere); if
 anything in it fails it is rolled back whole and run again with each write under a savepoint of
