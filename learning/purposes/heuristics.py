@@ -12,11 +12,18 @@ from datetime import date, timedelta
 from learning import words as vocabulary
 from learning.words import STOPWORDS
 
-# the dot of a title or a company form ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in Denver", "tea vs.
-# coffee") ends no sentence and no clause (one look-behind each: a look-behind has one width)
-ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Col", "Gen", "Rev", "Inc", "Ltd", "Corp", "vs")
-_ABBREVIATED = "|".join(rf"(?<=\b{a})\." for a in ABBREVIATIONS)
-SENTENCE = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{a}\.)" for a in ABBREVIATIONS) + r"\s+|\n+", re.I)
+# the dot of a title, a company form or a Latin aside ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in
+# Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence and no clause (one look-behind each: a look-behind
+# has one width)
+ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Col", "Gen", "Rev", "Inc", "Ltd", "Corp", "vs",
+                 "e.g", "i.e")
+_ABBREVIATED = "|".join(rf"(?<=\b{re.escape(a)})\." for a in ABBREVIATIONS)
+# the last dot of an initialism ("the U.S.", "10 a.m.") ends no sentence and no clause when a lower-case word or a
+# number goes on after it ("moved to the U.S. in 2019"); before a capital it may ("I live in the U.S. My ...")
+_INITIALISM = r"\b[A-Za-z]\.[A-Za-z]"  # its last two letters, before its last dot
+_GOES_ON = r"\s+(?-i:[a-z0-9])"
+SENTENCE = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in ABBREVIATIONS)
+                      + rf"(?!(?<={_INITIALISM}\.){_GOES_ON})\s+|\n+", re.I)
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december"]
@@ -57,7 +64,7 @@ FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|v
 def _clause(stops: str) -> str:
     """What a fact states: up to the first of ``stops``, a dot inside a word ("ana@example.com", "node.js") or of a
     title ("Mr. Jones") kept."""
-    return rf"(?:[^{stops}]|\.(?=[^\s{stops}])|(?:{_ABBREVIATED})\s)+"
+    return rf"(?:[^{stops}]|\.(?=[^\s{stops}])|(?:{_ABBREVIATED})\s|(?<={_INITIALISM})\.(?={_GOES_ON}))+"
 
 
 CLAUSE = _clause(".!?")  # to the sentence's end

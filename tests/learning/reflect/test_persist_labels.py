@@ -101,6 +101,9 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I live in St. Louis.", "LONG", "Ana lives in St. Louis."),
     ("I prefer tea vs. coffee.", "LONG", "Ana prefers tea vs. coffee."),
     ("I love to hike on weekends.", "LONG", "Ana loves to hike on weekends."),
+    ("We use AWS, e.g. S3 and EC2.", "LONG", "Ana's team uses AWS, e.g. S3 and EC2."),
+    ("I prefer meetings before 10 a.m. on weekdays.", "LONG", "Ana prefers meetings before 10 a.m. on weekdays."),
+    ("I live in the U.S. My manager is Bo.", "LONG", "Ana's manager is Bo."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
