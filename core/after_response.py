@@ -7,14 +7,11 @@ request, and before ``request_finished`` lets the request's connections go. Anyw
 management command, a task, a test calling the function directly, django-ninja's ``TestClient`` -- it
 runs at once, where ``later`` was called.
 
-Work may name what it writes (``key``): a reader of that thing in this process calls ``settled(key)``
-first, which runs the work there and then if no one has started it yet (or waits while another
-thread runs it), so the next request of a client that has its response never reads around it, and
-never waits on a server to close one. (Another process's reader does not: there the writes land a
-few milliseconds after the response.) Work a server never closed the response of (a test client
-that reads a response and drops it) runs before the next request that thread serves. What is lost
-by it: work queued by a process that dies between sending a response and closing it. The turn start
-uses it for its writes (``learning.prefetch.assemble``).
+Work whose response a server never closed (a test client that reads a response and drops it) runs
+before the next request that thread serves. What is lost by it: work queued by a process that dies
+between sending a response and closing it. Nothing a later request reads may be left to it: the turn
+start writes its frozen prefix before it answers and only its bookkeeping after
+(``learning.prefetch.assemble``).
 """
 
 from __future__ import annotations
@@ -23,22 +20,22 @@ import contextlib
 import contextvars
 import logging
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 
 log = logging.getLogger("core.after_response")
 
 
 class _Work:
-    """One piece of queued work, run at most once by whichever comes first: the response's close, a
-    reader that needs it (``settled``), or the thread's next request; a failure is logged, never raised."""
+    """One piece of queued work, run at most once: by the response's close, or by the thread's next request
+    when the response was never closed; a failure is logged, never raised."""
 
-    def __init__(self, work: Callable[[], object], key: Hashable | None):
-        self.work, self.key = work, key
+    def __init__(self, work: Callable[[], object]):
+        self.work = work
         self.lock = threading.Lock()
         self.ran = False
 
     def __call__(self) -> None:
-        with self.lock:  # a second caller waits here until the first has run it
+        with self.lock:
             if self.ran:
                 return
             self.ran = True
@@ -46,50 +43,23 @@ class _Work:
                 self.work()
             except Exception:
                 log.exception("work after a response failed")
-            finally:
-                if self.key is not None:
-                    with _unsettled_lock:
-                        if _unsettled.get(self.key) is self:
-                            del _unsettled[self.key]
 
-
-_unsettled: dict[Hashable, _Work] = {}  # keyed work queued and not yet run, this process
-_unsettled_lock = threading.Lock()
 
 _queued: contextvars.ContextVar[list[_Work] | None] = contextvars.ContextVar("after_response", default=None)
 _unclosed = threading.local()  # per thread: the queue of the last response served, until it has run
 
 
-def serving() -> bool:
-    """Whether a response is being served here, so that ``later``'s work waits until it is sent."""
-    return _queued.get() is not None
-
-
-def later(work: Callable[[], object], *, key: Hashable | None = None) -> None:
-    """Run ``work`` once the current response has been sent; at once where no response is being served.
-
-    With a ``key``, ``settled(key)`` runs it sooner if a reader needs it first."""
+def later(work: Callable[[], object]) -> None:
+    """Run ``work`` once the current response has been sent; at once where no response is being served."""
     queue = _queued.get()
     if queue is None:
         work()
-        return
-    queued = _Work(work, key)
-    if key is not None:
-        with _unsettled_lock:
-            _unsettled[key] = queued
-    queue.append(queued)
-
-
-def settled(key: Hashable) -> None:
-    """Make sure no work of ``key`` is still queued after a response in this process: run it here if no
-    one has started it, or wait while another thread runs it."""
-    queued = _unsettled.get(key)
-    if queued is not None:
-        queued()
+    else:
+        queue.append(_Work(work))
 
 
 def run(queue: list[_Work]) -> None:
-    """Run what was queued, in order (what a reader already ran is skipped)."""
+    """Run what was queued, in order (what already ran is skipped)."""
     for queued in queue:
         queued()
     queue.clear()

@@ -5,17 +5,16 @@ prefix back without recomputing anything, so the provider's prompt cache stays v
 in order (their auxiliary calls run concurrently under one deadline) and finish in order; a block
 that raises renders nothing and never fails the turn.
 
-Served over HTTP, the turn start's writes (the frozen prefix, the spend, the stamps, the events: one
-transaction) are made once the response is sent (``core.after_response``): the runtime waits for its
-prefix, not for the bookkeeping. Measured on the prefetch bench's PostgreSQL seats (hashing embedder,
-80 interleaved turn starts each, 2-core host): rich p50 13.9 ms with the writes before the response,
-11.9 ms with only the frozen prefix written before it, 10.6 ms with all of them after (the floor 5.6 ms).
-A second start of the same run id, or ``POST /turns`` or ``refresh_memory`` reading the prefix,
-that reaches the same process before those writes are made has them made first
-(``learning.frozen_prefix``); one reaching another process in those milliseconds computes its own
-prefix, and whichever is written first is the frozen one (a self_iterate round comes a model call
-later). Called directly (a command, the MCP server, a test), it writes before returning, and a start
-that loses the race to freeze its run id returns the winner's prefix.
+The frozen prefix is written (its own statement) before the turn start answers, so a repeat of the
+run id from any server process, ``POST /turns`` and ``refresh_memory`` find it; a start that loses the
+race to freeze its run id answers the winner's prefix. Its other writes (the spend, the stamps, the
+events: one transaction) are made, served over HTTP, once the response is sent
+(``core.after_response``): the runtime waits for its prefix, not for the bookkeeping. Measured on the
+prefetch bench's PostgreSQL seats (hashing embedder, 80 interleaved turn starts each, 2-core host):
+rich p50 13.9 ms with every write before the response, 11.9 ms with only the frozen prefix before it,
+10.6 ms with all of them after (the floor 5.6 ms). All of them after was tried and not kept: with two
+gunicorn workers, 65 of 200 repeats sent as soon as the first answer arrived reached the other worker
+before the prefix was written and were computed again, their answers not the frozen prefix.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING
 
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 
 from core import after_response
 from learning import frozen_prefix
@@ -130,33 +129,29 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     }
     summary.publish(ctx, built)
 
-    if after_response.serving():  # an HTTP turn start: the runtime has its prefix before the writes are made
-        after_response.later(partial(_write, ctx, rendered), key=frozen_prefix.key(seat.pk, request.run_id))
-    elif not _write(ctx, rendered):  # a concurrent start of the same run froze first: its prefix is the turn's
+    try:  # the frozen prefix, before the response: a repeat of the run id finds it, from any process
+        with transaction.atomic():
+            snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
+    except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
+        ctx.charge_alone()
         stored = frozen_prefix.stored(seat_id=seat.pk, run_id=request.run_id)
         if stored is not None:
             return {**stored, "frozen": True}
+        raise
+    after_response.later(partial(_bookkeeping, ctx, snapshot.pk))
     return {**rendered, "frozen": False}
 
 
-def _write(ctx: PrefetchContext, rendered: dict) -> bool:
-    """The turn start's writes in ONE transaction: the frozen prefix, the blocks' deferred writes (spend,
-    skill stamp, notes' use), the announced events in one insert (summary, skill_used, knowledge_read,
-    skill_revived, auxiliary_spend), and now and then the pruning. False if a concurrent start of the
-    same run id froze first: its prefix and writes are the turn's, and this start's calls are charged."""
-    seat = ctx.seat
+def _bookkeeping(ctx: PrefetchContext, snapshot_id: int) -> None:
+    """The turn start's other writes in ONE transaction (over HTTP, once the response is sent): the blocks'
+    deferred writes (spend, skill stamp, notes' use), the announced events in one insert (summary,
+    skill_used, knowledge_read, skill_revived, auxiliary_spend), and now and then the pruning."""
 
-    def freeze() -> None:
-        snapshot = PrefetchSnapshot.objects.create(run_id=ctx.turn_id, seat=seat, rendered=rendered)
-        if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
-            bound_snapshots(seat)
+    def prune() -> None:
+        if snapshot_id % bounds.SNAPSHOT_PRUNE_EVERY == 0:
+            bound_snapshots(ctx.seat)
 
-    try:
-        ctx.commit(freeze)
-    except IntegrityError:
-        ctx.charge_alone()
-        return False
-    return True
+    ctx.commit(prune)
 
 
 def bound_snapshots(seat: Seat) -> None:

@@ -9,8 +9,8 @@ A call still running at the deadline, or one no block collected, is handed to ``
 cancelled if it was never sent, else charged when it returns (``release_uncollected``).
 
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
-made where they arise: blocks ``defer`` them, and the prefetch commits them with the frozen
-snapshot in one transaction (``commit``; over HTTP, once the response is sent); its telemetry
+made where they arise: blocks ``defer`` them, and the prefetch commits them in one transaction
+once the frozen prefix is written (``commit``; over HTTP, once the response is sent); its telemetry
 events (the summary, the guidance's ``skill_used``, the knowledge search's ``knowledge_read``, a
 revived skill's ``skill_revived``) are ``announce``d and written there in one bulk insert with the
 spend's. Every collected call's attempts are charged together: one charge of their summed tokens.
@@ -134,20 +134,19 @@ class PrefetchContext:
         """Queue a turn-start telemetry event: ``commit`` writes them all in one bulk insert."""
         self._announced.append(event)
 
-    def commit(self, freeze) -> None:
-        """The turn start's ONE transaction: ``freeze()`` (the frozen prefix), the spend, the deferred
-        writes and the announced events.
+    def commit(self, first) -> None:
+        """The turn start's ONE transaction after its frozen prefix: ``first()`` (the prefixes' pruning),
+        the spend, the deferred writes and the announced events.
 
         First with no savepoint: a failure anywhere rolls all of it back, and it runs again with each
         write (the spend among them) under a savepoint of its own, one that fails logged and rolled
         back alone; the writes that report their own failures (the skill stamp announces
-        ``skill_telemetry_write_failed``) still do. A concurrent start that froze the same run id
-        first fails both tries (``IntegrityError``), and its prefix and writes are the turn's.
+        ``skill_telemetry_write_failed``) still do.
         """
         announced = list(self._announced)
         try:
             with transaction.atomic():
-                freeze()
+                first()
                 self._flush(isolated=False)
             return
         except DatabaseError:
@@ -155,7 +154,7 @@ class PrefetchContext:
                      exc_info=True)
             self._announced = announced  # what the rolled-back writes announced is announced again
         with transaction.atomic():
-            freeze()
+            first()
             self._flush(isolated=True)
 
     def charge_alone(self) -> None:

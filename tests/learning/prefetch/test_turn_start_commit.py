@@ -1,5 +1,6 @@
-"""A turn start's writes are ONE commit: the frozen prefix, the spend, the skill stamp, the notes' use
-stamp and every event (summary, skill_used, skill_revived, knowledge_read, auxiliary_spend)."""
+"""A turn start's writes are two commits: the frozen prefix, before it answers; then ONE for the rest --
+the spend, the skill stamp, the notes' use stamp and every event (summary, skill_used, skill_revived,
+knowledge_read, auxiliary_spend) -- made, served over HTTP, once the response is sent."""
 
 from __future__ import annotations
 
@@ -53,12 +54,12 @@ def rich_seat(seat, role, serve_native):
     return seat
 
 
-def test_a_rich_turn_start_commits_once_with_all_its_writes(rich_seat, run, commits):
+def test_a_rich_turn_start_commits_its_prefix_then_all_its_other_writes_at_once(rich_seat, run, commits):
     seat = rich_seat
     with CaptureQueriesContext(connections["default"]) as queries:
         result = run(run_id="turn-1", ask="the billing export failed again; can you restart it?")
 
-    assert commits["n"] == 1
+    assert commits["n"] == 2
     assert result["frozen"] is False and PrefetchSnapshot.objects.filter(seat=seat, run_id="turn-1").exists()
     names = list(Event.objects.filter(turn_id="turn-1").values_list("name", flat=True))
     assert names.count("prefetch_summary") == 1
@@ -103,12 +104,12 @@ def test_a_rich_turn_start_writes_with_no_savepoint_and_one_charge_for_all_its_c
         'UPDATE "agent_diary"',
         'INSERT INTO "learning_event"',  # the spend's events with the others
     ])
-    assert len(sql) <= 20  # the reads (about a dozen), these five writes, BEGIN and COMMIT
+    assert len(sql) <= 22  # the reads (about a dozen), these five writes, two BEGINs and COMMITs
     calls = Event.objects.filter(turn_id="turn-1", name="auxiliary_spend")
     assert calls.count() == 2  # the memory filter and the knowledge query, each recorded
     charged = sum(e.payload["input_tokens"] + e.payload["output_tokens"] for e in calls)
     assert _counted(rich_seat) == 1 + charged
-    assert result["frozen"] is False and commits["n"] == before + 1
+    assert result["frozen"] is False and commits["n"] == before + 2
 
 
 def test_a_write_that_fails_is_rolled_back_alone_and_the_others_commit(rich_seat, run):

@@ -1,5 +1,5 @@
-"""Served over HTTP, a turn start's writes are made once its response is sent: the runtime has its prefix
-first, and the frozen prefix, the spend, the stamps and the events all land when the server closes it."""
+"""Served over HTTP, a turn start writes its frozen prefix before it answers and its other writes once the
+response is sent: the spend, the stamps and the events land when the server closes the response."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def served(db):
         request_finished.connect(close_old_connections)
 
 
-def test_the_turn_starts_writes_wait_until_its_response_is_closed(served, seat):
+def test_the_turn_starts_bookkeeping_waits_until_its_response_is_closed(served, seat):
     note(seat, "The billing export runs nightly at 02:00")
     response = served(f"/api/v1/agents/{seat.handle}/prefetch",
                       {"run_id": "turn-1", "ask": "the billing export failed again; can you restart it?"},
@@ -50,14 +50,13 @@ def test_the_turn_starts_writes_wait_until_its_response_is_closed(served, seat):
 
     answer = json.loads(response.content)
     assert response.status_code == 200 and answer["frozen"] is False
-    assert "billing export runs nightly" in answer["prompt"]  # the runtime has its prefix ...
-    assert not PrefetchSnapshot.objects.filter(seat=seat, run_id="turn-1").exists()  # ... before any write
-    assert not Event.objects.filter(turn_id="turn-1").exists()
+    assert "billing export runs nightly" in answer["prompt"]
+    assert PrefetchSnapshot.objects.get(seat=seat, run_id="turn-1").rendered["prompt"] == answer["prompt"]
+    assert not Event.objects.filter(turn_id="turn-1").exists()  # the bookkeeping waits ...
     assert not DiaryEntry.objects.filter(seat=seat, use_count=1).exists()
 
-    response.close()  # the server has sent the last byte
+    response.close()  # ... until the server has sent the last byte
 
-    assert PrefetchSnapshot.objects.get(seat=seat, run_id="turn-1").rendered["prompt"] == answer["prompt"]
     assert Event.objects.filter(turn_id="turn-1", name="prefetch_summary").count() == 1
     assert DiaryEntry.objects.filter(seat=seat, use_count=1).exists()
 
@@ -73,12 +72,12 @@ def test_a_repeat_after_the_writes_gets_the_same_prefix_back_frozen(served, seat
     assert json.loads(again.content) == {**json.loads(first.content), "frozen": True}
 
 
-def test_a_repeat_arriving_before_the_response_is_closed_gets_the_frozen_prefix(served, seat):
+def test_a_repeat_on_the_same_thread_before_the_response_is_closed_gets_the_frozen_prefix(served, seat):
     note(seat, "The billing export runs nightly at 02:00")
     body = {"run_id": "turn-3", "ask": "the billing export failed again"}
     first = served(f"/api/v1/agents/{seat.handle}/prefetch", body, token_for(seat))  # sent, not yet closed
 
-    again = served(f"/api/v1/agents/{seat.handle}/prefetch", body, token_for(seat))  # the repeat writes them first
+    again = served(f"/api/v1/agents/{seat.handle}/prefetch", body, token_for(seat))
     again.close()
     first.close()
 
@@ -88,7 +87,7 @@ def test_a_repeat_arriving_before_the_response_is_closed_gets_the_frozen_prefix(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_repeat_on_another_thread_takes_the_writes_over_from_a_response_not_yet_closed(served, seat):
+def test_a_repeat_from_another_worker_before_the_first_response_is_closed_gets_the_frozen_prefix(served, seat):
     note(seat, "The billing export runs nightly at 02:00")
     body = {"run_id": "turn-7", "ask": "the billing export failed again"}
     first = {}
@@ -104,7 +103,7 @@ def test_a_repeat_on_another_thread_takes_the_writes_over_from_a_response_not_ye
 
     assert json.loads(again.content) == {**json.loads(first["response"].content), "frozen": True}
     assert PrefetchSnapshot.objects.filter(seat=seat, run_id="turn-7").count() == 1
-    first["response"].close()  # the server gets to it: already written, nothing more
+    first["response"].close()  # the first worker's bookkeeping; the repeat made none
     assert Event.objects.filter(turn_id="turn-7", name="prefetch_summary").count() == 1
 
 
@@ -127,10 +126,10 @@ def test_the_turn_completed_before_the_response_is_closed_still_gets_the_offered
 def test_writes_whose_response_was_never_closed_run_before_that_threads_next_request(served, seat):
     served(f"/api/v1/agents/{seat.handle}/prefetch", {"run_id": "turn-4", "ask": "the billing export"},
            token_for(seat))  # a client that reads the response and drops it: the server never closes it
+    assert not Event.objects.filter(turn_id="turn-4").exists()
 
     served(f"/api/v1/agents/{seat.handle}/prefetch", {"run_id": "turn-6", "ask": "anything"}, token_for(seat))
 
-    assert PrefetchSnapshot.objects.filter(seat=seat, run_id="turn-4").exists()
     assert Event.objects.filter(turn_id="turn-4", name="prefetch_summary").count() == 1
 
 
