@@ -6,8 +6,9 @@ rows' texts are drawn from 5,500 distinct generated texts, embedded once and sha
 (every seat still holds its own rows, so every recall scans and ranks its own 5,000 + 500 vectors
 in SQL). Timed: rich triggers (embed + memory filter + episode recall + knowledge gate + skills)
 and thin triggers (the gate path), each a fresh run id, rotating over the seats, as the API serves
-them: what is timed is what the runtime waits for, the response; the turn start's writes, made once
-it is sent (``core.after_response``), are timed apart and run before the next turn.
+them: what is timed is what the runtime waits for, the response (the frozen prefix is written before
+it); the turn start's bookkeeping, made once it is sent (``core.after_response``), is timed apart and
+runs before the next turn.
 
 Each figure is printed beside the floor measured in the same run, turn by turn (before the rich turn
 start on every other turn, after it on the rest: ``measure``): the ask's embed
@@ -360,8 +361,8 @@ def measure(seats, turns: int) -> dict:
     out = {"rich": [], "thin": [], "floor": [], "rich_statements": [], "rich_commits": [], "after": []}
 
     def timed(kind: str, warm: bool, run, *args, **kwargs) -> None:
-        # as the API serves it: what the runtime waits for is the response; the turn start's writes are made
-        # once it is sent (``core.after_response``), timed apart, before the next turn starts
+        # as the API serves it: what the runtime waits for is the response; the turn start's bookkeeping is
+        # made once it is sent (``core.after_response``), timed apart, before the next turn starts
         with after_response.deferring() as queue:
             started = time.perf_counter()
             run(*args, **kwargs)
@@ -428,7 +429,7 @@ def child(turns: int, embedder: str) -> None:
         ratio = f"   {statistics.median(values) / floor:.1f}x the floor" if kind != "floor" else ""
         print(f"   {label:<30} p50 {statistics.median(values):7.1f} ms   p95 {q[18]:7.1f} ms   (n={len(values)}){ratio}",
               flush=True)
-    print(f"   a rich turn start's writes, made once its response is sent: p50 {statistics.median(times['after']):.1f} ms",
+    print(f"   a rich turn start's bookkeeping (spend, stamps, events), made once its response is sent: p50 {statistics.median(times['after']):.1f} ms",
           flush=True)
     print(f"   one rich turn start: {times['rich_statements'][0]} statements, {times['rich_commits'][0]} commit(s)"
           " (the floor: 4 statements, no commit)", flush=True)

@@ -62,8 +62,8 @@ FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|v
 
 
 def _clause(stops: str) -> str:
-    """What a fact states: up to the first of ``stops``, a dot inside a word ("ana@example.com", "node.js") or of a
-    title ("Mr. Jones") kept."""
+    """What a fact states: up to the first of ``stops``, a dot inside a word ("ana@example.com", "node.js"), of a
+    title ("Mr. Jones") or of an initialism the sentence goes on after ("10 a.m. on weekdays") kept."""
     return rf"(?:[^{stops}]|\.(?=[^\s{stops}])|(?:{_ABBREVIATED})\s|(?<={_INITIALISM})\.(?={_GOES_ON}))+"
 
 
