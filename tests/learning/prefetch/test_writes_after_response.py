@@ -119,7 +119,6 @@ def test_the_turn_completed_before_the_response_is_closed_still_gets_the_offered
     accepted.close()
 
     assert accepted.status_code == 202
-
     assert offered and Turn.objects.get(seat=seat, run_id="turn-5").payload["skills_offered"] == offered
 
 
