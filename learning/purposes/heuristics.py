@@ -81,10 +81,14 @@ MY_PREFERENCE = re.compile(
 )
 MY_FACT = re.compile(
     r"^(?P<who>my|our)\s+(?P<what>user ?id|username|user name|email|time ?zone|pronouns|role|title|team|"
-    r"manager|on-call rotation|stack|main language|language)\s+(?:is|are)\s+"
+    r"manager|on-call rotation|stack|main language|language|birthday|home airport)\s+(?:is|are)\s+"
     r"(?P<x>" + VALUE + ")",
     re.I,
 )
+# "I'm allergic to peanuts", "I'm a vegetarian": what the sender can't or won't eat, a standing fact about them
+DIET = re.compile(r"^(?P<who>i'm|i am)\s+(?:an?\s+)?(?:(?:severely|very|highly|deathly|mildly|strict|strictly)\s+)?"
+                  r"(?P<x>allergic to " + CLAUSE + r"|(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|"
+                  r"diabetic|coeliac|celiac)\b)", re.I)
 WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+" + CLAUSE + ")", re.I)
 TEAM_USES = re.compile(r"^(?P<who>we|our team|the team)\s+(?P<verb>use|uses|deploy|deploys|run|runs|own|owns)\s+(?P<x>" + CLAUSE + ")", re.I)
 SYSTEM_FACT = re.compile(
@@ -101,6 +105,9 @@ DEICTIC = re.compile(r"^(?:it|this|that|these|those|them|you|your|yours|how|what
 CONTEXTUAL = re.compile(r"\b(?:that|this|those|these|the same|the other|the first|the second|the cheaper|the earlier)\s+"
                         r"(?:one|ones|option|options|time|timeframe|time frame|flight|flights|range|price|way|thing|idea|"
                         r"day|date|seat|seats)\b", re.I)
+# A note is read later, away from the conversation: one that needs it to be understood -- "it", "them", the
+# person spoken to ("Ana is going to call you tomorrow", "Ana prefers not to talk about it") -- is not kept.
+NEEDS_THE_CONVERSATION = re.compile(r"\b(?:it|them|you|your|yours|yourself)\b(?!['’])", re.I)
 # "I love the yellow leaves", "I like all the colours": a liking of something the conversation holds (a definite
 # object) is a reaction to it, and so is one of the person spoken to ("we love working with your team"); "I love
 # camping", "I prefer the aisle" are standing preferences
@@ -154,20 +161,82 @@ def overlap(a: str | set[str], b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-def third_person(text: str, who: str) -> str:
-    """Rewrite a sender's first person as a statement about them."""
-    rules = [
-        (r"\bI'm\b", f"{who} is"), (r"\bI am\b", f"{who} is"), (r"\bI'll\b", f"{who} will"),
-        (r"\bI've\b", f"{who} has"), (r"\bI was\b", f"{who} was"), (r"\bI\b", who),
-        (r"\bwe're\b", "the team is"), (r"\bwe are\b", "the team is"), (r"\bwe'll\b", "the team will"),
-        (r"\bwe\b", "the team"), (r"\bour\b", "the team's"), (r"\bmy\b", f"{who}'s"), (r"\bme\b", who),
-        (r"\bmine\b", f"{who}'s"),
-    ]
-    for pattern, repl in rules:
-        text = re.sub(pattern, repl, text, flags=re.I)
-    return text
+# words between "I" and its verb ("I just moved", "I really love") and verbs whose form is the same after any subject
+_ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometimes|already|actually|definitely|"
+            "mostly|generally|too|now|currently|recently|finally|totally|absolutely|honestly|personally|truly|"
+            "seriously|occasionally|rarely|typically|normally|basically|literally|probably|certainly|simply|"
+            "especially|particularly|mainly")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
+_SAME_FORM = {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "can't",
+              "cannot", "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't", "got", "made", "went",
+              "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
+_THIRD_FORM = {"have": "has", "do": "does", "don't": "doesn't", "haven't": "hasn't", "am": "is", "go": "goes",
+               "was": "was", "wasn't": "wasn't"}
+# the sender's first person, singular and plural, its verb read with it when a subject leads one ("I have" -> "Ana
+# has", "I travel" -> "Ana travels", "we have" -> "Ana's team has")
+_FIRST_PERSON = re.compile(
+    r"\b(?:(?P<contracted>I['’]m|I am|I['’]ll|I['’]ve|I['’]d|we['’]re|we are|we['’]ll|we['’]ve|we['’]d)"
+    rf"|(?P<subject>I|we)(?P<adv>(?:\s+(?:{_ADVERBS}))*)\s+(?P<verb>[a-z][a-z']*)"
+    r"|(?P<word>I|my|me|mine|myself|we|our|ours|us|ourselves))\b",
+    re.I,
+)
+# a contracted subject: its form at the first mention ({who}: the sender, {team}: the sender's team), then later
+_CONTRACTED = {"i'm": ("{who} is", "they're"), "i am": ("{who} is", "they are"), "i'll": ("{who} will", "they'll"),
+               "i've": ("{who} has", "they've"), "i'd": ("{who} would", "they'd"), "we're": ("{team} is", "they're"),
+               "we are": ("{team} is", "they are"), "we'll": ("{team} will", "they'll"), "we've": ("{team} has", "they've"),
+               "we'd": ("{team} would", "they'd")}
+_WORD = {"i": ("{who}", "they"), "my": ("{who}'s", "their"), "me": ("{who}", "them"), "mine": ("{who}'s", "theirs"),
+         "myself": ("{who}", "themselves"), "we": ("{team}", "they"), "our": ("{team}'s", "their"),
+         "ours": ("{team}'s", "theirs"), "us": ("{team}", "them"), "ourselves": ("{team}", "themselves")}
+_PLURAL = {"we", "our", "ours", "us", "ourselves"}
 
 
+def _third_form(verb: str) -> str:
+    """A verb's form after "she" or "Ana": "has", "does", "travels", "flies", "watches"; a modal, a past tense or a
+    word that is no plain verb as it is."""
+    lowered = verb.lower()
+    if lowered in _THIRD_FORM:
+        return _THIRD_FORM[lowered]
+    if lowered in _SAME_FORM or lowered.endswith("ed") or "'" in lowered or "’" in lowered:
+        return verb
+    if re.search(r"[^aeiou]y$", lowered):
+        return verb[:-1] + "ies"
+    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    return verb + "s"
+
+
+def third_person(text: str, who: str, *, named: bool = False, team_named: bool = False) -> str:
+    """Rewrite a sender's first person as a statement about them: the first mention by name ("I", "my" -> "Ana",
+    "Ana's"; "we", "our" -> "Ana's team", "Ana's team's"), its verb agreeing ("I have an exam" -> "Ana has an exam"),
+    later ones as "they" / "their" ("... with their sister"). ``named`` / ``team_named`` when the text follows a
+    mention already made ("Ana prefers" + "flights when I travel": "... when they travel")."""
+    mentioned = {"who": named, "team": team_named}
+    names = {"who": who, "team": f"{who}'s team"}
+
+    def person(m: re.Match) -> str:
+        if m.group("contracted"):
+            key = re.sub(r"\s+", " ", m.group("contracted").lower().replace("’", "'"))
+            whose = "team" if key.startswith("we") else "who"
+            forms = _CONTRACTED[key]
+        elif m.group("verb"):
+            whose = "team" if m.group("subject").lower() == "we" else "who"
+            adv, verb = m.group("adv") or "", m.group("verb")
+            if verb.lower() in ("am", "was", "wasn't") and whose == "who":
+                later = {"am": "are", "was": "were", "wasn't": "weren't"}[verb.lower()]
+            else:
+                later = verb
+            forms = (f"{{{whose}}}{adv} {_third_form(verb)}", f"they{adv} {later}")
+        else:
+            word = m.group("word").lower()
+            whose = "team" if word in _PLURAL else "who"
+            forms = _WORD[word]
+        first, mentioned[whose] = not mentioned[whose], True
+        return re.sub(r"\{(who|team)\}", lambda k: names[k.group(1)], forms[0] if first else forms[1])
+
+    return _FIRST_PERSON.sub(person, text)
+
+
+IDENTIFIER = re.compile(r"[^\s']*[_\d]")  # a first word with an underscore or a digit: a handle, an id
 LEAD_IN = re.compile(r"^(?:heads up|fyi|note|btw|just so you know|quick note)\s*[:,!-]*\s*", re.I)
 TRAILING_PLEASE = re.compile(r"[,\s]+please[.!\s]*$", re.I)
 
@@ -175,6 +244,8 @@ TRAILING_PLEASE = re.compile(r"[,\s]+please[.!\s]*$", re.I)
 def finish(text: str) -> str:
     text = TRAILING_PLEASE.sub("", LEAD_IN.sub("", text.strip()))
     text = text.strip().rstrip(".!,;:") + "."
+    if IDENTIFIER.match(text):  # "mia_li_3668 prefers ...": a handle is written as it is
+        return text
     return text[0].upper() + text[1:]
 
 
@@ -188,8 +259,19 @@ def declarative(sentence: str) -> str | None:
     return text if DECLARATIVE_SUBJECT.match(body) and not INTENT.match(body) else None
 
 
+def _is_team(who_word: str) -> bool:
+    return who_word.lower() in ("we", "our", "we're", "we are", "our team", "the team")
+
+
 def _subject(who_word: str, who: str) -> str:
-    return f"{who}'s team" if who_word.lower() in ("we", "our", "we're", "we are", "our team", "the team") else who
+    return f"{who}'s team" if _is_team(who_word) else who
+
+
+def _after_subject(x: str, who_word: str, who: str) -> str:
+    """What follows a note's subject, in the third person, its mentions of the subject already made ("Ana prefers"
+    + "flights when I travel with my kids": "flights when they travel with their kids")."""
+    team = _is_team(who_word)
+    return third_person(x.strip(), who, named=not team, team_named=team)
 
 
 def _possessive(who_word: str, who: str) -> str:
@@ -197,7 +279,8 @@ def _possessive(who_word: str, who: str) -> str:
 
 
 def _has_content(x: str) -> bool:
-    return bool(vocabulary.content_words(x, identifiers=False)) and not DEICTIC.match(x.strip()) and not CONTEXTUAL.search(x)
+    return (bool(vocabulary.content_words(x, identifiers=False)) and not DEICTIC.match(x.strip())
+            and not CONTEXTUAL.search(x) and not NEEDS_THE_CONVERSATION.search(x))
 
 
 def _same_name(value: str, who: str) -> bool:
@@ -216,10 +299,10 @@ def preference_fact(sentence: str, who: str) -> str | None:
         adverb = (m.group("adv") or "").strip().lower()
         verb = VERB_3RD[m.group("verb").lower()]
         lead = f"{adverb} {verb}" if adverb else verb
-        return finish(f"{_subject(m.group('who'), who)} {lead} {third_person(m.group('x').strip(), who)}")
+        return finish(f"{_subject(m.group('who'), who)} {lead} {_after_subject(m.group('x'), m.group('who'), who)}")
     m = FAN_OF.match(text)
     if m and _has_content(m.group("x")):
-        return finish(f"{_subject(m.group('who'), who)} likes {third_person(m.group('x').strip(), who)}")
+        return finish(f"{_subject(m.group('who'), who)} likes {_after_subject(m.group('x'), m.group('who'), who)}")
     m = MY_FACT.match(text)
     if m:
         value = re.split(r"\s+(?:and|but)\s+", m.group("x").strip())[0]
@@ -229,12 +312,15 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = MY_PREFERENCE.match(text)
     if m and _has_content(m.group("x")):
         return finish(third_person(m.group(0), who))
+    m = DIET.match(text)
+    if m and not NEEDS_THE_CONVERSATION.search(m.group("x")):
+        return finish(f"{who} is {m.group('x').strip()}")
     for pattern in (WORK_FACT, TEAM_USES):
         m = pattern.match(text)
         if m and _has_content(m.group("x")):
             verb = m.group("verb").lower()
             verb = {"am based": "is based", "are based": "is based"}.get(verb, VERB_3RD.get(verb, verb))
-            return finish(f"{_subject(m.group('who'), who)} {verb} {third_person(m.group('x').strip(), who)}")
+            return finish(f"{_subject(m.group('who'), who)} {verb} {_after_subject(m.group('x'), m.group('who'), who)}")
     m = SYSTEM_FACT.match(text)
     if m:
         return finish(text)
@@ -245,7 +331,7 @@ def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | No
     """A dated situation as (declarative note, ttl_days), or None."""
     text = declarative(sentence)
     if (text is None or not (SITUATION.search(text) or _named_date(text, today)) or NEGATIVE.search(text)
-            or FEELING.match(TIME_LEAD.sub("", text))):
+            or FEELING.match(TIME_LEAD.sub("", text)) or NEEDS_THE_CONVERSATION.search(text)):
         return None
     sentence = text
     end = _named_date(sentence, today)

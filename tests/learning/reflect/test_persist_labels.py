@@ -79,7 +79,10 @@ def test_long_and_short_precision(outcomes):
                                   "I'm going to need to change my flight today.", "I'm trying to book a flight for next month.",
                                   "I just want to cancel the trip today.", "I'm hoping to get a refund this week.",
                                   "I'm calling because my flight was cancelled today.", "Today I'm feeling great!",
-                                  "I hate to say it, but the flight was terrible.", "We love working with your team."])
+                                  "I hate to say it, but the flight was terrible.", "We love working with your team.",
+                                  # a note needing the conversation to be understood: the person spoken to, "it"
+                                  "I'm going to call you tomorrow.", "I'll send you the pictures tomorrow.",
+                                  "I'm going to try it next week.", "I prefer not to talk about it."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -91,8 +94,8 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I'm on vacation until 2026-12-10.", "SHORT", "Ana is on vacation until 2026-12-10."),
     ("I'm away until 2026-12-10.", "SHORT", "Ana is away until 2026-12-10."),
     ("I'm having surgery next week, so I can't travel.", "SHORT",
-     "Ana is having surgery next week, so Ana can't travel (as of 2026-12-03)."),
-    ("I love camping trips with my family.", "LONG", "Ana loves camping trips with Ana's family."),
+     "Ana is having surgery next week, so they can't travel (as of 2026-12-03)."),
+    ("I love camping trips with my family.", "LONG", "Ana loves camping trips with their family."),
     ("I prefer the aisle seat on long flights.", "LONG", "Ana prefers the aisle seat on long flights."),
     ("My user ID is ana_li_3668.", "LONG", "Ana's user ID is ana_li_3668."),
     ("My email is ana@example.com.", "LONG", "Ana's email is ana@example.com."),
@@ -104,7 +107,23 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("We use AWS, e.g. S3 and EC2.", "LONG", "Ana's team uses AWS, e.g. S3 and EC2."),
     ("I prefer meetings before 10 a.m. on weekdays.", "LONG", "Ana prefers meetings before 10 a.m. on weekdays."),
     ("I live in the U.S. My manager is Bo.", "LONG", "Ana's manager is Bo."),
+    # the verb agrees with the name; a later mention is "they"
+    ("I have a big exam tomorrow.", "SHORT", "Ana has a big exam tomorrow (as of 2026-12-03)."),
+    ("Tomorrow I fly to Denver for a conference.", "SHORT", "Tomorrow Ana flies to Denver for a conference (as of 2026-12-03)."),
+    ("I don't have time this week.", "SHORT", "Ana doesn't have time this week (as of 2026-12-03)."),
+    ("I prefer flights when I travel with my kids.", "LONG", "Ana prefers flights when they travel with their kids."),
+    ("We're going to the beach next weekend.", "SHORT", "Ana's team is going to the beach next weekend (as of 2026-12-03)."),
+    # what the sender can't eat, and a few more standing facts
+    ("I'm allergic to peanuts and shellfish.", "LONG", "Ana is allergic to peanuts and shellfish."),
+    ("I'm a vegetarian.", "LONG", "Ana is vegetarian."),
+    ("My birthday is on June 5th.", "LONG", "Ana's birthday is on June 5th."),
+    ("My home airport is SFO.", "LONG", "Ana's home airport is SFO."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
     assert (d["classification"], d["content"]) == (kind, content)
+
+
+def test_a_sender_named_by_a_handle_keeps_its_case():
+    d = decision("mia_li_3668", "I prefer economy class.")
+    assert (d["classification"], d["content"]) == ("LONG", "mia_li_3668 prefers economy class.")
