@@ -27,3 +27,14 @@ def test_a_note_on_the_tasks_subject_comes_first_then_standing_rules():
              "The billing export runs at 02:00 UTC and writes to the finance bucket.",
              "Lunch orders go through the office channel."]
     assert selected("Why did the billing export fail last night?", notes) == [2, 1]
+
+
+def test_a_note_about_a_sender_named_by_a_handle_is_about_that_person():
+    """The offline PersistDecider writes a handle as it is ("mia_li_3668 prefers economy class.")."""
+    from learning.purposes.persist_decision import decide
+
+    note = decide({"interactions": [{"sender": "mia_li_3668", "body": "I prefer economy class for my flights."}],
+                   "today": "2026-12-03"})["content"]
+    assert note == "mia_li_3668 prefers economy class for their flights."
+    assert selected("Book economy class flights to Seattle", [note], triggered_by=["omar_rossi_1241 (web)"]) == []
+    assert selected("Book economy class flights to Seattle", [note], triggered_by=["mia_li_3668 (web)"]) == [1]
