@@ -161,16 +161,20 @@ def overlap(a: str | set[str], b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-# words between "I" and its verb ("I just moved", "I really love") and verbs whose form is the same after any subject
+# words between "I" and its verb ("I just moved", "I really love"), verbs whose form is the same after any subject
 _ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometimes|already|actually|definitely|"
             "mostly|generally|too|now|currently|recently|finally|totally|absolutely|honestly|personally|truly|"
             "seriously|occasionally|rarely|typically|normally|basically|literally|probably|certainly|simply|"
-            "especially|particularly|mainly")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
+            "especially|particularly|mainly|then")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
 _SAME_FORM = {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "can't",
               "cannot", "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't", "got", "made", "went",
               "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
 _THIRD_FORM = {"have": "has", "do": "does", "don't": "doesn't", "haven't": "hasn't", "am": "is", "go": "goes",
-               "was": "was", "wasn't": "wasn't"}
+               "was": "was"}
+_THEY_FORM = {"am": "are", "was": "were", "wasn't": "weren't"}  # a later "I am" is "they are"
+# a word after "I" that is no verb ("Mel and I and the kids", "taller than I am" has its verb)
+_NO_VERB = {"and", "or", "but", "nor", "so", "to", "at", "in", "on", "with", "for", "from", "as", "than", "the", "a",
+            "an", "if", "when", "because", "who", "that", "myself"}
 # the sender's first person, singular and plural, its verb read with it when a subject leads one ("I have" -> "Ana
 # has", "I travel" -> "Ana travels", "we have" -> "Ana's team has")
 _FIRST_PERSON = re.compile(
@@ -188,6 +192,7 @@ _WORD = {"i": ("{who}", "they"), "my": ("{who}'s", "their"), "me": ("{who}", "th
          "myself": ("{who}", "themselves"), "we": ("{team}", "they"), "our": ("{team}'s", "their"),
          "ours": ("{team}'s", "theirs"), "us": ("{team}", "them"), "ourselves": ("{team}", "themselves")}
 _PLURAL = {"we", "our", "ours", "us", "ourselves"}
+_BESIDE = re.compile(r"\b(?:and|or)\s+$", re.I)
 
 
 def _third_form(verb: str) -> str:
@@ -196,7 +201,7 @@ def _third_form(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _THIRD_FORM:
         return _THIRD_FORM[lowered]
-    if lowered in _SAME_FORM or lowered.endswith("ed") or "'" in lowered or "’" in lowered:
+    if lowered in _SAME_FORM or lowered in _NO_VERB or lowered.endswith("ed") or "'" in lowered or "’" in lowered:
         return verb
     if re.search(r"[^aeiou]y$", lowered):
         return verb[:-1] + "ies"
@@ -221,16 +226,15 @@ def third_person(text: str, who: str, *, named: bool = False, team_named: bool =
         elif m.group("verb"):
             whose = "team" if m.group("subject").lower() == "we" else "who"
             adv, verb = m.group("adv") or "", m.group("verb")
-            if verb.lower() in ("am", "was", "wasn't") and whose == "who":
-                later = {"am": "are", "was": "were", "wasn't": "weren't"}[verb.lower()]
-            else:
-                later = verb
+            later = _THEY_FORM.get(verb.lower(), verb) if whose == "who" else verb
             forms = (f"{{{whose}}}{adv} {_third_form(verb)}", f"they{adv} {later}")
         else:
             word = m.group("word").lower()
             whose = "team" if word in _PLURAL else "who"
             forms = _WORD[word]
-        first, mentioned[whose] = not mentioned[whose], True
+        # "my wife and I", "Bo and me": the sender beside others is named ("Ana's wife and Ana"), never "they"
+        first = not mentioned[whose] or (whose == "who" and _BESIDE.search(m.string, 0, m.start()) is not None)
+        mentioned[whose] = True
         return re.sub(r"\{(who|team)\}", lambda k: names[k.group(1)], forms[0] if first else forms[1])
 
     return _FIRST_PERSON.sub(person, text)

@@ -113,6 +113,7 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I don't have time this week.", "SHORT", "Ana doesn't have time this week (as of 2026-12-03)."),
     ("I prefer flights when I travel with my kids.", "LONG", "Ana prefers flights when they travel with their kids."),
     ("We're going to the beach next weekend.", "SHORT", "Ana's team is going to the beach next weekend (as of 2026-12-03)."),
+    ("My wife and I are going to Rome next month.", "SHORT", "Ana's wife and Ana are going to Rome next month (as of 2026-12-03)."),
     # what the sender can't eat, and a few more standing facts
     ("I'm allergic to peanuts and shellfish.", "LONG", "Ana is allergic to peanuts and shellfish."),
     ("I'm a vegetarian.", "LONG", "Ana is vegetarian."),
