@@ -56,6 +56,9 @@ INTENT = re.compile(
     r"|^(?:i|we)\s+(?:just\s+|really\s+|only\s+|also\s+|still\s+)?(?:want|wanted|need|needed|would like|wish|hope)\b",
     re.I,
 )
+# "I was told I could get a refund today", "We had an outage today": what happened is no situation that holds on
+# ("We moved the release to next week" is one: what was done sets what holds)
+PAST = re.compile(r"^(?:i|we)\s+(?:(?:just|already|also|really|only)\s+)?(?:was|were|had|did)\b", re.I)
 # "Today I'm feeling great", "I'm so excited": how the sender feels is no situation to keep
 FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|very|pretty|quite)\b|^(?:i|we)\s+(?:feel|felt)\b",
                      re.I)
@@ -201,7 +204,8 @@ def _third_form(verb: str) -> str:
     lowered = verb.lower()
     if lowered in _THIRD_FORM:
         return _THIRD_FORM[lowered]
-    if lowered in _SAME_FORM or lowered in _NO_VERB or lowered.endswith("ed") or "'" in lowered or "’" in lowered:
+    past = lowered.endswith("ed") and not lowered.endswith("eed")  # "moved", not "need", "proceed"
+    if lowered in _SAME_FORM or lowered in _NO_VERB or past or "'" in lowered or "’" in lowered:
         return verb
     if re.search(r"[^aeiou]y$", lowered):
         return verb[:-1] + "ies"
@@ -335,7 +339,8 @@ def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | No
     """A dated situation as (declarative note, ttl_days), or None."""
     text = declarative(sentence)
     if (text is None or not (SITUATION.search(text) or _named_date(text, today)) or NEGATIVE.search(text)
-            or FEELING.match(TIME_LEAD.sub("", text)) or NEEDS_THE_CONVERSATION.search(text)):
+            or FEELING.match(TIME_LEAD.sub("", text)) or NEEDS_THE_CONVERSATION.search(text) or CONTEXTUAL.search(text)
+            or PAST.match(TIME_LEAD.sub("", text))):
         return None
     sentence = text
     end = _named_date(sentence, today)

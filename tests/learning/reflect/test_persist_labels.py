@@ -82,7 +82,9 @@ def test_long_and_short_precision(outcomes):
                                   "I hate to say it, but the flight was terrible.", "We love working with your team.",
                                   # a note needing the conversation to be understood: the person spoken to, "it"
                                   "I'm going to call you tomorrow.", "I'll send you the pictures tomorrow.",
-                                  "I'm going to try it next week.", "I prefer not to talk about it."])
+                                  "I'm going to try it next week.", "I prefer not to talk about it.",
+                                  # what happened, and a choice among what the conversation offered
+                                  "I was told I could get a refund today.", "I'm okay with the earlier flight tomorrow."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -114,6 +116,7 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I prefer flights when I travel with my kids.", "LONG", "Ana prefers flights when they travel with their kids."),
     ("We're going to the beach next weekend.", "SHORT", "Ana's team is going to the beach next weekend (as of 2026-12-03)."),
     ("My wife and I are going to Rome next month.", "SHORT", "Ana's wife and Ana are going to Rome next month (as of 2026-12-03)."),
+    ("We moved the release to next week.", "SHORT", "Ana's team moved the release to next week (as of 2026-12-03)."),
     # what the sender can't eat, and a few more standing facts
     ("I'm allergic to peanuts and shellfish.", "LONG", "Ana is allergic to peanuts and shellfish."),
     ("I'm a vegetarian.", "LONG", "Ana is vegetarian."),
