@@ -3,9 +3,10 @@
 A view's code calls ``later(work)``. Inside a request served through ``AfterResponseMiddleware`` the
 work runs when the server closes the response: after its last byte is written (the WSGI server and
 Django's ASGI handler both close a response once it is sent), before the worker thread takes its next
-request, and before ``request_finished`` lets the request's connections go. Anywhere else -- a
-management command, a task, a test calling the function directly, django-ninja's ``TestClient`` -- it
-runs at once, where ``later`` was called.
+request, and before ``request_finished`` lets the request's connections go. The MCP server queues a
+call's work the same way (``deferring``) and runs it once the call's result is handed to the SDK
+(``learning.mcp_server.server.AfterSent``). Anywhere else -- a management command, a task, a test calling
+the function directly, django-ninja's ``TestClient`` -- it runs at once, where ``later`` was called.
 
 Work whose response a server never closed (a test client that reads a response and drops it) runs
 before the next request that thread serves. What is lost by it: work queued by a process that dies

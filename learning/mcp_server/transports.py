@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 
 from crewlet import tokens
 from crewlet.errors import Forbidden
-from learning.mcp_server.server import build_server
+from learning.mcp_server.server import AfterSent, build_server
 
 MCP_PATH = "/mcp"
 
@@ -23,11 +23,13 @@ def serve_stdio(*, token: str, handle: str) -> None:
     """Check the token against the seat, then serve MCP on this process's stdin/stdout until EOF."""
     seat = tokens.seat_for(token, handle)  # Forbidden (one line) before any protocol byte
     close_old_connections()
-    server = build_server(lambda ctx: seat, default_run_id=None)
+    after = AfterSent()
+    server = build_server(lambda ctx: seat, default_run_id=None, after=after)
 
     async def main():
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
+        await after.drain()  # the last calls' work after their answers, before the process ends
 
     anyio.run(main)
 

@@ -78,6 +78,27 @@ def test_over_stdio_a_client_lists_the_tools_calls_them_and_the_note_is_stored(s
     assert DiaryEntry.objects.get(seat=seat).turn_id == "run-stdio"
 
 
+def test_over_stdio_a_turn_starts_bookkeeping_is_written_before_the_server_exits(seat, tmp_path):
+    """The prefetch is the session's last call: its bookkeeping, made after the answer, still lands."""
+    from core.models import Event
+
+    config = tmp_path / "crewlet.toml"
+    config.write_text(CONFIG)
+    env = {"DATABASE_URL": test_database_url(), "CREWLET_CONFIG": str(config), "CREWLET_TOKEN": token_for(seat),
+           "CREWLET_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT)}
+    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp", "--seat", "ana"], env=env,
+                                   cwd=str(ROOT))
+
+    async def go():
+        async with Client(params, read_timeout_seconds=60) as client:
+            await client.list_tools()
+            return await client.call_tool("prefetch", {"run_id": "run-last", "ask": "Ship the 2.4.1 hotfix"})
+
+    started = anyio.run(go)  # returns once the server process has ended
+    assert not started.is_error
+    assert Event.objects.filter(turn_id="run-last", name="prefetch_summary").count() == 1
+
+
 def test_stdio_refuses_a_token_of_another_seat_in_one_line(seat, other_seat, tmp_path):
     import subprocess
 
@@ -146,3 +167,50 @@ def test_the_mcp_tools_are_the_registry_in_the_mcp_shape(seat, api_client, seat_
     over_mcp = [t.model_dump(by_alias=True, exclude_none=True) for t in anyio.run(listed)]
     over_api = api_client.get("/api/v1/tools", token=seat_token, format="mcp").json()
     assert over_mcp[1:] == over_api == tools.definitions(seat, "mcp")
+
+
+def test_over_mcp_a_turn_start_answers_before_its_bookkeeping(seat, monkeypatch):
+    """The runtime has its prefix while the turn start's bookkeeping (spend, stamps, events) is still being
+    written -- held here until the answer is in; the agent's next call finds it written."""
+    from asgiref.sync import SyncToAsync
+    from django.db import connections
+
+    from core.models import Event
+    from learning.mcp_server.server import build_server
+    from learning.models import PrefetchSnapshot
+    from learning.prefetch import assemble
+
+    release = threading.Event()
+    bookkeeping = assemble._bookkeeping
+
+    def held(*args):
+        release.wait(10)
+        bookkeeping(*args)
+
+    monkeypatch.setattr(assemble, "_bookkeeping", held)
+
+    def stored() -> tuple[bool, int]:  # read on a thread of its own: the server's worker is holding the bookkeeping
+        try:
+            return (PrefetchSnapshot.objects.filter(seat=seat, run_id="run-mcp").exists(),
+                    Event.objects.filter(turn_id="run-mcp", name="prefetch_summary").count())
+        finally:
+            connections.close_all()
+
+    async def go():
+        async with Client(build_server(lambda ctx: seat)) as client:
+            await client.list_tools()  # as an agent does first (the client checks each result against its schema)
+            started = await client.call_tool("prefetch", {"run_id": "run-mcp", "ask": "Ship the 2.4.1 hotfix"})
+            at_answer = await anyio.to_thread.run_sync(stored)
+            release.set()
+            found = await client.call_tool("query_episodes", {"run_id": "run-mcp", "limit": 3})
+            return started, at_answer, found, await anyio.to_thread.run_sync(stored)
+
+    try:
+        started, at_answer, found, after_next_call = anyio.run(go)
+    finally:
+        release.set()
+        SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=10)
+    assert not started.is_error and started.structured_content["frozen"] is False
+    assert at_answer == (True, 0)  # the frozen prefix is written before the answer, the summary event not yet
+    assert not found.is_error
+    assert after_next_call == (True, 1)
