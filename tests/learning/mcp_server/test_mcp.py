@@ -66,13 +66,18 @@ def assert_one_turn(seen: dict, seat) -> None:
     assert seen["bad"].is_error and "arguments.content" in seen["bad"].content[0].text
 
 
-def test_over_stdio_a_client_lists_the_tools_calls_them_and_the_note_is_stored(seat, tmp_path):
+def stdio_server(seat, tmp_path) -> StdioServerParameters:
+    """``manage.py mcp --seat ana`` as a real subprocess, on the test database, acting as ``seat``."""
     config = tmp_path / "crewlet.toml"
     config.write_text(CONFIG)
     env = {"DATABASE_URL": test_database_url(), "CREWLET_CONFIG": str(config), "CREWLET_TOKEN": token_for(seat),
            "CREWLET_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT)}
-    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp", "--seat", "ana"], env=env,
-                                   cwd=str(ROOT))
+    return StdioServerParameters(command=sys.executable, args=["manage.py", "mcp", "--seat", "ana"], env=env,
+                                 cwd=str(ROOT))
+
+
+def test_over_stdio_a_client_lists_the_tools_calls_them_and_the_note_is_stored(seat, tmp_path):
+    params = stdio_server(seat, tmp_path)
     seen = exercise(Client(params, read_timeout_seconds=60), "run-stdio")
     assert_one_turn(seen, seat)
     assert DiaryEntry.objects.get(seat=seat).turn_id == "run-stdio"
@@ -82,12 +87,7 @@ def test_over_stdio_a_turn_starts_bookkeeping_is_written_before_the_server_exits
     """The prefetch is the session's last call: its bookkeeping, made after the answer, still lands."""
     from core.models import Event
 
-    config = tmp_path / "crewlet.toml"
-    config.write_text(CONFIG)
-    env = {"DATABASE_URL": test_database_url(), "CREWLET_CONFIG": str(config), "CREWLET_TOKEN": token_for(seat),
-           "CREWLET_LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT)}
-    params = StdioServerParameters(command=sys.executable, args=["manage.py", "mcp", "--seat", "ana"], env=env,
-                                   cwd=str(ROOT))
+    params = stdio_server(seat, tmp_path)
 
     async def go():
         async with Client(params, read_timeout_seconds=60) as client:
