@@ -171,9 +171,8 @@ _ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometim
             "especially|particularly|mainly|then")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
 _SAME_FORM = {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "can't",
               "cannot", "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't", "got", "made", "went",
-              "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
-_THIRD_FORM = {"have": "has", "do": "does", "don't": "doesn't", "haven't": "hasn't", "am": "is", "go": "goes",
-               "was": "was"}
+              "was", "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
+_THIRD_FORM = {"have": "has", "do": "does", "don't": "doesn't", "haven't": "hasn't", "am": "is", "go": "goes"}
 _THEY_FORM = {"am": "are", "was": "were", "wasn't": "weren't"}  # a later "I am" is "they are"
 # a word after "I" that is no verb ("Mel and I and the kids", "taller than I am" has its verb)
 _NO_VERB = {"and", "or", "but", "nor", "so", "to", "at", "in", "on", "with", "for", "from", "as", "than", "the", "a",
