@@ -72,12 +72,56 @@ def _clause(stops: str) -> str:
 
 CLAUSE = _clause(".!?")  # to the sentence's end
 VALUE = _clause(".!?,")  # a stated value: to the sentence's end or a comma
+VALUE_TAIL = r"(?:[^.!?,]|\.(?=[^\s.!?,]))*"  # the rest of a stated value, up to the sentence's end or a comma
 PREFERENCE = re.compile(
     r"^(?P<who>i|we)\s+(?P<adv>really\s+|strongly\s+|much\s+|usually\s+|always\s+|generally\s+)?"
     r"(?P<verb>prefer|like|love|enjoy|hate|dislike|avoid)\s+(?P<x>" + CLAUSE + ")",
     re.I,
 )
-FAN_OF = re.compile(r"^(?P<who>i'm|i am|we're|we are)\s+(?:a\s+)?(?:big\s+|huge\s+)?fans?\s+of\s+(?P<x>" + CLAUSE + ")", re.I)
+# "I don't like long layovers", "We do not enjoy ...": a liking denied is as standing as one stated
+NOT_LIKING = re.compile(r"^(?P<who>i|we)\s+(?:really\s+)?(?:don't|don’t|do not)\s+(?:really\s+)?(?P<verb>like|love|enjoy)\s+"
+                        r"(?P<x>" + CLAUSE + ")", re.I)
+FAN_OF = re.compile(r"^(?P<who>i'm|i am|we're|we are)\s+(?P<neg>not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fans?\s+of\s+"
+                    r"(?P<x>" + CLAUSE + ")", re.I)
+# "I always pick the aisle seat", "We usually deploy on Thursdays": what the sender does as a rule, in the present
+HABIT = re.compile(r"^(?P<who>i|we)\s+(?P<adv>always|usually|normally|typically|generally|never|rarely|often)\s+"
+                   r"(?P<verb>[a-z]+)\s+(?P<x>" + CLAUSE + ")", re.I)
+# what "we" do as a rule that is the team's ("We never deploy on Fridays"); "we" of a family does other things
+# ("We always look forward to our camping trip")
+TEAM_PRACTICES = {"deploy", "release", "ship", "merge", "review", "test", "run", "use", "push", "publish", "rotate",
+                  "build", "patch", "upgrade", "restart", "freeze", "triage", "pair", "demo", "work", "squash", "rebase",
+                  "tag", "version", "document", "estimate", "invoice", "bill", "close", "open", "escalate", "page"}
+# a past tense after "never" or "always" tells what happened ("I never got the email"), not what the sender does
+_IRREGULAR_PAST = {"got", "went", "made", "had", "did", "was", "were", "saw", "said", "told", "took", "came", "gave",
+                   "knew", "found", "felt", "left", "heard", "bought", "brought", "paid", "sent", "spent", "lost", "won",
+                   "ate", "drank", "flew", "drove", "wrote", "thought", "kept", "met", "ran", "sat", "stood", "understood",
+                   "became", "began", "forgot", "held", "let", "meant", "put", "read", "set", "sold", "spoke"}
+# "I'm a nurse", "I'm a gold member": what the sender is -- by a word for a trade or a standing, never "I'm a bit late"
+OCCUPATIONS = ("nurse|doctor|physician|surgeon|dentist|pharmacist|teacher|professor|lecturer|student|lawyer|attorney|"
+               "accountant|engineer|developer|programmer|designer|architect|scientist|researcher|analyst|consultant|"
+               "manager|director|founder|writer|author|journalist|editor|artist|painter|musician|photographer|chef|cook|"
+               "baker|pilot|farmer|electrician|plumber|carpenter|mechanic|firefighter|paramedic|therapist|counselor|"
+               "counsellor|social worker|veterinarian|vet|librarian|pastor|soldier|veteran|officer|retiree|"
+               "freelancer|contractor|entrepreneur|realtor|banker|salesperson|recruiter|intern|volunteer|"
+               "stay-at-home (?:mom|dad|parent)|single (?:mom|dad|parent)|mom|dad|parent|grandparent|grandmother|"
+               "grandfather")
+_TRADE = (r"(?:(?:senior|junior|lead|staff|principal|chief|head|retired|former|full-time|part-time|freelance|registered|"
+          r"certified|licensed|professional|high school|college|university|grad|graduate|phd|medical|nursing|law|art|"
+          r"music|software|data|web|mobile|product|project|graphic|ux|ui|civil|mechanical|electrical|research|"
+          r"first-time|proud|new)\s+)*")
+IDENTITY = re.compile(r"^(?P<who>i'm|i am)\s+(?P<x>(?:an?\s+)?" + _TRADE + r"(?:" + OCCUPATIONS + r")s?\b" + VALUE_TAIL
+                      + r"|an?\s+(?:gold|silver|platinum|bronze|regular|basic|premium|elite|diamond)\s+member\b"
+                      + VALUE_TAIL + ")", re.I)
+# "I can't eat gluten", "I don't eat meat", "I don't drink alcohol": what the sender never takes
+DONT_EAT = re.compile(r"^i\s+(?P<verb>can't|can’t|cannot|can not|don't|don’t|do not)\s+(?P<what>eat|drink|have)\s+"
+                      r"(?P<x>(?:any\s+)?(?:gluten|dairy|meat|pork|beef|fish|seafood|shellfish|nuts|peanuts|eggs|sugar|"
+                      r"alcohol|caffeine|coffee|milk|cheese|wheat|soy|spicy food|red meat)\b" + VALUE_TAIL + ")", re.I)
+# "I have two kids", "I have a dog named Max": the sender's family and pets ("we have" may be a team's)
+FAMILY = re.compile(r"^i\s+(?:also\s+)?(?:have|have got)\s+(?P<x>(?:an?|one|two|three|four|five|six|\d+)\s+"
+                    r"(?:(?:young|little|small|grown|grown-up|adult|teenage|older|younger|big|new|adopted|twin)\s+)*"
+                    r"(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings?|grandkids?|grandchildren|"
+                    r"grandsons?|granddaughters?|twins|dogs?|cats?|pets?|puppy|puppies|kittens?|horses?|birds?|parrots?)\b"
+                    + VALUE_TAIL + ")", re.I)
 MY_PREFERENCE = re.compile(
     r"^(?P<who>my|our)\s+(?:preference|favou?rite(?:\s+[a-z ]+?)?|fave(?:\s+[a-z ]+?)?)\s+is\s+(?P<x>" + CLAUSE + ")",
     re.I,
@@ -123,9 +167,13 @@ SITUATION = re.compile(
     r"\b(vacation|holiday|out of (?:the )?office|ooo|on leave|parental leave|freeze|frozen|"
     r"(?:i'm|i am|we're|we are|be|is|are)\s+away|"
     r"on call|on-call|blocked|embargo|offsite|migration window|code freeze|this week|next week|"
-    r"this sprint|today|tomorrow|this weekend|next weekend|this month|next month)\b",
+    r"this sprint|today|tomorrow|this weekend|next weekend|this month|next month|"
+    r"(?:next|this|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
     re.I,
 )
+# "next Tuesday", "this Friday", "on Monday": a day of the coming week or two ("Mondays" is every Monday: no date)
+NAMED_WEEKDAY = re.compile(r"\b(?P<which>next|this|on)\s+(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|"
+                           r"sunday)\b", re.I)
 UNTIL = re.compile(r"\b(?:until|through|thru|till|til|ends?|runs through|by)\b", re.I)
 ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})\b", re.I)
@@ -290,6 +338,43 @@ def _has_content(x: str) -> bool:
             and not CONTEXTUAL.search(x) and not NEEDS_THE_CONVERSATION.search(x))
 
 
+def _present(verb: str) -> bool:
+    """A verb in its plain present form ("pick", "travel"), not a past ("got", "moved"), a modal or no verb."""
+    lowered = verb.lower()
+    past = lowered.endswith("ed") and not lowered.endswith("eed")
+    return not (past or lowered in _IRREGULAR_PAST or lowered in _SAME_FORM or lowered in _NO_VERB)
+
+
+# the conversation's own place ("a manager here", "I'll be there tomorrow"), and what it holds ("avoid that")
+_HERE = r"\b(?:here|there)\b"
+HERE_OR_THERE = re.compile(_HERE, re.I)
+_POINTING = re.compile(_HERE + r"|\b(?:that|this|these|those)\s*$", re.I)
+# what the sender is doing now ("one child traveling with me"), not what they have or are
+_UNDER_WAY = re.compile(r"\b(?:with me|right now|at the moment|today|tonight|this time|travell?ing|flying|coming|going|"
+                        r"joining|staying|visiting)\b", re.I)
+
+
+def _standing(x: str) -> bool:
+    """What follows a standing fact's verb holds without the conversation: no "it", "you", "here", "that"."""
+    part = _first_part(x)
+    return not (NEEDS_THE_CONVERSATION.search(part) or _POINTING.search(part) or _UNDER_WAY.search(part))
+
+
+def _aside(who_word: str, x: str, text: str) -> bool:
+    """A habit that is a complaint ("I always get charged twice!"), points at the conversation ("I usually try to
+    avoid that") or shares a plural with the listener ("I always look forward to our chats")."""
+    return (text.rstrip().endswith("!") or bool(_POINTING.search(x))
+            or re.search(r"\b(?:our|ours|us|we)\b", x, re.I) is not None)
+
+
+# where a stated fact ends and what the sender adds about it begins ("I have two kids and they love the beach")
+_ADDED = re.compile(r"\s+(?:and|but|so|because|though|although|which|who|while)\b.*$", re.I | re.S)
+
+
+def _first_part(x: str) -> str:
+    return _ADDED.sub("", x.strip())
+
+
 def _same_name(value: str, who: str) -> bool:
     return value.strip().strip("'\"`").casefold() == who.strip().casefold()
 
@@ -307,9 +392,19 @@ def preference_fact(sentence: str, who: str) -> str | None:
         verb = VERB_3RD[m.group("verb").lower()]
         lead = f"{adverb} {verb}" if adverb else verb
         return finish(f"{_subject(m.group('who'), who)} {lead} {_after_subject(m.group('x'), m.group('who'), who)}")
+    m = NOT_LIKING.match(text)
+    if m and _has_content(m.group("x")) and not HELD_OBJECT.search(m.group("x")):
+        return finish(f"{_subject(m.group('who'), who)} doesn't {m.group('verb').lower()} "
+                      f"{_after_subject(m.group('x'), m.group('who'), who)}")
     m = FAN_OF.match(text)
     if m and _has_content(m.group("x")):
-        return finish(f"{_subject(m.group('who'), who)} likes {_after_subject(m.group('x'), m.group('who'), who)}")
+        liking = "is not a fan of" if m.group("neg") else "likes"
+        return finish(f"{_subject(m.group('who'), who)} {liking} {_after_subject(m.group('x'), m.group('who'), who)}")
+    m = HABIT.match(text)
+    if (m and _present(m.group("verb")) and _has_content(m.group("x")) and not _aside(m.group("who"), m.group("x"), text)
+            and (m.group("who").lower() == "i" or m.group("verb").lower() in TEAM_PRACTICES)):
+        return finish(f"{_subject(m.group('who'), who)} {m.group('adv').lower()} {_third_form(m.group('verb'))} "
+                      f"{_after_subject(m.group('x'), m.group('who'), who)}")
     m = MY_FACT.match(text)
     if m:
         value = re.split(r"\s+(?:and|but)\s+", m.group("x").strip())[0]
@@ -322,6 +417,16 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = DIET.match(text)
     if m and not NEEDS_THE_CONVERSATION.search(m.group("x")):
         return finish(f"{who} is {m.group('x').strip()}")
+    m = DONT_EAT.match(text)
+    if m and _standing(m.group("x")):
+        cannot = not m.group("verb").lower().startswith(("don", "do "))
+        if cannot or m.group("what").lower() != "have":  # "I don't have any nuts with me" is what they carry now
+            verb = "can't" if cannot else "doesn't"
+            return finish(f"{who} {verb} {m.group('what').lower()} {_after_subject(_first_part(m.group('x')), 'i', who)}")
+    for pattern, verb in ((IDENTITY, "is"), (FAMILY, "has")):
+        m = pattern.match(text)
+        if m and _standing(m.group("x")):
+            return finish(f"{who} {verb} {_after_subject(_first_part(m.group('x')), 'i', who)}")
     for pattern in (WORK_FACT, TEAM_USES):
         m = pattern.match(text)
         if m and _has_content(m.group("x")):
@@ -339,7 +444,7 @@ def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | No
     text = declarative(sentence)
     if (text is None or not (SITUATION.search(text) or _named_date(text, today)) or NEGATIVE.search(text)
             or FEELING.match(TIME_LEAD.sub("", text)) or NEEDS_THE_CONVERSATION.search(text) or CONTEXTUAL.search(text)
-            or PAST.match(TIME_LEAD.sub("", text))):
+            or _happened(TIME_LEAD.sub("", text)) or HERE_OR_THERE.search(text)):
         return None
     sentence = text
     end = _named_date(sentence, today)
@@ -350,6 +455,15 @@ def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | No
     elif not ISO_DATE.search(sentence):
         note = f"{note} (ends {end.isoformat()})"
     return finish(note), ttl
+
+
+def _happened(text: str) -> bool:
+    """What the sender did or was ("I was told ...", "I went there on Monday"); a past that sets what holds ("We
+    moved the release to next week") is not this."""
+    if PAST.match(text):
+        return True
+    m = re.match(rf"^(?:i|we)(?:\s+(?:{_ADVERBS}))*\s+([a-z]+)\b", text, re.I)
+    return m is not None and m.group(1).lower() in _IRREGULAR_PAST
 
 
 def _named_date(sentence: str, today: date) -> date | None:
@@ -380,6 +494,10 @@ def _ttl_days(sentence: str, today: date, end: date | None) -> int:
     if end is not None:
         return max(1, min(90, (end - today).days + 1))
     lowered = sentence.lower()
+    m = NAMED_WEEKDAY.search(sentence)
+    if m:  # to that day, and for "next Tuesday" to the one after too: said on a Thursday it may mean either
+        ahead = (WEEKDAYS.index(m.group("day").lower()) - today.weekday()) % 7 or 7
+        return ahead + (7 if m.group("which").lower() == "next" else 0) + 1
     for word, days in (("today", 1), ("tomorrow", 2), ("this weekend", 3), ("next weekend", 10), ("this week", 7),
                        ("next week", 14), ("sprint", 14), ("this month", 31), ("next month", 62)):
         if word in lowered:

@@ -84,7 +84,16 @@ def test_long_and_short_precision(outcomes):
                                   "I'm going to call you tomorrow.", "I'll send you the pictures tomorrow.",
                                   "I'm going to try it next week.", "I prefer not to talk about it.",
                                   # what happened, and a choice among what the conversation offered
-                                  "I was told I could get a refund today.", "I'm okay with the earlier flight tomorrow."])
+                                  "I was told I could get a refund today.", "I'm okay with the earlier flight tomorrow.",
+                                  # a habit that is a complaint, a past, a family's "we", the listener's "our", "that"
+                                  "I always get charged twice!", "I never got the confirmation email.",
+                                  "We always look forward to our family camping trip.",
+                                  "I always look forward to our chats.", "I usually try to avoid that.",
+                                  # what the sender is or has, only as a standing fact
+                                  "I'm a bit confused.", "I'm a manager here, let me speak to someone.",
+                                  "I have a question about my booking.", "I have one child traveling with me.",
+                                  "I don't have any nuts with me.", "I don't like the new design.",
+                                  "I went there on Monday."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -122,10 +131,31 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I'm a vegetarian.", "LONG", "Ana is vegetarian."),
     ("My birthday is on June 5th.", "LONG", "Ana's birthday is on June 5th."),
     ("My home airport is SFO.", "LONG", "Ana's home airport is SFO."),
+    # a liking denied, a habit, what the sender is, has and never eats
+    ("I don't like long layovers.", "LONG", "Ana doesn't like long layovers."),
+    ("I'm not a fan of red-eye flights.", "LONG", "Ana is not a fan of red-eye flights."),
+    ("I always pick the aisle seat.", "LONG", "Ana always picks the aisle seat."),
+    ("We never deploy on Fridays.", "LONG", "Ana's team never deploys on Fridays."),
+    ("I'm a gold member, so I should get a free bag.", "LONG", "Ana is a gold member."),
+    ("I'm a software engineer at Acme.", "LONG", "Ana is a software engineer at Acme."),
+    ("I have two kids and they love the beach.", "LONG", "Ana has two kids."),
+    ("I can't eat gluten or dairy.", "LONG", "Ana can't eat gluten or dairy."),
+    ("I don't eat meat.", "LONG", "Ana doesn't eat meat."),
+    # a day of the week named: kept to that day (said on Thursday 2026-12-03)
+    ("I'm flying to Boston next Tuesday for a wedding.", "SHORT",
+     "Ana is flying to Boston next Tuesday for a wedding (as of 2026-12-03)."),
 ])
 def test_stated_facts_are_kept_as_declarative_notes(text, kind, content):
     d = decision("Ana", text)
     assert (d["classification"], d["content"]) == (kind, content)
+
+
+@pytest.mark.parametrize(("text", "days"), [("I'm off on Friday.", 2), ("I have a dentist appointment on Monday.", 5),
+                                           # "next Tuesday" on a Thursday: the coming one or the one after
+                                           ("I'm flying to Boston next Tuesday for a wedding.", 13)])
+def test_a_named_weekday_keeps_a_situation_until_that_day(text, days):
+    d = decision("Ana", text)  # 2026-12-03 is a Thursday
+    assert (d["classification"], d["ttl_days"]) == ("SHORT", days)
 
 
 def test_a_sender_named_by_a_handle_keeps_its_case():
