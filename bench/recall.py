@@ -226,8 +226,13 @@ def child(args) -> int:
 
     sys.path.insert(0, ROOT)
     django.setup()
+    import logging
+
     from django.core.management import call_command
 
+    # each turn is reflected in this process (CREWLET_Q_SYNC): django-q2's six INFO lines a task would bury the
+    # figures under some 4,000 lines a run; a warning or an error still shows
+    logging.getLogger("django-q").setLevel(logging.WARNING)
     call_command("migrate", verbosity=0)
     from learning.reflect import episodist
 
