@@ -37,5 +37,9 @@ def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: s
     scope = ("t.seat_id = %s AND t.kind = 'raw' AND t.embedding IS NOT NULL AND t.embedding_model = %s"
              " AND t.embedding_dim = %s" + (" AND t.review_outcome = %s" if outcome else ""))
     params = [seat.pk, model, len(vector)] + ([outcome] if outcome else [])
+    # the seat's raw turns with a vector are nearly all its turns (a consolidated one, one the fill has not reached
+    # yet): a word's rarity is counted over the seat's, without reading them; a filter on the outcome may leave
+    # most out, and has it counted over the turns it keeps
     return hybrid.ranked(CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
-                         words=search_words(query), limit=limit, seat=seat.pk, max_distance=RECALL_MAX_DISTANCE)
+                         words=search_words(query), limit=limit, seat=seat.pk, max_distance=RECALL_MAX_DISTANCE,
+                         seat_counts=outcome is None)
