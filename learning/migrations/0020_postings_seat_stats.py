@@ -4,7 +4,8 @@
 # - episodes_postings_stats (episodes) and agent_diary_postings_stats (agent_diary): one row per seat, ``rows`` (the
 #   seat's rows in the table) and ``total_len`` (the sum of their search_len), built here for the rows stored;
 # - kept by the postings' own trigger functions (0015, 0018), replaced here: an INSERT or DELETE statement's rows
-#   counted per seat through its transition table (one upsert a seat a statement), an UPDATE that moves a row to
+#   counted per seat through its transition table (one upsert a seat a statement, seats in order: two statements
+#   writing the same seats lock their rows in the same order), an UPDATE that moves a row to
 #   another seat or changes its text row by row, a TRUNCATE empties them.
 # SQLite: nothing (FTS5's bm25() keeps its own counts).
 
@@ -23,7 +24,7 @@ def _added(stats: str) -> str:
 def _functions(postings: str, *, with_stats: bool) -> list[str]:
     fn, stats = f"crewlet_{postings}", f"{postings}_stats"
     counted_in = (f" INSERT INTO {stats} (seat_id, rows, total_len) SELECT n.seat_id, COUNT(*), SUM(COALESCE(n.search_len, 0))"
-                  f" FROM new_rows n WHERE n.seat_id IS NOT NULL GROUP BY n.seat_id{_added(stats)};") if with_stats else ""
+                  f" FROM new_rows n WHERE n.seat_id IS NOT NULL GROUP BY n.seat_id ORDER BY n.seat_id{_added(stats)};") if with_stats else ""
     counted_out = (f" UPDATE {stats} s SET rows = s.rows - o.rows, total_len = s.total_len - o.len FROM"
                    " (SELECT seat_id, COUNT(*) AS rows, SUM(COALESCE(search_len, 0)) AS len FROM old_rows"
                    " WHERE seat_id IS NOT NULL GROUP BY seat_id) o WHERE s.seat_id = o.seat_id;") if with_stats else ""
