@@ -83,9 +83,6 @@ NOT_LIKING = re.compile(r"^(?P<who>i|we)\s+(?:really\s+)?(?:don't|don’t|do not
                         r"(?P<x>" + CLAUSE + ")", re.I)
 FAN_OF = re.compile(r"^(?P<who>i'm|i am|we're|we are)\s+(?P<neg>not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fans?\s+of\s+"
                     r"(?P<x>" + CLAUSE + ")", re.I)
-# "I always pick the aisle seat", "We usually deploy on Thursdays": what the sender does as a rule, in the present
-HABIT = re.compile(r"^(?P<who>i|we)\s+(?P<adv>always|usually|normally|typically|generally|never|rarely|often)\s+"
-                   r"(?P<verb>[a-z]+)\s+(?P<x>" + CLAUSE + ")", re.I)
 # what "we" do as a rule that is the team's ("We never deploy on Fridays"); "we" of a family does other things
 # ("We always look forward to our camping trip")
 TEAM_PRACTICES = {"deploy", "release", "ship", "merge", "review", "test", "run", "use", "push", "publish", "rotate",
@@ -217,6 +214,9 @@ _ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometim
             "mostly|generally|too|now|currently|recently|finally|totally|absolutely|honestly|personally|truly|"
             "seriously|occasionally|rarely|typically|normally|basically|literally|probably|certainly|simply|"
             "especially|particularly|mainly|then")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
+# "I always pick the aisle seat", "We usually just deploy on Thursdays": what the sender does as a rule, in the present
+HABIT = re.compile(r"^(?P<who>i|we)\s+(?P<adv>always|usually|normally|typically|generally|never|rarely|often)"
+                   rf"(?P<more>(?:\s+(?:{_ADVERBS}))*)\s+(?P<verb>[a-z]+)\s+(?P<x>" + CLAUSE + ")", re.I)
 _SAME_FORM = {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "can't",
               "cannot", "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't", "got", "made", "went",
               "was", "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
@@ -403,7 +403,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = HABIT.match(text)
     if (m and _present(m.group("verb")) and _has_content(m.group("x")) and not _aside(m.group("who"), m.group("x"), text)
             and (m.group("who").lower() == "i" or m.group("verb").lower() in TEAM_PRACTICES)):
-        return finish(f"{_subject(m.group('who'), who)} {m.group('adv').lower()} {_third_form(m.group('verb'))} "
+        return finish(f"{_subject(m.group('who'), who)} {m.group('adv').lower()}{m.group('more')} {_third_form(m.group('verb'))} "
                       f"{_after_subject(m.group('x'), m.group('who'), who)}")
     m = MY_FACT.match(text)
     if m:
