@@ -17,21 +17,11 @@ from core.providers.embeddings import embed_one
 from learning import diary, episode_search
 from learning.models import DiaryEntry, Episode
 from learning.words import search_words
+from tests.core.test_hybrid_postings import NOTES as TURNS
+from tests.core.test_hybrid_postings import QUERIES
 from tests.factories import SeatFactory
 
 pg_only = pytest.mark.skipif("connection.vendor != 'postgresql'")
-TURNS = [
-    "Caroline moved the billing export to Mondays.",
-    "Caroline asked for the refund of order 5521 twice; the refund went out on Friday.",
-    "The staging database credentials rotate every quarter.",
-    "Maya prefers short status updates about the billing export.",
-    "Deploys freeze on Fridays after noon, Caroline says.",
-    "The Vantoro invoice batch was exported late again.",
-    "Refunds over 500 euros need a lead's approval.",
-    "Mirela at Vantoro handles their invoices and the billing export.",
-]
-QUERIES = ["Caroline billing export", "refund order 5521", "Vantoro invoices exported", "Caroline",
-           "database credentials staging rotate", "nothing matches zzyzx"]
 # the scope the turn start's episode recall searches (``episode_search.ranked``)
 SCOPE = ("t.seat_id = %s AND t.kind = 'raw' AND t.embedding IS NOT NULL AND t.embedding_model = %s"
          " AND t.embedding_dim = %s")
