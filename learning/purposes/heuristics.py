@@ -213,7 +213,7 @@ def overlap(a: str | set[str], b: str) -> float:
 _ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometimes|already|actually|definitely|"
             "mostly|generally|too|now|currently|recently|finally|totally|absolutely|honestly|personally|truly|"
             "seriously|occasionally|rarely|typically|normally|basically|literally|probably|certainly|simply|"
-            "especially|particularly|mainly|then")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
+            "especially|particularly|mainly|then|ever|once")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
 # "I always pick the aisle seat", "We usually just deploy on Thursdays": what the sender does as a rule, in the present
 HABIT = re.compile(r"^(?P<who>i|we)\s+(?P<adv>always|usually|normally|typically|generally|never|rarely|often)"
                    rf"(?P<more>(?:\s+(?:{_ADVERBS}))*)\s+(?P<verb>[a-z]+)\s+(?P<x>" + CLAUSE + ")", re.I)

@@ -136,6 +136,7 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I'm not a fan of red-eye flights.", "LONG", "Ana is not a fan of red-eye flights."),
     ("I always pick the aisle seat.", "LONG", "Ana always picks the aisle seat."),
     ("I usually just book through the app.", "LONG", "Ana usually just books through the app."),
+    ("I never ever fly red-eyes.", "LONG", "Ana never ever flies red-eyes."),
     ("We never deploy on Fridays.", "LONG", "Ana's team never deploys on Fridays."),
     ("I'm a gold member, so I should get a free bag.", "LONG", "Ana is a gold member."),
     ("I'm a software engineer at Acme.", "LONG", "Ana is a software engineer at Acme."),
