@@ -165,12 +165,11 @@ SITUATION = re.compile(
     r"(?:i'm|i am|we're|we are|be|is|are)\s+away|"
     r"on call|on-call|blocked|embargo|offsite|migration window|code freeze|this week|next week|"
     r"this sprint|today|tomorrow|this weekend|next weekend|this month|next month|"
-    r"(?:next|this|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b",
+    rf"(?:next|this|on)\s+(?:{'|'.join(WEEKDAYS)}))\b",
     re.I,
 )
 # "next Tuesday", "this Friday", "on Monday": a day of the coming week or two ("Mondays" is every Monday: no date)
-NAMED_WEEKDAY = re.compile(r"\b(?P<which>next|this|on)\s+(?P<day>monday|tuesday|wednesday|thursday|friday|saturday|"
-                           r"sunday)\b", re.I)
+NAMED_WEEKDAY = re.compile(rf"\b(?P<which>next|this|on)\s+(?P<day>{'|'.join(WEEKDAYS)})\b", re.I)
 UNTIL = re.compile(r"\b(?:until|through|thru|till|til|ends?|runs through|by)\b", re.I)
 ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 MONTH_DAY = re.compile(r"\b(" + "|".join(m[:3] for m in MONTHS) + r")[a-z]*\.?\s+(\d{1,2})\b", re.I)
@@ -360,7 +359,7 @@ def _standing(x: str) -> bool:
     return not (NEEDS_THE_CONVERSATION.search(part) or _POINTING.search(part) or _UNDER_WAY.search(part))
 
 
-def _aside(who_word: str, x: str, text: str) -> bool:
+def _aside(x: str, text: str) -> bool:
     """A habit that is a complaint ("I always get charged twice!"), points at the conversation ("I usually try to
     avoid that") or shares a plural with the listener ("I always look forward to our chats")."""
     return (text.rstrip().endswith("!") or bool(_POINTING.search(x))
@@ -401,7 +400,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
         liking = "is not a fan of" if m.group("neg") else "likes"
         return finish(f"{_subject(m.group('who'), who)} {liking} {_after_subject(m.group('x'), m.group('who'), who)}")
     m = HABIT.match(text)
-    if (m and _present(m.group("verb")) and _has_content(m.group("x")) and not _aside(m.group("who"), m.group("x"), text)
+    if (m and _present(m.group("verb")) and _has_content(m.group("x")) and not _aside(m.group("x"), text)
             and (m.group("who").lower() == "i" or m.group("verb").lower() in TEAM_PRACTICES)):
         return finish(f"{_subject(m.group('who'), who)} {m.group('adv').lower()}{m.group('more')} {_third_form(m.group('verb'))} "
                       f"{_after_subject(m.group('x'), m.group('who'), who)}")
