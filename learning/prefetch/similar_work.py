@@ -38,7 +38,11 @@ def start(ctx: PrefetchContext):
     request's own reads, three consumers on two cores, so the embed itself finished later (up to 14 ms
     against ~8). Ranked instead on the request's own thread once its database-only reads were done (where it
     otherwise waits for the vector; the reader then waited for those rows, or ran the one statement when the
-    vector came first): 33.6 / 34.3 ms against 33.8 / 34.2 ms (two runs of 63, busier host), no gain either."""
+    vector came first): 33.6 / 34.3 ms against 33.8 / 34.2 ms (two runs of 63, busier host), no gain either.
+    Measured again once the words' half had become cheap (SQLite, the seat's own tokens: ~2 ms), the words'
+    statement on the reader before the vector and the fused one after it, 200 rich turn starts each way,
+    interleaved, the same rows shown: real MiniLM 24.3 -> 23.2 ms p50 (-1.0 paired); the hashing embedder, whose
+    vector is back before the words' statement ends, 11.4 -> 13.0 ms (+1.6). Not taken for 4% on one embedder."""
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
         return done(BlockResult(NAME, f"{HEADING}\n{EmptyRecallHint}", selection_count=0))
     recalled = side_reads.beside(_recall, ctx)
