@@ -16,7 +16,10 @@ DATA is a folder holding ``locomo/locomo-dev.json`` (LoCoMo format) and ``tau-be
   of trial 3 is the query, a hit when a returned turn is a prior trial of the same task. Then each other
   trial in turn is the query, the other three stored (one seat each), and the four splits are summed: many
   openings say only "I'd like to change my flight", and which trial's openings are asked moves every
-  method's figure more than the methods differ.
+  method's figure more than the methods differ (run last: see ``tau_each_trial``).
+- Close calls: ``query_episodes`` says when no turn stood out (``close_call``; the best fused score near the
+  fifth's). Each set prints how many answers were close calls and how often the first turn was right among
+  them and among the rest: what the warning is worth on that data.
 
 Baselines computed in the same run with the same embedder, per conversation: numpy cosine over
 ``speaker: text`` (tau: over the opening messages), BM25 (``rank_bm25``) over the same texts, and
@@ -66,6 +69,7 @@ WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 LATENCY_REPEATS = 3
 LABEL = "Chat message"  # a runtime's label that does not name the sender
 QUERY_TRIAL = 3  # tau-bench: the issue's query is the 4th trial's opening
+TAU_ASKED: dict[int, tuple[dict[str, list[int]], list[bool], list[bool]]] = {}  # trial -> hits, close calls, firsts
 
 
 # ---- parent: one child process per engine -------------------------------------------------------
@@ -178,6 +182,7 @@ class Api:
 
         self.client = Client()
         self.auth: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+        self.close_calls: list[bool] = []  # each query's answer: was it a close call (no turn stood out)?
 
     def post_turn(self, record: dict) -> None:
         response = self.client.post("/api/v1/turns", json.dumps(record), content_type="application/json", **self.auth)
@@ -190,8 +195,9 @@ class Api:
                                     json.dumps({"run_id": "bench", "arguments": {"query": query, "limit": limit}}),
                                     content_type="application/json", **self.auth)
         ms = (time.perf_counter() - started) * 1000
-        body = response.json()
-        return [h["turn_id"] for h in (body.get("data") or {}).get("hits", [])], ms
+        data = response.json().get("data") or {}
+        self.close_calls.append(bool(data.get("close_call")))
+        return [h["turn_id"] for h in data.get("hits", [])], ms
 
 
 def make_seat(company, handle: str):
@@ -257,6 +263,8 @@ def child(args) -> int:
         tau(args, company, embedder)
     if args.only in ("", "locomo"):
         locomo(args, company, embedder)
+    if args.only in ("", "tau"):
+        tau_each_trial(args, company, embedder)
     return 0
 
 
@@ -430,6 +438,8 @@ def locomo(args, company, embedder) -> None:
     tool_fused: list[float] = []
     tool_vector: list[float] = []
     tool_failed = 0
+    close: list[bool] = []  # each question's answer a close call?
+    first_in_session: list[bool] = []  # the project's first turn in an evidence session?
     started = time.monotonic()
     for n, conv in enumerate(conversations):
         turns = locomo_turns(conv["conversation"])
@@ -455,6 +465,8 @@ def locomo(args, company, embedder) -> None:
             ranked = {"project (query_episodes)": [r.split(":", 1)[1] for r in returned]}
             ranked.update({m: [ids[i] for i in order[:10]] for m, order in base.rank(q["question"], qvec).items()})
             ev_sessions = {session_of(e) for e in evidence}
+            project = ranked["project (query_episodes)"]
+            first_in_session.append(bool(project) and session_of(project[0]) in ev_sessions)
             for m, top in ranked.items():
                 row = hits[m][q.get("category", 0)]
                 row[0] += 1
@@ -464,6 +476,7 @@ def locomo(args, company, embedder) -> None:
                 sessions[m][0] += 1
                 sessions[m][1] += bool(got[:1] and got[0] in ev_sessions)
                 sessions[m][2] += bool(set(got) & ev_sessions)
+        close += api.close_calls
         f, v = sql_latency(seat, [q["question"] for q, _ in questions], qvecs, embedder.model)
         fused_ms += f
         vector_ms += v
@@ -477,6 +490,7 @@ def locomo(args, company, embedder) -> None:
             lambda i, got, qs=questions, ids=by_id: {ids[e].split(":", 1)[1] for e in got} & qs[i][1]))
     print(f"\n-- LoCoMo ({len(conversations)} conversations, context {args.context}, {time.monotonic() - started:.0f}s)")
     print_locomo(hits, sessions)
+    print_close_calls(close, first_in_session, "a turn of an evidence session")
     print_latency(tool_ms, (tool_fused, tool_vector, tool_failed), (fused_ms, vector_ms))
     print_weights(FOLDS)
 
@@ -529,7 +543,8 @@ def tau(args, company, embedder) -> None:
     path = os.path.join(args.data, "tau-bench", "airline-dev.json")
     runs = json.load(open(path))
     started = time.monotonic()
-    seat, queries, opening, qvecs, at, tool_ms = tau_split(runs, QUERY_TRIAL, company, "airline", embedder)
+    seat, queries, opening, qvecs, at, tool_ms, close, first = tau_split(runs, QUERY_TRIAL, company, "airline",
+                                                                         embedder)
     sql = sql_latency(seat, opening, qvecs, embedder.model)
     tool = tool_latency(seat, opening)
     from learning.models import Episode
@@ -543,13 +558,24 @@ def tau(args, company, embedder) -> None:
           f"{time.monotonic() - started:.0f}s)")
     print_tau(at, len(queries))
     print("targets: same-task @1 >= 0.85, @3 >= 0.95")
+    print_close_calls(close, first, "a prior trial of the same task")
     print_latency(tool_ms, tool, sql)
-    # every trial in turn as the query: how much of the figure above is the 4th trial's openings
-    started, n = time.monotonic(), len(queries)
+    TAU_ASKED[QUERY_TRIAL] = (at, close, first)
+
+
+def tau_each_trial(args, company, embedder) -> None:
+    """Every other trial in turn as the query, beside the issue's (``tau``'s): how much of its figure is the 4th
+    trial's openings. Run after LoCoMo: SQLite's bm25() weighs a word against its whole index, every seat's rows,
+    so the three seats more would move LoCoMo's rankings (R@1 0.377 -> 0.364 when they came first)."""
+    runs = json.load(open(os.path.join(args.data, "tau-bench", "airline-dev.json")))
+    at, close, first = TAU_ASKED[QUERY_TRIAL]
+    started, n = time.monotonic(), sum(1 for r in runs if r["trial"] == QUERY_TRIAL and tau_users(r))
     total = {m: list(hits) for m, hits in at.items()}
     per_trial = {QUERY_TRIAL: at}
     for trial in sorted({r["trial"] for r in runs} - {QUERY_TRIAL}):
-        _seat, asked, _opening, _qvecs, hits, _ms = tau_split(runs, trial, company, f"airline-q{trial}", embedder)
+        _seat, asked, _opening, _qvecs, hits, _ms, more_close, more_first = tau_split(
+            runs, trial, company, f"airline-q{trial}", embedder)
+        close, first = close + more_close, first + more_first
         per_trial[trial] = hits
         n += len(asked)
         for m, row in hits.items():
@@ -557,6 +583,7 @@ def tau(args, company, embedder) -> None:
     print(f"\n-- tau-bench airline, each trial in turn the query, the other three stored ({n} queries, "
           f"{time.monotonic() - started:.0f}s more)")
     print_tau(total, n)
+    print_close_calls(close, first, "a prior trial of the same task")
     project = "project (query_episodes)"
     print("same-task @1 by the trial asked: " + ", ".join(
         f"trial {t} project {per_trial[t][project][0]} / best baseline "
@@ -566,7 +593,8 @@ def tau(args, company, embedder) -> None:
 def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder):
     """One seat holding every trial but ``query_trial`` of each task, each POSTed as a finished turn; the
     opening of the ``query_trial`` run of each task asked, by the project and by the baselines:
-    ``(seat, queries, openings, their vectors, {method: [@1, @3, @10 hits]}, the tool calls' ms)``."""
+    ``(seat, queries, openings, their vectors, {method: [@1, @3, @10 hits]}, the tool calls' ms, each answer a
+    close call?, the project's first a hit?)``."""
     stored = [r for r in runs if r["trial"] != query_trial and tau_users(r)]
     queries = [r for r in runs if r["trial"] == query_trial and tau_users(r)]
     seat, api = make_seat(company, handle)
@@ -579,7 +607,7 @@ def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder
     fill_all(seat)
     base = Baselines([tau_users(r)[0] for r in stored], embedder)
     at = {m: [0, 0, 0] for m in ("project (query_episodes)", "numpy cosine", "BM25", "cosine+BM25 RRF")}
-    tool_ms = []
+    tool_ms, first = [], []
     opening = [tau_users(r)[0] for r in queries]
     qvecs = embedder.embed_batch(opening)
     for r, q, qvec in zip(queries, opening, qvecs, strict=True):
@@ -587,10 +615,21 @@ def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder
         tool_ms.append(ms)
         ranked = {"project (query_episodes)": [int(x.split(":")[1]) for x in returned]}
         ranked.update({m: [stored[i]["task_id"] for i in order[:10]] for m, order in base.rank(q, qvec).items()})
+        first.append(ranked["project (query_episodes)"][:1] == [r["task_id"]])
         for m, top in ranked.items():
             for j, k in enumerate((1, 3, 10)):
                 at[m][j] += r["task_id"] in top[:k]
-    return seat, queries, opening, qvecs, at, tool_ms
+    return seat, queries, opening, qvecs, at, tool_ms, api.close_calls, first
+
+
+def print_close_calls(close: list[bool], first: list[bool], what: str) -> None:
+    """How often the project's answer was a close call (``query_episodes`` says so: no turn stood out), and how
+    often its first turn was right among those and among the rest: what the warning is worth."""
+    flagged = [f for c, f in zip(close, first, strict=True) if c]
+    rest = [f for c, f in zip(close, first, strict=True) if not c]
+    share = lambda hits: f"{sum(hits) / len(hits):.2f}" if hits else "-"  # noqa: E731
+    print(f"close calls: {len(flagged)} of {len(close)} queries; {what} first among them {share(flagged)},"
+          f" among the rest {share(rest)}")
 
 
 def print_tau(at: dict[str, list[int]], n: int) -> None:

@@ -16,6 +16,7 @@ answer ids with scores -- never vectors.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from core import hybrid
@@ -25,11 +26,29 @@ if TYPE_CHECKING:
     from crewlet.models import Seat
 
 RECALL_MAX_DISTANCE = 0.9
+# A close call: the best turn's fused score within CLOSE_CALL_GAP of the CLOSE_CALL_RANK-th's -- the query
+# names nothing that sets one past turn apart ("I'd like to change my flight"), and the recall says so.
+# bench/recall.py prints what the warning is worth: how often the first turn answered was right, among the
+# close calls and among the rest. On the dev data (SQLite):
+#   tau-bench, each trial in turn the query: 0.19 of the 31 close calls of 100, 0.88 of the rest; on the
+#     issue's split alone (the 4th trials' openings, the specific ones) 5 of its 6 close calls were right;
+#   LoCoMo (a turn of an evidence session): 0.47 of the 88 close calls of 302, 0.86 of the rest.
+# By the gap itself (a lab run, tau-bench / LoCoMo sessions): under 0.1 0.13 / 0.44, 0.1-0.2 0.28 / 0.51,
+# 0.2-0.3 0.82 / 0.68, 0.3-0.4 0.80 / 0.93, above 1.00 / 0.94. In a seat of few turns the pool is the whole
+# seat and the min-max normalisation spreads its scores: a close call is rarely called there.
+CLOSE_CALL_RANK = 5
+CLOSE_CALL_GAP = 0.2
 CORPUS = hybrid.Corpus(table="episodes", fts="episodes_fts", fts_weights="1.0", seat_tokens=True,
                        postings="episodes_postings",
                        pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"),
                        text="(CASE WHEN strpos(t.ask, t.task_summary) > 0 THEN '' ELSE t.task_summary END)"
                             " || ' ' || t.ask || ' ' || t.plan_summary")
+
+
+def close_call(scores: Sequence[float]) -> bool:
+    """True when a ranking's best does not stand out (the fused scores, best first): its first score is within
+    ``CLOSE_CALL_GAP`` of its ``CLOSE_CALL_RANK``-th. A ranking of fewer rows is not judged."""
+    return len(scores) >= CLOSE_CALL_RANK and scores[0] - scores[CLOSE_CALL_RANK - 1] < CLOSE_CALL_GAP
 
 
 def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> list[tuple[int, float]]:

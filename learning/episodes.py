@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Count, Q, QuerySet
@@ -104,14 +104,25 @@ def raw(seat: Seat) -> QuerySet[Episode]:
     return Episode.objects.filter(seat=seat, kind=Episode.RAW)
 
 
-def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> list[Episode]:
-    """Raw turns most like the query: its vector's ranking fused with its words' (episode_search)."""
+class Recalled(NamedTuple):
+    """What a recall found: the turns, most like the query first, and whether the ranking was a close call (its
+    best turns scored about alike: ``episode_search.close_call``)."""
+
+    turns: list[Episode]
+    close_call: bool = False
+
+
+def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> Recalled:
+    """Raw turns most like the query: its vector's ranking fused with its words' (episode_search). The ranking
+    is read to ``CLOSE_CALL_RANK`` rows at least, to tell a close call; only ``limit`` turns are read."""
     if not vector:
-        return []
-    ids = [i for i, _score in episode_search.ranked(seat=seat, vector=vector, model=model, query=query, limit=limit,
-                                                     outcome=outcome)]
+        return Recalled([])
+    ranking = episode_search.ranked(seat=seat, vector=vector, model=model, query=query,
+                                    limit=max(limit, episode_search.CLOSE_CALL_RANK), outcome=outcome)
+    ids = [i for i, _score in ranking[:limit]]
     rows = {row[0]: row for row in _by_ids(len(ids)).rows(*ids)} if ids else {}
-    return [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
+    turns = [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
+    return Recalled(turns, episode_search.close_call([score for _i, score in ranking]))
 
 
 # a recalled turn is read whole but its vector (nobody reading it reads the vector); the id first

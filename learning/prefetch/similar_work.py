@@ -14,10 +14,9 @@ from django.db import DatabaseError
 from core import aux, side_reads
 from crewlet import config
 from learning import episodes, rewrites
-from learning.prefetch import bounds, past_turns
+from learning.prefetch import bounds, hints, past_turns
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
-from learning.prefetch.hints import EmptyRecallHint
 
 log = logging.getLogger("learning.prefetch")
 
@@ -44,22 +43,22 @@ def start(ctx: PrefetchContext):
     interleaved, the same rows shown: real MiniLM 24.3 -> 23.2 ms p50 (-1.0 paired); the hashing embedder, whose
     vector is back before the words' statement ends, 11.4 -> 13.0 ms (+1.6). Not taken for 4% on one embedder."""
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
-        return done(BlockResult(NAME, f"{HEADING}\n{EmptyRecallHint}", selection_count=0))
+        return done(BlockResult(NAME, f"{HEADING}\n{hints.EmptyRecallHint}", selection_count=0))
     recalled = side_reads.beside(_recall, ctx)
     return lambda: _finish_recalled(ctx, recalled)
 
 
-def _recall(ctx: PrefetchContext) -> list:
+def _recall(ctx: PrefetchContext) -> episodes.Recalled:
     embedded = ctx.turn_vector()
     if embedded.vector is None:
-        return []
+        return episodes.Recalled([])
     return episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask,
                            limit=bounds.SIMILAR_WORK_HITS)
 
 
 def _finish_recalled(ctx: PrefetchContext, recalled) -> BlockResult:
     try:
-        hits = recalled()
+        hits, close_call = recalled()
     except DatabaseError:
         log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
         return BlockResult(NAME, selection_count=0)
@@ -69,7 +68,7 @@ def _finish_recalled(ctx: PrefetchContext, recalled) -> BlockResult:
     summary = None
     if knobs.summarize_episodes and aux.available(ctx.seat) and not _needs_condensing(hits):
         summary = ctx.submit("episode_summary", _summary_inputs(ctx, hits), max_tokens=knobs.summarize_max_tokens)
-    return _finish(ctx, hits, summary, knobs)
+    return _finish(ctx, hits, summary, knobs, close_call)
 
 
 def _needs_condensing(hits) -> bool:
@@ -110,7 +109,9 @@ def _condensed_summary(ctx: PrefetchContext, hits, knobs):
     return ctx.submit("episode_summary", inputs, max_tokens=knobs.summarize_max_tokens)
 
 
-def _finish(ctx: PrefetchContext, hits, summary, knobs) -> BlockResult:
+def _finish(ctx: PrefetchContext, hits, summary, knobs, close_call: bool = False) -> BlockResult:
+    # a close call is said after the turns, whether the bullets or a briefing show them
+    after = "\n" + hints.close_call("These past turns", "the message") if close_call else ""
     if summary is None and knobs.summarize_episodes and aux.available(ctx.seat):
         summary = _condensed_summary(ctx, hits, knobs)
     if summary is not None:
@@ -118,7 +119,7 @@ def _finish(ctx: PrefetchContext, hits, summary, knobs) -> BlockResult:
             briefing = ctx.collect(summary)
             ids = ", ".join(h.run_id for h in hits if h.run_id)
             tail = f"\n(turns: {ids}; query_episodes reads them in full)" if ids else ""
-            return BlockResult(NAME, f"{HEADING}\n{briefing}{tail}", selection_count=len(hits),
+            return BlockResult(NAME, f"{HEADING}\n{briefing}{tail}{after}", selection_count=len(hits),
                                shown={"episodes": [h.id for h in hits]})
         except AuxDidNotAnswer:
             pass  # the bullets get what is left of the same deadline
@@ -126,5 +127,5 @@ def _finish(ctx: PrefetchContext, hits, summary, knobs) -> BlockResult:
         seat=ctx.seat, episodes=hits, turn_id=ctx.turn_id, labels=past_turns.BLOCK_LABELS, deadline=ctx.deadline
     )
     body = "\n".join(turn.text for turn in rendered)
-    return BlockResult(NAME, f"{HEADING}\nYour most similar past turns, most similar first:\n{body}", selection_count=len(hits),
-                       shown={"episodes": [h.id for h in hits]})
+    return BlockResult(NAME, f"{HEADING}\nYour most similar past turns, most similar first:\n{body}{after}",
+                       selection_count=len(hits), shown={"episodes": [h.id for h in hits]})

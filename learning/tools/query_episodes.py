@@ -17,7 +17,7 @@ from pydantic import Field
 from core.providers.embeddings import embed_one, get_embedder
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from learning import episodes
-from learning.prefetch import past_turns
+from learning.prefetch import hints, past_turns
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 
 log = logging.getLogger("learning.tools")
@@ -82,8 +82,8 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     if embedded.vector is None:
         return failure(_embed_cause(embedded.status, embedded.error), embedded.error)
     try:
-        rows = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model, query=query, limit=args.limit,
-                               outcome=args.outcome_filter)
+        rows, close_call = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model, query=query,
+                                           limit=args.limit, outcome=args.outcome_filter)
         unreachable = episodes.unreachable_count(seat=call.seat, model=embedded.model, dim=len(embedded.vector))
     except NotImplementedError:
         return failure("no_search")
@@ -95,12 +95,14 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     gap = (f"{unreachable} of your turns could not be reached by this search yet (no vector of the current "
            "model; they are being filled) — read them by conversation or by recency.") if unreachable else ""
     if hits:
-        text = "\n".join(["Your turns most similar to the query, most similar first:", *lines] + ([gap] if gap else []))
+        close = [hints.close_call("These turns", "the query")] if close_call else []
+        text = "\n".join(["Your turns most similar to the query, most similar first:", *lines, *close] + ([gap] if gap else []))
     elif unreachable:
         text = f"No reachable turn resembles this. {gap}"
     else:
         text = "None of your past turns resembles this: this is new work."
-    return ToolResult(ok=True, text=text, data={"mode": "similarity", "hits": hits, "unreachable": unreachable})
+    return ToolResult(ok=True, text=text, data={"mode": "similarity", "hits": hits, "unreachable": unreachable,
+                                                 "close_call": close_call})
 
 
 def listing(call: ToolCall[QueryEpisodesArgs]) -> ToolResult:

@@ -40,7 +40,7 @@ def test_a_long_turns_384_float_vector_is_kept_in_its_row_and_found(seat, wide_v
     assert turn.embedding_dim == 384
     assert not out_of_line("episodes", turn.pk)
     found = episodes.recall(seat=seat, vector=list(turn.embedding), model="hashing-384", query="billing export")
-    assert [e.pk for e in found] == [turn.pk]
+    assert [e.pk for e in found.turns] == [turn.pk]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -3,16 +3,21 @@ reflection, searched through ``query_episodes`` on both engines, with the packag
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from core.providers.embeddings import embed_one
 from learning import episode_search, episodes, tools
 from learning.models import Episode, EpisodePiece
 from learning.passes.embed_fill import run_fill
+from learning.prefetch import PrefetchRequest, prefetch
 from learning.tasks import reflect_turn
 from learning.words import search_words
+from tests import dev_data
 from tests.factories import SeatFactory
 from tests.learning.reflect.conftest import human
+from tests.learning.reflect.tau_turns import post_and_reflect
 
 pytestmark = pytest.mark.real_model
 
@@ -190,3 +195,40 @@ def test_deleted_turns_take_their_pieces_with_them_in_one_statement(local_embedd
     assert EpisodePiece.objects.filter(episode=kept).exists()
     seat.delete()  # a seat's deletion reaches its turns' pieces too
     assert not EpisodePiece.objects.filter(episode_id=kept.pk).exists()
+
+
+CLOSE_CALL = "about equally well"
+
+
+def test_an_ask_that_singles_out_no_past_turn_is_said_to_be_a_close_call(local_embedder, seat):
+    """Trials 0 and 1 of twelve tau-bench dev tasks, posted and reflected (ten change a booked flight, each its own
+    way); asked with two 4th-trial openings: a generic one and one naming its reservation and passenger."""
+    tasks = {4, 6, 7, 8, 10, 13, 14, 19, 20, 21, 23, 24}
+    runs = sorted((r for r in dev_data.tau_runs() if r["trial"] < 2 and r["task_id"] in tasks),
+                  key=lambda r: (r["trial"], r["task_id"]))
+    post_and_reflect(runs, lambda run: seat)
+    run_fill(seat=seat)
+    call = functools.partial(tools.run, seat=seat, name="query_episodes", run_id="run-search")
+    generic = "Hi there! I'd like to make some changes to my upcoming flight reservation."
+    specific = "Hi, I need to remove Ethan from my reservation with code H9ZU1C. Can you help with that?"
+
+    flat = call(arguments={"query": generic})
+    assert flat.data["close_call"] is True and flat.data["hits"]
+    assert CLOSE_CALL in flat.text and "call query_episodes with them" in flat.text
+    clear = call(arguments={"query": specific})
+    assert clear.data["close_call"] is False and CLOSE_CALL not in clear.text
+    assert clear.data["hits"][0]["turn_id"].startswith("tau-10-")  # the task that removes Ethan from H9ZU1C
+
+    def similar_work(ask, run_id):  # the turn start's block, from the same recall
+        result = prefetch(seat=seat, request=PrefetchRequest(run_id=run_id, ask=ask))
+        return next(b for b in result["blocks"] if b["name"] == "similar_prior_work")["text"]
+
+    assert CLOSE_CALL in similar_work(generic, "start-generic")
+    assert CLOSE_CALL not in similar_work(specific, "start-specific")
+
+
+def test_a_close_call_is_a_flat_top_of_at_least_five_rows():
+    assert episode_search.close_call([0.9, 0.85, 0.8, 0.75, 0.71])  # the fifth within 0.2 of the first
+    assert not episode_search.close_call([0.9, 0.85, 0.8, 0.75, 0.70])  # 0.2 apart: the best stands out
+    assert not episode_search.close_call([0.9, 0.9, 0.9, 0.9])  # four rows: nothing to judge it by
+    assert not episode_search.close_call([])
