@@ -201,15 +201,16 @@ CLOSE_CALL = "about equally well"
 
 
 def test_an_ask_that_singles_out_no_past_turn_is_said_to_be_a_close_call(local_embedder, seat):
-    """Trials 0 and 1 of twelve tau-bench dev tasks, posted and reflected (ten change a booked flight, each its own
-    way); asked with two 4th-trial openings: a generic one and one naming its reservation and passenger."""
+    """Trials 0-2 of twelve tau-bench dev tasks, posted and reflected (most change a booked flight, each its own
+    way); asked with two 4th-trial openings: a generic one (task 20's) and one naming its reservation and passenger
+    (task 10's)."""
     tasks = {4, 6, 7, 8, 10, 13, 14, 19, 20, 21, 23, 24}
-    runs = sorted((r for r in dev_data.tau_runs() if r["trial"] < 2 and r["task_id"] in tasks),
+    runs = sorted((r for r in dev_data.tau_runs() if r["trial"] < 3 and r["task_id"] in tasks),
                   key=lambda r: (r["trial"], r["task_id"]))
     post_and_reflect(runs, lambda run: seat)
     run_fill(seat=seat)
     call = functools.partial(tools.run, seat=seat, name="query_episodes", run_id="run-search")
-    generic = "Hi there! I'd like to make some changes to my upcoming flight reservation."
+    generic = "Hi there! I need some assistance with changing my flight booking."
     specific = "Hi, I need to remove Ethan from my reservation with code H9ZU1C. Can you help with that?"
 
     flat = call(arguments={"query": generic})
