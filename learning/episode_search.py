@@ -29,10 +29,11 @@ RECALL_MAX_DISTANCE = 0.9
 # A close call: the best turn's fused score within CLOSE_CALL_GAP of the CLOSE_CALL_RANK-th's -- the query
 # names nothing that sets one past turn apart ("I'd like to change my flight"), and the recall says so.
 # bench/recall.py prints what the warning is worth: how often the first turn answered was right, among the
-# close calls and among the rest. On the dev data (SQLite):
-#   tau-bench, each trial in turn the query: 0.19 of the 31 close calls of 100, 0.88 of the rest; on the
-#     issue's split alone (the 4th trials' openings, the specific ones) 5 of its 6 close calls were right;
-#   LoCoMo (a turn of an evidence session): 0.47 of the 88 close calls of 302, 0.86 of the rest.
+# close calls and among the rest. On the dev data (SQLite / PostgreSQL):
+#   tau-bench, each trial in turn the query: 0.19 / 0.37 of the 31 / 30 close calls of 100, 0.88 / 0.87 of the
+#     rest; on the issue's split alone (the 4th trials' openings, the specific ones) 5 of 6 / 4 of 5 were right;
+#   LoCoMo (a turn of an evidence session): 0.47 / 0.55 of the 88 / 83 close calls of 302, 0.86 / 0.84 of the
+#     rest.
 # By the gap itself (a lab run, tau-bench / LoCoMo sessions): under 0.1 0.13 / 0.44, 0.1-0.2 0.28 / 0.51,
 # 0.2-0.3 0.82 / 0.68, 0.3-0.4 0.80 / 0.93, above 1.00 / 0.94. In a seat of few turns the pool is the whole
 # seat and the min-max normalisation spreads its scores: a close call is rarely called there.

@@ -31,7 +31,7 @@ def close_call(found: str, matched: str) -> str:
     """What a recall that was a close call says (``episode_search.close_call``): ``found`` are the turns shown,
     ``matched`` what they were ranked against. Either the ask is generic (many kinds of work open alike) or the
     same work recurs (the turns are alike too): the sentence holds for both. bench/recall.py prints how often the
-    first of such a ranking was the same work: on the dev data 0.19-0.47 of the time, against 0.86-0.88 for the
+    first of such a ranking was the same work: on the dev data 0.19-0.55 of the time, against 0.84-0.88 for the
     rest."""
     return (f"{found} matched {matched} about equally well: nothing in it sets one apart. Unless they are all the "
             "same work, do not take the first for yours; once you know the specifics (an id, a name, a place, a "
