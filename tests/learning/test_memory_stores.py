@@ -133,7 +133,7 @@ def test_episode_similarity_reads_raw_rows_only(seat):
         ep = Episode(seat=seat, kind=kind, task_summary="deploy the billing service", started_at=now, ended_at=now)
         ep.set_vector(vec, "hashing-256")
         ep.save()
-    hits = episodes.recall(seat=seat, vector=vec, model="hashing-256")
+    hits = episodes.recall(seat=seat, vector=vec, model="hashing-256").turns
     assert [h.kind for h in hits] == [Episode.RAW]
     assert {e.kind for e in episodes.recent(seat=seat)} == {Episode.RAW, Episode.COMPACTED}
 
