@@ -60,7 +60,7 @@ import sys
 import time
 import warnings
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -69,7 +69,7 @@ WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 LATENCY_REPEATS = 3
 LABEL = "Chat message"  # a runtime's label that does not name the sender
 QUERY_TRIAL = 3  # tau-bench: the issue's query is the 4th trial's opening
-TAU_ASKED: dict[int, tuple[dict[str, list[int]], list[bool], list[bool]]] = {}  # trial -> hits, close calls, firsts
+TAU_ISSUE_SPLIT: list = []  # the issue's split, as ``tau`` asked it (a ``TauSplit``), for ``tau_each_trial``
 
 
 # ---- parent: one child process per engine -------------------------------------------------------
@@ -543,24 +543,24 @@ def tau(args, company, embedder) -> None:
     path = os.path.join(args.data, "tau-bench", "airline-dev.json")
     runs = json.load(open(path))
     started = time.monotonic()
-    seat, queries, opening, qvecs, at, tool_ms, close, first = tau_split(runs, QUERY_TRIAL, company, "airline",
-                                                                         embedder)
-    sql = sql_latency(seat, opening, qvecs, embedder.model)
+    split = tau_split(runs, QUERY_TRIAL, company, "airline", embedder)
+    seat, queries, opening = split.seat, split.queries, [tau_users(r)[0] for r in split.queries]
+    sql = sql_latency(seat, opening, split.qvecs, embedder.model)
     tool = tool_latency(seat, opening)
     from learning.models import Episode
 
     by_id = dict(Episode.objects.filter(seat=seat).values_list("id", "run_id"))
     FOLDS["tau-bench"] = (len(queries), weight_hits(
-        seat, opening, qvecs, embedder.model,
+        seat, opening, split.qvecs, embedder.model,
         lambda i, got: queries[i]["task_id"] in {int(by_id[e].split(":")[1]) for e in got}))
     stored = sum(1 for r in runs if r["trial"] != QUERY_TRIAL and tau_users(r))
     print(f"\n-- tau-bench airline ({stored} stored runs, {len(queries)} queries, "
           f"{time.monotonic() - started:.0f}s)")
-    print_tau(at, len(queries))
+    print_tau(split.hits, len(queries))
     print("targets: same-task @1 >= 0.85, @3 >= 0.95")
-    print_close_calls(close, first, "a prior trial of the same task")
-    print_latency(tool_ms, tool, sql)
-    TAU_ASKED[QUERY_TRIAL] = (at, close, first)
+    print_close_calls(split.close_calls, split.first, "a prior trial of the same task")
+    print_latency(split.tool_ms, tool, sql)
+    TAU_ISSUE_SPLIT[:] = [split]
 
 
 def tau_each_trial(args, company, embedder) -> None:
@@ -568,33 +568,39 @@ def tau_each_trial(args, company, embedder) -> None:
     trial's openings. Run after LoCoMo: SQLite's bm25() weighs a word against its whole index, every seat's rows,
     so the three seats more would move LoCoMo's rankings (R@1 0.377 -> 0.364 when they came first)."""
     runs = json.load(open(os.path.join(args.data, "tau-bench", "airline-dev.json")))
-    at, close, first = TAU_ASKED[QUERY_TRIAL]
-    started, n = time.monotonic(), sum(1 for r in runs if r["trial"] == QUERY_TRIAL and tau_users(r))
-    total = {m: list(hits) for m, hits in at.items()}
-    per_trial = {QUERY_TRIAL: at}
+    started = time.monotonic()
+    splits = {QUERY_TRIAL: TAU_ISSUE_SPLIT[0]}
     for trial in sorted({r["trial"] for r in runs} - {QUERY_TRIAL}):
-        _seat, asked, _opening, _qvecs, hits, _ms, more_close, more_first = tau_split(
-            runs, trial, company, f"airline-q{trial}", embedder)
-        close, first = close + more_close, first + more_first
-        per_trial[trial] = hits
-        n += len(asked)
-        for m, row in hits.items():
-            total[m] = [a + b for a, b in zip(total[m], row, strict=True)]
+        splits[trial] = tau_split(runs, trial, company, f"airline-q{trial}", embedder)
+    n = sum(len(split.queries) for split in splits.values())
+    total = {m: [sum(split.hits[m][j] for split in splits.values()) for j in range(3)] for m in splits[QUERY_TRIAL].hits}
+    close = [c for split in splits.values() for c in split.close_calls]
+    first = [f for split in splits.values() for f in split.first]
     print(f"\n-- tau-bench airline, each trial in turn the query, the other three stored ({n} queries, "
           f"{time.monotonic() - started:.0f}s more)")
     print_tau(total, n)
     print_close_calls(close, first, "a prior trial of the same task")
     project = "project (query_episodes)"
     print("same-task @1 by the trial asked: " + ", ".join(
-        f"trial {t} project {per_trial[t][project][0]} / best baseline "
-        f"{max(row[0] for m, row in per_trial[t].items() if m != project)}" for t in sorted(per_trial)))
+        f"trial {t} project {splits[t].hits[project][0]} / best baseline "
+        f"{max(row[0] for m, row in splits[t].hits.items() if m != project)}" for t in sorted(splits)))
 
 
-def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder):
+class TauSplit(NamedTuple):
+    """One split of the tau-bench runs as asked: the seat holding the stored trials and what its queries got."""
+
+    seat: Any
+    queries: list[dict]  # the asked trial's runs, one a task
+    qvecs: list  # their openings' vectors
+    hits: dict[str, list[int]]  # method -> [@1, @3, @10 hits]
+    tool_ms: list[float]  # each query_episodes call
+    close_calls: list[bool]  # each answer a close call?
+    first: list[bool]  # the project's first turn a prior trial of the same task?
+
+
+def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder) -> TauSplit:
     """One seat holding every trial but ``query_trial`` of each task, each POSTed as a finished turn; the
-    opening of the ``query_trial`` run of each task asked, by the project and by the baselines:
-    ``(seat, queries, openings, their vectors, {method: [@1, @3, @10 hits]}, the tool calls' ms, each answer a
-    close call?, the project's first a hit?)``."""
+    opening of the ``query_trial`` run of each task asked, by the project and by the baselines."""
     stored = [r for r in runs if r["trial"] != query_trial and tau_users(r)]
     queries = [r for r in runs if r["trial"] == query_trial and tau_users(r)]
     seat, api = make_seat(company, handle)
@@ -619,7 +625,7 @@ def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder
         for m, top in ranked.items():
             for j, k in enumerate((1, 3, 10)):
                 at[m][j] += r["task_id"] in top[:k]
-    return seat, queries, opening, qvecs, at, tool_ms, api.close_calls, first
+    return TauSplit(seat, queries, qvecs, at, tool_ms, api.close_calls, first)
 
 
 def print_close_calls(close: list[bool], first: list[bool], what: str) -> None:
