@@ -70,6 +70,8 @@ LATENCY_REPEATS = 3
 LABEL = "Chat message"  # a runtime's label that does not name the sender
 QUERY_TRIAL = 3  # tau-bench: the issue's query is the 4th trial's opening
 TAU_ISSUE_SPLIT: list = []  # the issue's split, as ``tau`` asked it (a ``TauSplit``), for ``tau_each_trial``
+# each set's seats as asked, for ``likeness``: set -> [(api, seat handle, the queries asked of it, each answer unlike?)]
+ASKED: dict[str, list[tuple[Any, str, list[str], list[bool]]]] = {}
 
 
 # ---- parent: one child process per engine -------------------------------------------------------
@@ -183,6 +185,7 @@ class Api:
         self.client = Client()
         self.auth: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
         self.close_calls: list[bool] = []  # each query's answer: was it a close call (no turn stood out)?
+        self.unlikes: list[bool] = []  # each query's answer: was no turn like the query at all?
 
     def post_turn(self, record: dict) -> None:
         response = self.client.post("/api/v1/turns", json.dumps(record), content_type="application/json", **self.auth)
@@ -197,6 +200,7 @@ class Api:
         ms = (time.perf_counter() - started) * 1000
         data = response.json().get("data") or {}
         self.close_calls.append(bool(data.get("close_call")))
+        self.unlikes.append(bool(data.get("unlike")))
         return [h["turn_id"] for h in data.get("hits", [])], ms
 
 
@@ -265,6 +269,8 @@ def child(args) -> int:
         locomo(args, company, embedder)
     if args.only in ("", "tau"):
         tau_each_trial(args, company, embedder)
+    if not args.only:
+        likeness(embedder.model)
     return 0
 
 
@@ -336,13 +342,15 @@ def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outc
     """The ranking ``query_episodes`` used before hybrid search, in ``episode_search.ranked``'s shape:
     ``ranked_ids`` over the seat's raw episodes' pooled vectors (the outcome filter and the relevance
     floor ``RECALL_MAX_DISTANCE`` as that path applied them); the query's words are not read."""
+    from core.hybrid import Ranked
     from core.vectors import ranked_ids
     from learning import episode_search, episodes
 
     rows = episodes.raw(seat)
     if outcome:
         rows = rows.filter(review_outcome=outcome)
-    return ranked_ids(rows, vector, model, limit=limit, max_distance=episode_search.RECALL_MAX_DISTANCE)
+    ranking = ranked_ids(rows, vector, model, limit=limit, max_distance=episode_search.RECALL_MAX_DISTANCE)
+    return Ranked(ranking, ranking[0][1] if ranking else None)
 
 
 def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
@@ -398,7 +406,7 @@ def weight_hits(seat, queries, qvecs, model, hit) -> dict[float, int]:
         for w in WEIGHTS:
             hybrid.WEIGHT = w
             out[w] = sum(bool(hit(i, [e for e, _ in episode_search.ranked(seat=seat, vector=v, model=model, query=q,
-                                                                          limit=10)]))
+                                                                          limit=10).rows]))
                          for i, (q, v) in enumerate(zip(queries, qvecs, strict=True)))
     finally:
         hybrid.WEIGHT = shipped
@@ -477,6 +485,8 @@ def locomo(args, company, embedder) -> None:
                 sessions[m][1] += bool(got[:1] and got[0] in ev_sessions)
                 sessions[m][2] += bool(set(got) & ev_sessions)
         close += api.close_calls
+        ASKED.setdefault("LoCoMo", []).append((api, seat.handle, [q["question"] for q, _ in questions],
+                                               list(api.unlikes)))
         f, v = sql_latency(seat, [q["question"] for q, _ in questions], qvecs, embedder.model)
         fused_ms += f
         vector_ms += v
@@ -561,6 +571,7 @@ def tau(args, company, embedder) -> None:
     print_close_calls(split.close_calls, split.first, "a prior trial of the same task")
     print_latency(split.tool_ms, tool, sql)
     TAU_ISSUE_SPLIT[:] = [split]
+    ASKED["tau-bench"] = [(split.api, seat.handle, opening, list(split.unlikes))]
 
 
 def tau_each_trial(args, company, embedder) -> None:
@@ -595,7 +606,9 @@ class TauSplit(NamedTuple):
     hits: dict[str, list[int]]  # method -> [@1, @3, @10 hits]
     tool_ms: list[float]  # each query_episodes call
     close_calls: list[bool]  # each answer a close call?
+    unlikes: list[bool]  # each answer: no turn like the query?
     first: list[bool]  # the project's first turn a prior trial of the same task?
+    api: Any  # the seat's client
 
 
 def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder) -> TauSplit:
@@ -625,7 +638,32 @@ def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder
         for m, top in ranked.items():
             for j, k in enumerate((1, 3, 10)):
                 at[m][j] += r["task_id"] in top[:k]
-    return TauSplit(seat, queries, qvecs, at, tool_ms, api.close_calls, first)
+    return TauSplit(seat, queries, qvecs, at, tool_ms, api.close_calls, api.unlikes, first, api)
+
+
+def likeness(model: str) -> None:
+    """What ``query_episodes``'s ``unlike`` (no turn like the query at all: ``core.providers.embeddings.likeness``)
+    is worth: each set's queries as asked of their own seats, where each has a turn it is about (judged unlike
+    there, a miss), then asked again of the other set's seats, where none is (judged unlike there, right). Run
+    last: the questions asked elsewhere are more queries of those seats."""
+    from core.providers.embeddings.likeness import similar_from
+
+    floor = similar_from(model)
+    print(f"\n-- nothing like it (unlike: no turn's similarity reaches similar_from, {floor} for {model})")
+    if floor is None:
+        print("not judged for this model")
+        return
+    for name, other in (("tau-bench", "LoCoMo"), ("LoCoMo", "tau-bench")):
+        own = [u for *_, unlikes in ASKED[name] for u in unlikes]
+        queries = [q for _, _, asked, _ in ASKED[name] for q in asked]
+        elsewhere = []
+        for i, q in enumerate(queries):
+            api, handle, _, _ = ASKED[other][i % len(ASKED[other])]
+            api.query(handle, q)
+            elsewhere.append(api.unlikes[-1])
+        print(f"{name}: asked of its own seat{'s' if len(ASKED[name]) > 1 else ''}, {sum(own)} of {len(own)} judged"
+              f" unlike; asked of the {other} seat{'s' if len(ASKED[other]) > 1 else ''}, {sum(elsewhere)} of"
+              f" {len(elsewhere)}")
 
 
 def print_close_calls(close: list[bool], first: list[bool], what: str) -> None:

@@ -1,6 +1,6 @@
 """Hybrid similarity in the database: a vector ranking and a full-text ranking fused by score, in one
 SQL statement on both engines. Episodes, the diary's similarity half and native knowledge search
-all rank through ``ranked``.
+all rank through ``search`` (``ranked``: its rows alone).
 
 The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversation-out):
 
@@ -129,7 +129,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.db import connection
@@ -237,7 +237,22 @@ def pg_phrases(words: Sequence[str]) -> list[str]:
     return [" ".join(_PART.findall(w)) for w in words if _PART.search(w)]
 
 
-def ranked(
+class Ranked(NamedTuple):
+    """What a search found: ``(row id, fused score)`` best first, and ``nearest``, the least cosine distance
+    of any row it compared by meaning (its pool: the rows nearest by vector or best by words, each by the
+    nearer of its own vector and its pieces') -- how near the query the nearest stored text is, whatever the
+    fusion made of it; None when nothing was compared by meaning (no vector, no row)."""
+
+    rows: list[tuple[int, float]]
+    nearest: float | None
+
+
+def ranked(corpus: Corpus, **kwargs: Any) -> list[tuple[int, float]]:
+    """``search``'s rows alone: ``(row id, fused score)``, best first."""
+    return search(corpus, **kwargs).rows
+
+
+def search(
     corpus: Corpus,
     *,
     scope: str,
@@ -251,8 +266,9 @@ def ranked(
     weight: float | None = None,
     shortlist: int | None = None,
     seat_counts: bool = False,
-) -> list[tuple[int, float]]:
-    """``(row id, fused score)`` of the best ``limit`` rows of ``scope``, best first (ties: newest id).
+) -> Ranked:
+    """The best ``limit`` rows of ``scope`` (``Ranked``: ``(row id, fused score)``, best first, ties to the newest
+    id; and how near the nearest row compared by meaning is).
 
     ``scope`` is a WHERE clause over the corpus table aliased ``t`` (with ``scope_params``); it bounds
     both halves. ``vector`` None ranks by words alone; no ``words`` ranks by meaning alone.
@@ -268,7 +284,7 @@ def ranked(
     args: dict[str, Any] = dict(scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
                                 seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
     if vendor == "sqlite":
-        return [(int(i), float(s)) for i, s in _sqlite_run(*_sqlite_statement(corpus, **args))]
+        return _ranked(_sqlite_run(*_sqlite_statement(corpus, **args)))
     from pgvector import Vector as PgVector
 
     bound = [PgVector(np.asarray(vector, dtype=np.float32))] if vector is not None else []
@@ -277,7 +293,13 @@ def ranked(
     if any(row[0] is None for row in rows):  # no lexeme in the query (stopwords only): its words against the text
         sql, params = _pg_statement(corpus, **args, stopwords_only=True)
         rows = _pg_prepared(sql, bound + params)
-    return [(int(i), float(s)) for i, s in rows]
+    return _ranked(rows)
+
+
+def _ranked(rows: list[tuple]) -> Ranked:
+    """A fused statement's rows (id, score, the pool's least distance -- the same on every row) as a ``Ranked``."""
+    nearest = rows[0][2] if rows else None
+    return Ranked([(int(i), float(s)) for i, s, _lo in rows], None if nearest is None else float(nearest))
 
 
 # SQLite: each statement's text in the driver's placeholders, by its Django text (a few shapes a corpus)
@@ -481,18 +503,19 @@ def _text_join(corpus: Corpus, scope: str, limit: str, match: str = "%s") -> str
 def _fused(ctes: list[str], params: list, *, max_distance: float | None, weight: float,
            limit: int, sentinel: str = "") -> tuple[str, list]:
     """PostgreSQL: the fused score over ``scored`` (``_fused_sql``) with its parameters after ``params``; with
-    ``sentinel`` (a condition), a last row (NULL, NULL) when it holds (``_pg_statement``)."""
+    ``sentinel`` (a condition), a last row (NULL, NULL, NULL) when it holds (``_pg_statement``)."""
     sql, slots = _fused_sql(ctes, bounded=max_distance is not None, limit=None, materialized=True)
     if sentinel:
         with_, _, select = sql.rpartition(" SELECT id,")
-        sql = f"{with_} (SELECT id,{select}) UNION ALL SELECT NULL, NULL WHERE {sentinel}"
+        sql = f"{with_} (SELECT id,{select}) UNION ALL SELECT NULL, NULL, NULL WHERE {sentinel}"
     values = {"weight": weight, "rest": 1.0 - weight, "max_distance": max_distance, "limit": limit}
     return sql, [*params, *(values[slot] for slot in slots)]
 
 
 def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None,
                materialized: bool = False) -> tuple[str, tuple[str, ...]]:
-    """The fused score over ``scored`` (id, best distance, BM25): one pass with the pool's bounds, and the
+    """The fused score over ``scored`` (id, best distance, BM25) -- each row with the pool's least distance
+    (``Ranked.nearest``) -- in one pass with the pool's bounds, and the
     names of its parameters in order (``weight``, ``rest`` = 1 - weight, ``max_distance`` when
     ``bounded``, ``limit`` unless it is written into the text -- SQLite, see ``_sqlite_shape``).
     ``materialized`` (PostgreSQL): the bounds computed once whatever the plan -- a plan made without the
@@ -504,7 +527,7 @@ def _fused_sql(ctes: list[str], *, bounded: bool, limit: int | None,
     sql = (
         f"WITH {', '.join(ctes)} SELECT id,"
         " %s * (CASE WHEN d IS NULL THEN 0.0 WHEN hi > lo THEN (hi - d) / (hi - lo) ELSE 1.0 END)"
-        f" + %s * (CASE WHEN top > 0 THEN s / top ELSE 0.0 END) AS score FROM scored CROSS JOIN bounds{floor}"
+        f" + %s * (CASE WHEN top > 0 THEN s / top ELSE 0.0 END) AS score, lo FROM scored CROSS JOIN bounds{floor}"
         " ORDER BY score DESC, id DESC LIMIT " + (str(int(limit)) if limit is not None else "%s")
     )
     return sql, ("weight", "rest", *(("max_distance",) if bounded else ()), *(() if limit is not None else ("limit",)))
@@ -533,7 +556,7 @@ def _pg_statement(corpus: Corpus, *, scope: str, scope_params: Sequence, vector:
     corpus searched by words with ``seat_counts`` by ``_pg_seat_statement`` instead.
 
     A seat's corpus (``Corpus.postings``) answers a query the configuration reads as nothing but stopwords
-    with a last row (NULL, NULL): ``ranked`` then asks again with ``stopwords_only``, whose text half is the
+    with a last row of NULLs: ``search`` then asks again with ``stopwords_only``, whose text half is the
     words against the rows' text (``_pg_stopword_text``) -- kept out of the usual statement, whose every node
     is set up on every run (that branch, never run, cost ~0.1 ms a search on the tau-bench seat)."""
     postings = bool(words) and bool(corpus.postings)
@@ -603,7 +626,7 @@ def _opaque(scope: str) -> str:
 def _pg_distance(vector: Sequence[float] | None, model: str, ctes: list[str]) -> tuple[str, list]:
     """A row's (``t``) distance to the query vector and its parameters -- NULL for a row of another model or width,
     and for every row without a query vector; the query vector's CTE added to ``ctes`` (its parameter is sent by
-    ``ranked``, first)."""
+    ``search``, first)."""
     if vector is None:
         return "CAST(NULL AS double precision)", []
     ctes.append("qv AS (SELECT %s::vector AS v)")

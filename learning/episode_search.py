@@ -52,14 +52,15 @@ def close_call(scores: Sequence[float]) -> bool:
     return len(scores) >= CLOSE_CALL_RANK and scores[0] - scores[CLOSE_CALL_RANK - 1] < CLOSE_CALL_GAP
 
 
-def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> list[tuple[int, float]]:
-    """``(episode id, fused score)``, best first: the fused ranking of the seat's raw turns."""
+def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> hybrid.Ranked:
+    """The fused ranking of the seat's raw turns: ``(episode id, fused score)``, best first, and how near the
+    nearest turn compared is (``core.hybrid.Ranked``)."""
     scope = ("t.seat_id = %s AND t.kind = 'raw' AND t.embedding IS NOT NULL AND t.embedding_model = %s"
              " AND t.embedding_dim = %s" + (" AND t.review_outcome = %s" if outcome else ""))
     params = [seat.pk, model, len(vector)] + ([outcome] if outcome else [])
     # the seat's raw turns with a vector are nearly all its turns (a consolidated one, one the fill has not reached
     # yet): a word's rarity is counted over the seat's, without reading them; a filter on the outcome may leave
     # most out, and has it counted over the turns it keeps
-    return hybrid.ranked(CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
+    return hybrid.search(CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
                          words=search_words(query), limit=limit, seat=seat.pk, max_distance=RECALL_MAX_DISTANCE,
                          seat_counts=outcome is None)

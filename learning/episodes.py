@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Count, Q, QuerySet
 
+from core.providers.embeddings import likeness
 from core.providers.embeddings.base import pieces_of
 from core.statements import Compiled, Insert
 from core.vectors import usable
@@ -105,11 +106,13 @@ def raw(seat: Seat) -> QuerySet[Episode]:
 
 
 class Recalled(NamedTuple):
-    """What a recall found: the turns, most like the query first, and whether the ranking was a close call (its
-    best turns scored about alike: ``episode_search.close_call``)."""
+    """What a recall found: the turns, most like the query first; whether the ranking was a close call (its
+    best turns scored about alike: ``episode_search.close_call``); and whether none of them is like the query
+    at all (the nearest turn below the model's ``similar_from``: ``core.providers.embeddings.likeness``)."""
 
     turns: list[Episode]
     close_call: bool = False
+    unlike: bool = False
 
 
 def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> Recalled:
@@ -119,10 +122,11 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, o
         return Recalled([])
     ranking = episode_search.ranked(seat=seat, vector=vector, model=model, query=query,
                                     limit=max(limit, episode_search.CLOSE_CALL_RANK), outcome=outcome)
-    ids = [i for i, _score in ranking[:limit]]
+    ids = [i for i, _score in ranking.rows[:limit]]
     rows = {row[0]: row for row in _by_ids(len(ids)).rows(*ids)} if ids else {}
     turns = [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
-    return Recalled(turns, episode_search.close_call([score for _i, score in ranking]))
+    return Recalled(turns, episode_search.close_call([score for _i, score in ranking.rows]),
+                    likeness.unlike(ranking.nearest, model))
 
 
 # a recalled turn is read whole but its vector (nobody reading it reads the vector); the id first

@@ -97,6 +97,10 @@ class EmbeddingSpec:
     requests_per_minute: StrictInt = knob(16, "The embedding fill's request budget per wall-clock minute, every sender together.", **AT_LEAST_ONE)
     bytes_per_minute: StrictInt = knob(1_000_000, "The company's text budget per wall-clock minute, every sender together.",
                                        **AT_LEAST_ONE)
+    similar_from: StrictFloat = knob(
+        0.0, "The cosine similarity from which a stored text is like a query: a recall whose nearest text is below it "
+        "says nothing stored is like the query. 0 = the model's own (known for all-MiniLM-L6-v2; for another "
+        "model, none: nothing is judged); a negative value turns the judgement off.", ge=-1.0, le=1.0)
 
 
 def _offline() -> dict[str, ProviderSpec]:

@@ -58,11 +58,11 @@ def _recall(ctx: PrefetchContext) -> episodes.Recalled:
 
 def _finish_recalled(ctx: PrefetchContext, recalled) -> BlockResult:
     try:
-        hits, close_call = recalled()
+        hits, close_call, unlike = recalled()
     except DatabaseError:
         log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
         return BlockResult(NAME, selection_count=0)
-    if not hits:
+    if not hits or unlike:  # turns none of which is like the ask are not similar work: the block stays out
         return BlockResult(NAME, selection_count=0)
     knobs = config.knobs_for_seat(ctx.seat).learning
     summary = None

@@ -25,6 +25,8 @@ log = logging.getLogger("learning.tools")
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 STILL_WORKS = "Reading by conversation (conversation=...) and by recency (no query) still works."
+UNLIKE = ("None of your past turns is like this query: this looks like new work. Your nearest turns follow, "
+          "nearest first, for what they are -- other work:")
 
 CAUSES = {
     "unconfigured": "This company has no embeddings configured, so your turns cannot be searched by meaning; "
@@ -82,8 +84,8 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     if embedded.vector is None:
         return failure(_embed_cause(embedded.status, embedded.error), embedded.error)
     try:
-        rows, close_call = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model, query=query,
-                                           limit=args.limit, outcome=args.outcome_filter)
+        rows, close_call, unlike = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model,
+                                                   query=query, limit=args.limit, outcome=args.outcome_filter)
         unreachable = episodes.unreachable_count(seat=call.seat, model=embedded.model, dim=len(embedded.vector))
     except NotImplementedError:
         return failure("no_search")
@@ -94,7 +96,9 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     lines = [h["text"] for h in hits]
     gap = (f"{unreachable} of your turns could not be reached by this search yet (no vector of the current "
            "model; they are being filled) — read them by conversation or by recency.") if unreachable else ""
-    if hits:
+    if hits and unlike:  # the nearest are shown for what they are: not work like this
+        text = "\n".join([UNLIKE, *lines] + ([gap] if gap else []))
+    elif hits:
         close = [hints.close_call("These turns", "the query")] if close_call else []
         text = "\n".join(["Your turns most similar to the query, most similar first:", *lines, *close] + ([gap] if gap else []))
     elif unreachable:
@@ -102,7 +106,7 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     else:
         text = "None of your past turns resembles this: this is new work."
     return ToolResult(ok=True, text=text, data={"mode": "similarity", "hits": hits, "unreachable": unreachable,
-                                                 "close_call": close_call})
+                                                 "close_call": close_call and not unlike, "unlike": unlike})
 
 
 def listing(call: ToolCall[QueryEpisodesArgs]) -> ToolResult:

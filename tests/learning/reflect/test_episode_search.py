@@ -64,7 +64,7 @@ def test_a_turn_sharing_only_a_rare_word_with_the_query_is_found(local_embedder,
     query = "Vantoro refund"  # by meaning the refund turns are nearer; only the name ties it to the target
     vector = embed_one(query, budget=None).vector
     by_vector_only = [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model="all-MiniLM-L6-v2",
-                                                           query="", limit=3)]
+                                                           query="", limit=3).rows]
     assert target.pk not in by_vector_only  # the proof that the words, not the vector, found it
     assert target.run_id in found(call, query, limit=3)
 
@@ -150,7 +150,7 @@ def test_the_migration_indexes_turns_stored_before_it_and_the_fill_recomputes_th
     assert EpisodePiece.objects.count() == 0  # dropped: the pieces' rule changed, the fill recomputes them
     vector = embed_one("Vantoro refund", budget=None).vector
     assert target.pk not in [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model="all-MiniLM-L6-v2",
-                                                                  query="", limit=3)]
+                                                                  query="", limit=3).rows]
     assert target.run_id in found(call, "Vantoro refund", limit=3)  # by its words: the rebuilt index holds old rows
     run_fill(seat=seat)
     assert [p.ordinal for p in EpisodePiece.objects.filter(episode=target)] == [0]  # its ask's one line
