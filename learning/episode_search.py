@@ -16,11 +16,11 @@ answer ids with scores -- never vectors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from core import hybrid
-from learning.words import search_words
+from learning.words import search_words, stem, words
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -50,6 +50,16 @@ def close_call(scores: Sequence[float]) -> bool:
     """True when a ranking's best does not stand out (the fused scores, best first): its first score is within
     ``CLOSE_CALL_GAP`` of its ``CLOSE_CALL_RANK``-th. A ranking of fewer rows is not judged."""
     return len(scores) >= CLOSE_CALL_RANK and scores[0] - scores[CLOSE_CALL_RANK - 1] < CLOSE_CALL_GAP
+
+
+def says_every_word(query: str, texts: Iterable[str]) -> bool:
+    """True when one of ``texts`` holds every content word of ``query`` (plurals folded): a turn that names all a
+    query asks about is like it, however far apart their vectors -- a short query of specifics ("IAH SEA",
+    "HXDUBJ nonstop") sits far from every whole turn in the model's space (similarity 0.36-0.38 on the
+    tau-bench dev seat) while the turns about them say both words. On the dev data a query asked of the other
+    set's seats never had a returned turn holding more than two thirds of its words."""
+    asked = {stem(w) for w in search_words(query)}
+    return bool(asked) and any(asked <= {stem(w) for w in words(text)} for text in texts)
 
 
 def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> hybrid.Ranked:

@@ -108,7 +108,8 @@ def raw(seat: Seat) -> QuerySet[Episode]:
 class Recalled(NamedTuple):
     """What a recall found: the turns, most like the query first; whether the ranking was a close call (its
     best turns scored about alike: ``episode_search.close_call``); and whether none of them is like the query
-    at all (the nearest turn below the model's ``similar_from``: ``core.providers.embeddings.likeness``)."""
+    at all (the nearest turn below the model's ``similar_from``, ``core.providers.embeddings.likeness``, and
+    no turn read holding every word of the query, ``episode_search.says_every_word``)."""
 
     turns: list[Episode]
     close_call: bool = False
@@ -125,8 +126,9 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, o
     ids = [i for i, _score in ranking.rows[:limit]]
     rows = {row[0]: row for row in _by_ids(len(ids)).rows(*ids)} if ids else {}
     turns = [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
-    return Recalled(turns, episode_search.close_call([score for _i, score in ranking.rows]),
-                    likeness.unlike(ranking.nearest, model))
+    # nothing is like the query when its nearest turn is far by meaning and no turn read says all it asks about
+    unlike = likeness.unlike(ranking.nearest, model) and not episode_search.says_every_word(query, map(text_of, turns))
+    return Recalled(turns, episode_search.close_call([score for _i, score in ranking.rows]), unlike)
 
 
 # a recalled turn is read whole but its vector (nobody reading it reads the vector); the id first

@@ -10,7 +10,7 @@ import pytest
 
 from core.providers.embeddings import likeness, reset_embedder
 from crewlet.config import schema
-from learning import tools
+from learning import episode_search, tools
 from learning.passes.embed_fill import run_fill
 from learning.prefetch import PrefetchRequest, prefetch
 from learning.tools.query_episodes import UNLIKE
@@ -65,6 +65,14 @@ def test_an_ask_no_past_turn_is_like_is_answered_as_new_work(desk):
         assert block["hit"] is True and f"tau-{task}-" in block["text"]
 
 
+def test_a_short_query_of_specifics_is_like_the_turns_that_name_them(desk):
+    """Two airport codes sit far from every whole turn by meaning, but task 17's turns say both."""
+    call = functools.partial(tools.run, seat=desk, name="query_episodes", run_id="run-likeness")
+    answer = call(arguments={"query": "IAH SEA"})
+    assert answer.data["unlike"] is False and UNLIKE not in answer.text
+    assert answer.data["hits"][0]["turn_id"].startswith("tau-17-")
+
+
 def test_the_judgement_follows_the_configured_similarity(desk, serve_config):
     question = elsewhere()[0]
     call = functools.partial(tools.run, seat=desk, name="query_episodes", run_id="run-likeness")
@@ -81,6 +89,14 @@ def test_the_judgement_follows_the_configured_similarity(desk, serve_config):
     assert call(arguments={"query": question}).data["unlike"] is False
     configured(0.99)  # a floor no turn reaches, even for work the desk has done
     assert call(arguments={"query": opening(10)}).data["unlike"] is True
+
+
+def test_a_turn_is_like_a_query_when_it_holds_every_word_of_it():
+    turn = "Hi, I need to reschedule my flight from IAH to SEA from May 23 to May 24."
+    assert episode_search.says_every_word("IAH SEA", [turn])
+    assert episode_search.says_every_word("flights to sea", ["Nothing here.", turn])  # a plural folded
+    assert not episode_search.says_every_word("IAH SEA refund", [turn])  # one word missing
+    assert not episode_search.says_every_word("to the", [turn])  # no content word: judged by meaning alone
 
 
 def test_the_similarity_a_model_is_judged_by():
