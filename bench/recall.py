@@ -271,6 +271,7 @@ def child(args) -> int:
         tau_each_trial(args, company, embedder)
     if not args.only:
         likeness(embedder.model)
+        specifics(args)
     return 0
 
 
@@ -664,6 +665,31 @@ def likeness(model: str) -> None:
         print(f"{name}: asked of its own seat{'s' if len(ASKED[name]) > 1 else ''}, {sum(own)} of {len(own)} judged"
               f" unlike; asked of the {other} seat{'s' if len(ASKED[other]) > 1 else ''}, {sum(elsewhere)} of"
               f" {len(elsewhere)}")
+
+
+# a reservation or flight code as the customers write them: six capitals and digits, a capital among them
+CODE = re.compile(r"\b(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
+
+
+def specifics(args) -> None:
+    """A short query of specifics, as the close call's sentence asks for: each reservation or flight code the
+    stored tau-bench runs' customers wrote, asked alone of the issue split's seat. Such a query is far from
+    every whole turn by meaning; the turns that name it are still like it (``episode_search.says_every_word``)."""
+    runs = json.load(open(os.path.join(args.data, "tau-bench", "airline-dev.json")))
+    named: dict[str, set[int]] = defaultdict(set)  # code -> the tasks whose stored runs name it
+    for r in runs:
+        if r["trial"] != QUERY_TRIAL:
+            for text in tau_users(r):
+                for code in CODE.findall(text):
+                    named[code].add(r["task_id"])
+    api, handle, _, _ = ASKED["tau-bench"][0]
+    unlike = first = 0
+    for code, tasks in sorted(named.items()):
+        returned, _ms = api.query(handle, code)
+        unlike += api.unlikes[-1]
+        first += bool(returned) and int(returned[0].split(":")[1]) in tasks
+    print(f"tau-bench, each code a customer wrote asked alone ({len(named)}): {unlike} judged unlike; the first turn"
+          f" one of a task that names it for {first}")
 
 
 def print_close_calls(close: list[bool], first: list[bool], what: str) -> None:
