@@ -32,6 +32,12 @@ def desk(local_embedder, seat):
     return seat
 
 
+@pytest.fixture
+def call(desk):
+    """``query_episodes`` as the desk's agent calls it."""
+    return functools.partial(tools.run, seat=desk, name="query_episodes", run_id="run-likeness")
+
+
 def elsewhere() -> list[str]:
     """Questions about another conversation altogether (LoCoMo's), which no airline turn is like."""
     return [q["question"] for q in dev_data.locomo()[0]["qa"][:4]]
@@ -48,8 +54,7 @@ def similar_work(seat, ask: str, run_id: str) -> dict:
     return next(b for b in result["blocks"] if b["name"] == "similar_prior_work")
 
 
-def test_an_ask_no_past_turn_is_like_is_answered_as_new_work(desk):
-    call = functools.partial(tools.run, seat=desk, name="query_episodes", run_id="run-likeness")
+def test_an_ask_no_past_turn_is_like_is_answered_as_new_work(desk, call):
     for i, question in enumerate(elsewhere()):
         answer = call(arguments={"query": question})
         assert answer.data["unlike"] is True, question
@@ -65,17 +70,15 @@ def test_an_ask_no_past_turn_is_like_is_answered_as_new_work(desk):
         assert block["hit"] is True and f"tau-{task}-" in block["text"]
 
 
-def test_a_short_query_of_specifics_is_like_the_turns_that_name_them(desk):
+def test_a_short_query_of_specifics_is_like_the_turns_that_name_them(call):
     """Two airport codes sit far from every whole turn by meaning, but task 17's turns say both."""
-    call = functools.partial(tools.run, seat=desk, name="query_episodes", run_id="run-likeness")
     answer = call(arguments={"query": "IAH SEA"})
     assert answer.data["unlike"] is False and UNLIKE not in answer.text
     assert answer.data["hits"][0]["turn_id"].startswith("tau-17-")
 
 
-def test_the_judgement_follows_the_configured_similarity(desk, serve_config):
+def test_the_judgement_follows_the_configured_similarity(call, serve_config):
     question = elsewhere()[0]
-    call = functools.partial(tools.run, seat=desk, name="query_episodes", run_id="run-likeness")
 
     def configured(similar_from: float) -> None:
         serve_config(providers=schema.Providers(llm={"offline": schema.ProviderSpec(kind="offline")},
