@@ -4,8 +4,8 @@ The skill rollup is the ``learning_health`` SQL view. The load-bearing number is
 ``avg_uses_per_skill``: below the Berlot-Attwell threshold the library is not doing what it
 claims. A new seat sits at zero until it has lived long enough to retrieve, so a seat whose
 skills are on average younger than ``YOUNG_SEAT_MAX_AGE_DAYS`` is discounted, not flagged.
-Prefetch hit rates and the persist decider's tier distribution are read from their events over a
-window. Anything not observed is unknown (None), never zero.
+Prefetch hit rates, what the similar-work recall found, and the persist decider's tier
+distribution are read from their events over a window. Anything not observed is unknown (None), never zero.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from core import events
 from core.event_types import PersistDeciderCompleted, PrefetchSummary
 from crewlet.models import Seat
 from learning.models import LearningHealth
+from learning.prefetch.similar_work import RECALL_OUTCOMES
 
 BERLOT_ATTWELL_THRESHOLD = 0.1  # avg_uses_per_skill below this: investigate retrieval or granularity
 YOUNG_SEAT_MAX_AGE_DAYS = 14.0  # avg_skill_age_days below this: too young to judge reuse
@@ -122,3 +123,13 @@ def tier_distribution(*, since: datetime, seat: Seat | None = None) -> list[tupl
         counts[str(raw).strip().upper() if raw else UNRECORDED] += 1
     extra = sorted(k for k in counts if k not in PERSIST_TIERS)
     return [(tier, counts[tier]) for tier in (*PERSIST_TIERS, *extra)]
+
+
+def similar_work_recall(*, since: datetime, seat: Seat | None = None) -> list[tuple[str, int]]:
+    """Turn starts per outcome of the similar-work recall (``RECALL_OUTCOMES`` in their order, then
+    anything else recorded; ``unrecorded`` for summaries written before the outcome was)."""
+    counts: Counter[str] = Counter()
+    for recorded in events.recorded(PrefetchSummary, since=since, seat=seat):
+        counts[recorded.event.similar_prior_work_recall or UNRECORDED] += 1
+    extra = sorted(k for k in counts if k not in RECALL_OUTCOMES)
+    return [(outcome, counts[outcome]) for outcome in (*RECALL_OUTCOMES, *extra)]

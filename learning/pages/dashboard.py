@@ -1,4 +1,4 @@
-"""The learning-health page's content: the view's rows with their verdicts, and three charts."""
+"""The learning-health page's content: the view's rows with their verdicts, and four charts."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from core import spend
 from crewlet.errors import BadInput
 from learning import health
 from learning.pages.charts import bar_chart
+from learning.prefetch.similar_work import RECALL_OUTCOMES
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -107,11 +108,25 @@ def _tier_chart(tiers):
     return bar_chart(bars, scale_max=1.0), total
 
 
+RECALL_TONE = {"shown": "good", "close_call": "info", "unlike": "warn", "none": "muted", "failed": "bad"}
+
+
+def _recall_chart(outcomes):
+    total = sum(n for _outcome, n in outcomes)
+    bars = [
+        (RECALL_OUTCOMES.get(outcome, outcome), n / total, f"{n} ({n / total:.0%})", RECALL_TONE.get(outcome, "muted"))
+        for outcome, n in outcomes
+        if n
+    ] if total else []
+    return bar_chart(bars, scale_max=1.0), total
+
+
 def health_context(*, window_days: int, seat: Seat | None = None) -> dict:
     rows = [Row(h, VERDICT_LABEL[h.verdict], TONE[h.verdict]) for h in health.seat_health()]
     since = health.window_start(window_days)
     turns, rates = health.prefetch_hit_rates(since=since, seat=seat)
     tier_chart, decisions = _tier_chart(health.tier_distribution(since=since, seat=seat))
+    recall_chart, recalls = _recall_chart(health.similar_work_recall(since=since, seat=seat))
     spend_lines = spend.by_purpose(since=timezone.localdate(since), seat=seat)
     return {
         "spend_lines": spend_lines,
@@ -124,6 +139,8 @@ def health_context(*, window_days: int, seat: Seat | None = None) -> dict:
         "prefetch_rates": rates,
         "prefetch_chart": _prefetch_chart(rates),
         "tier_chart": tier_chart,
+        "recall_chart": recall_chart,
+        "recalls": recalls,
         "decisions": decisions,
         "window_days": window_days,
         "window_choices": health.WINDOW_DAYS_CHOICES,

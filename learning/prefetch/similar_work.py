@@ -23,6 +23,19 @@ log = logging.getLogger("learning.prefetch")
 NAME = "similar_prior_work"
 HEADING = "## Similar prior work"
 
+# what the recall found, as prefetch_summary's ``similar_prior_work_recall`` reports it (with a short
+# label): an empty block is told apart from one with nothing to say, and turns shown from turns too far
+# from the ask to show
+RECALL_OUTCOMES = {
+    "shown": "turns shown",
+    "close_call": "shown, a close call",  # the best turns scored about alike
+    "unlike": "nothing like the ask",  # turns matched, none like the ask (likeness.unlike): none shown
+    "none": "no past turn matched",
+    "not_searched": "no vector to search",  # turn_embedding says why
+    "gated": "thin trigger: gated",
+    "failed": "the search failed",
+}
+
 
 def start(ctx: PrefetchContext):
     """The recall is sent to a reader's connection (``core.side_reads``) before any other block starts:
@@ -43,7 +56,8 @@ def start(ctx: PrefetchContext):
     interleaved, the same rows shown: real MiniLM 24.3 -> 23.2 ms p50 (-1.0 paired); the hashing embedder, whose
     vector is back before the words' statement ends, 11.4 -> 13.0 ms (+1.6). Not taken for 4% on one embedder."""
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
-        return done(BlockResult(NAME, f"{HEADING}\n{hints.EmptyRecallHint}", selection_count=0))
+        return done(BlockResult(NAME, f"{HEADING}\n{hints.EmptyRecallHint}", selection_count=0,
+                                extra={"recall": "gated"}))
     recalled = side_reads.beside(_recall, ctx)
     return lambda: _finish_recalled(ctx, recalled)
 
@@ -61,9 +75,10 @@ def _finish_recalled(ctx: PrefetchContext, recalled) -> BlockResult:
         hits, close_call, unlike = recalled()
     except DatabaseError:
         log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
-        return BlockResult(NAME, selection_count=0)
+        return BlockResult(NAME, selection_count=0, extra={"recall": "failed"})
     if not hits or unlike:  # turns none of which is like the ask are not similar work: the block stays out
-        return BlockResult(NAME, selection_count=0)
+        found = "unlike" if hits else "none" if ctx.turn_embedding == "embedded" else "not_searched"
+        return BlockResult(NAME, selection_count=0, extra={"recall": found})
     knobs = config.knobs_for_seat(ctx.seat).learning
     summary = None
     if knobs.summarize_episodes and aux.available(ctx.seat) and not _needs_condensing(hits):
@@ -112,6 +127,7 @@ def _condensed_summary(ctx: PrefetchContext, hits, knobs):
 def _finish(ctx: PrefetchContext, hits, summary, knobs, close_call: bool = False) -> BlockResult:
     # a close call is said after the turns, whether the bullets or a briefing show them
     after = "\n" + hints.close_call("These past turns", "the message") if close_call else ""
+    found = {"recall": "close_call" if close_call else "shown"}
     if summary is None and knobs.summarize_episodes and aux.available(ctx.seat):
         summary = _condensed_summary(ctx, hits, knobs)
     if summary is not None:
@@ -120,7 +136,7 @@ def _finish(ctx: PrefetchContext, hits, summary, knobs, close_call: bool = False
             ids = ", ".join(h.run_id for h in hits if h.run_id)
             tail = f"\n(turns: {ids}; query_episodes reads them in full)" if ids else ""
             return BlockResult(NAME, f"{HEADING}\n{briefing}{tail}{after}", selection_count=len(hits),
-                               shown={"episodes": [h.id for h in hits]})
+                               extra=found, shown={"episodes": [h.id for h in hits]})
         except AuxDidNotAnswer:
             pass  # the bullets get what is left of the same deadline
     rendered = past_turns.render(
@@ -128,4 +144,4 @@ def _finish(ctx: PrefetchContext, hits, summary, knobs, close_call: bool = False
     )
     body = "\n".join(turn.text for turn in rendered)
     return BlockResult(NAME, f"{HEADING}\nYour most similar past turns, most similar first:\n{body}{after}",
-                       selection_count=len(hits), shown={"episodes": [h.id for h in hits]})
+                       selection_count=len(hits), extra=found, shown={"episodes": [h.id for h in hits]})

@@ -2,7 +2,8 @@
 from one with nothing to say.
 
 Per block ``hit`` and ``bytes``; the knowledge ``selection_count``; the chat thread's counts; the
-gate's ``trigger_requires_recon``; ``turn_embedding``; and the line ``prefetch: N/M hits`` whose
+gate's ``trigger_requires_recon``; ``turn_embedding``; what the similar-work recall found
+(``similar_prior_work_recall``: an empty block with nothing like the ask is not an empty store); and the line ``prefetch: N/M hits`` whose
 denominator is the length of the block list, never a literal.
 """
 
@@ -26,6 +27,7 @@ def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
     hits = sum(1 for r in results if r.hit)
     knowledge = by_name.get("relevant_knowledge")
     thread = by_name.get("thread_so_far")
+    similar = by_name.get("similar_prior_work")
     return PrefetchSummary(
         blocks={r.name: BlockOutcome(hit=r.hit, bytes=r.bytes) for r in results},
         trigger_requires_recon=requires_recon(ctx.request),
@@ -35,6 +37,7 @@ def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
         block_count=len(results),
         summary=summary_line(hits, len(results), thin=ctx.thin),
         relevant_knowledge_selection_count=knowledge.selection_count if knowledge else None,
+        similar_prior_work_recall=similar.extra.get("recall") if similar else None,
         **{key: thread.extra.get(key) if thread else None for key in THREAD_COUNTS},
     )
 

@@ -151,7 +151,8 @@ def test_the_dashboard_flags_the_seat_and_draws_the_charts(client, lead, seat, o
 
     assert "1 seat below the threshold" in html and "<strong>ana</strong>" in html
     assert "young (skills &lt; 14 days old on average): not judged yet" in html
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 4
+    assert "no past turn matched" in html  # the seat has no past turns yet: not "nothing like the ask"
     for block in result["blocks"]:
         assert f"{100 if block['hit'] else 0}% of 1 turns" in html
     assert "1 (100%)" in html

@@ -144,6 +144,7 @@ def test_failed_embedding_is_reported_and_recency_still_feeds_the_filter(seat, r
     monkeypatch.setattr("core.providers.embeddings.base.get_embedder", lambda: Down())
     result = run(ask="open a PR for the billing fix")
     assert result["summary"]["turn_embedding"] == "failed"
+    assert result["summary"]["similar_prior_work_recall"] == "not_searched"  # not "no past turn matched"
     assert "semantic commit messages" in block(result, "personal_memory")["text"]
     assert Event.objects.filter(name="prefetch_summary", turn_id=result["run_id"]).count() == 1
 

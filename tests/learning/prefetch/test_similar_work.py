@@ -21,7 +21,9 @@ def _three(seat):
 
 def test_top_three_raw_turns_as_woken_by_asked_what_it_did(seat, run):
     _three(seat)
-    text = block(run(ask=ASK), "similar_prior_work")["text"]
+    result = run(ask=ASK)
+    text = block(result, "similar_prior_work")["text"]
+    assert result["summary"]["similar_prior_work_recall"] in ("shown", "close_call")
     assert text.count("  Woken by:") + text.count("· Woken by:") == 3
     assert text.count("Asked: billing export failure") == 3 and "What it did: restarted" in text
     assert "done · tools: jira_get, shell" in text
@@ -60,7 +62,15 @@ def test_summary_off_makes_no_summary_call(seat, run):
 
 def test_no_similar_turns_no_block(seat, run):
     episode(seat, ask="lunch order", did="ordered lunch", label="lunch")
-    assert block(run(ask="quantum chromodynamics lattice"), "similar_prior_work")["text"] == ""
+    result = run(ask="quantum chromodynamics lattice")
+    assert block(result, "similar_prior_work")["text"] == ""
+    assert result["summary"]["similar_prior_work_recall"] == "none"  # the summary says why it is empty
+
+
+def test_a_thin_trigger_is_recorded_as_gated_not_as_nothing_found(seat, run):
+    _three(seat)
+    result = run(ask=ASK, requires_recon=True)
+    assert result["summary"]["similar_prior_work_recall"] == "gated"
 
 
 def test_the_summary_reads_texts_whole_up_to_about_11_kb_and_condenses_past_it(seat, role, run, serve_config):
@@ -136,3 +146,4 @@ def test_a_recall_that_fails_on_the_reader_leaves_the_block_empty_and_the_turn_w
     assert block(result, "similar_prior_work")["text"] == ""
     assert result["frozen"] is False and result["summary"]["blocks"]["similar_prior_work"]["hit"] is False
     assert result["summary"]["turn_embedding"] == "embedded"
+    assert result["summary"]["similar_prior_work_recall"] == "failed"

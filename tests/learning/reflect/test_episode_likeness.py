@@ -5,12 +5,14 @@ sentence model, on both engines."""
 from __future__ import annotations
 
 import functools
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from core.providers.embeddings import likeness, reset_embedder
 from crewlet.config import schema
-from learning import episode_search, tools
+from learning import episode_search, health, tools
 from learning.passes.embed_fill import run_fill
 from learning.prefetch import PrefetchRequest, prefetch
 from learning.tools.query_episodes import UNLIKE
@@ -68,6 +70,10 @@ def test_an_ask_no_past_turn_is_like_is_answered_as_new_work(desk, call):
         assert answer.data["hits"][0]["turn_id"].startswith(f"tau-{task}-")
         block = similar_work(desk, opening(task), f"start-known-{task}")
         assert block["hit"] is True and f"tau-{task}-" in block["text"]
+    # each turn start says what its recall found: an operator tells "nothing like it" from "nothing stored"
+    found = dict(health.similar_work_recall(since=timezone.now() - timedelta(hours=1), seat=desk))
+    assert found["unlike"] == len(elsewhere()) and found["shown"] + found["close_call"] == 2
+    assert found["none"] == found["failed"] == found["not_searched"] == 0
 
 
 def test_a_short_query_of_specifics_is_like_the_turns_that_name_them(call):
