@@ -1,6 +1,6 @@
 """Recall of the diary's similarity half (hybrid, in SQL) on real conversations, on both engines.
 
-DATA is the folder holding ``locomo/locomo-dev.json`` (e.g. ``../shared/bench-data``). One seat per
+DATA is a LoCoMo-format file or a folder holding one (e.g. ``../shared/bench-data``: ``bench_data``). One seat per
 conversation; every dialog turn is written through the production writer (``learning.diary.write``,
 embedded on write) as a note ``speaker: text``; each question with evidence is read through
 ``diary.recall`` (top 10) twice: hybrid (the question's words too, as the personal-memory prefetch
@@ -14,7 +14,6 @@ Usage: python bench/diary_recall.py DATA [--engine sqlite|postgres|both]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -24,6 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import bench_data  # noqa: E402  (the sibling module: finds the data by format)
 from recall import CATEGORIES, dia_ids, each_engine, locomo_turns, p95  # noqa: E402  (the sibling bench's LoCoMo reader)
 
 TOP_K = 10
@@ -70,7 +70,9 @@ def child(args) -> int:
     company = Company.objects.create(name="Diary recall bench")
     role = Role.objects.create(company=company, name="assistant")
     unit = Unit.objects.create(company=company, key="bench", name="Bench")
-    conversations = json.load(open(os.path.join(args.data, "locomo", "locomo-dev.json")))
+    conversations = bench_data.locomo(args.data)
+    if not conversations:
+        raise SystemExit(f"no LoCoMo file under {args.data}")
     hits = {"hybrid": {}, "vector alone": {}}
     times: dict[str, list[float]] = {"hybrid": [], "vector alone": []}
     started = time.monotonic()

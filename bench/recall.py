@@ -1,7 +1,8 @@
 """Retrieval quality of ``query_episodes`` on real conversations, through the HTTP API, on both engines.
 
-DATA is a folder holding ``locomo/locomo-dev.json`` (LoCoMo format) and ``tau-bench/airline-dev.json``
-(tau-bench historical trajectories), e.g. ``../shared/bench-data``; nothing is copied into the repo.
+DATA is a folder holding LoCoMo-format and tau-bench-format JSON files at any depth (e.g. ``../shared/bench-data``:
+``locomo/locomo-dev.json``, ``tau-bench/airline-dev.json``), or one such file; files are told by their format,
+not their names (``bench_data``). A set DATA does not hold is skipped. Nothing is copied into the repo.
 
 - LoCoMo: one seat per conversation; every dialog turn is POSTed to ``/api/v1/turns`` as a chat turn
   (the speaker as the interaction's sender, one ``reply`` tool call, a label that does not name the
@@ -62,13 +63,15 @@ import warnings
 from collections import defaultdict
 from typing import Any, NamedTuple
 
+import bench_data  # the sibling module: finds the data by format
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 BASELINE_RRF_K = 60
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 LATENCY_REPEATS = 3
 LABEL = "Chat message"  # a runtime's label that does not name the sender
-QUERY_TRIAL = 3  # tau-bench: the issue's query is the 4th trial's opening
+QUERY_TRIAL = 3  # tau-bench: the issue's query is the 4th trial's opening (the last trial, where there is no 4th)
 TAU_ISSUE_SPLIT: list = []  # the issue's split, as ``tau`` asked it (a ``TauSplit``), for ``tau_each_trial``
 # each set's seats as asked, for ``likeness``: set -> [(api, seat handle, the queries asked of it, each answer unlike?)]
 ASKED: dict[str, list[tuple[Any, str, list[str], list[bool]]]] = {}
@@ -263,13 +266,18 @@ def child(args) -> int:
     embedder.load() if hasattr(embedder, "load") else None
     print(f"\n== {args.child}: {engine_description()}; embedder {embedder.model}")
     company = Company.objects.create(name="Recall bench")
-    if args.only in ("", "tau"):
+    print(f"data: {bench_data.describe(args.data)}")
+    has_tau = args.only in ("", "tau") and bool(bench_data.tau(args.data))
+    has_locomo = args.only in ("", "locomo") and bool(bench_data.locomo(args.data))
+    if not (has_tau or has_locomo):
+        raise SystemExit(f"no LoCoMo or tau-bench file under {args.data}")
+    if has_tau:
         tau(args, company, embedder)
-    if args.only in ("", "locomo"):
+    if has_locomo:
         locomo(args, company, embedder)
-    if args.only in ("", "tau"):
+    if has_tau:
         tau_each_trial(args, company, embedder)
-    if not args.only:
+    if has_tau and has_locomo:
         likeness(embedder.model)
         specifics(args)
     return 0
@@ -436,8 +444,7 @@ FOLDS: dict[str, tuple[int, dict[float, int]]] = {}
 def locomo(args, company, embedder) -> None:
     from learning.models import Episode
 
-    path = os.path.join(args.data, "locomo", "locomo-dev.json")
-    conversations = json.load(open(path))
+    conversations = bench_data.locomo(args.data)
     methods = ["project (query_episodes)", "numpy cosine", "BM25", "cosine+BM25 RRF"]
     hits: dict[str, defaultdict[int, list[int]]] = {m: defaultdict(lambda: [0, 0, 0, 0, 0]) for m in methods}  # cat -> [n, @1, @5, @10, unused]
     sessions = {m: [0, 0, 0] for m in methods}  # n, hit@1, hit@10
@@ -551,10 +558,9 @@ def print_latency(http_ms, tool: tuple[list[float], list[float], int], sql: tupl
 
 
 def tau(args, company, embedder) -> None:
-    path = os.path.join(args.data, "tau-bench", "airline-dev.json")
-    runs = json.load(open(path))
+    runs = bench_data.tau(args.data)
     started = time.monotonic()
-    split = tau_split(runs, QUERY_TRIAL, company, "airline", embedder)
+    split = tau_split(runs, query_trial(runs), company, "airline", embedder)
     seat, queries, opening = split.seat, split.queries, [tau_users(r)[0] for r in split.queries]
     sql = sql_latency(seat, opening, split.qvecs, embedder.model)
     tool = tool_latency(seat, opening)
@@ -564,7 +570,7 @@ def tau(args, company, embedder) -> None:
     FOLDS["tau-bench"] = (len(queries), weight_hits(
         seat, opening, split.qvecs, embedder.model,
         lambda i, got: queries[i]["task_id"] in {int(by_id[e].split(":")[1]) for e in got}))
-    stored = sum(1 for r in runs if r["trial"] != QUERY_TRIAL and tau_users(r))
+    stored = sum(1 for r in runs if r["trial"] != split.trial and tau_users(r))
     print(f"\n-- tau-bench airline ({stored} stored runs, {len(queries)} queries, "
           f"{time.monotonic() - started:.0f}s)")
     print_tau(split.hits, len(queries))
@@ -579,13 +585,14 @@ def tau_each_trial(args, company, embedder) -> None:
     """Every other trial in turn as the query, beside the issue's (``tau``'s): how much of its figure is the 4th
     trial's openings. Run after LoCoMo: SQLite's bm25() weighs a word against its whole index, every seat's rows,
     so the three seats more would move LoCoMo's rankings (R@1 0.377 -> 0.364 when they came first)."""
-    runs = json.load(open(os.path.join(args.data, "tau-bench", "airline-dev.json")))
+    runs = bench_data.tau(args.data)
     started = time.monotonic()
-    splits = {QUERY_TRIAL: TAU_ISSUE_SPLIT[0]}
-    for trial in sorted({r["trial"] for r in runs} - {QUERY_TRIAL}):
+    asked = query_trial(runs)
+    splits = {asked: TAU_ISSUE_SPLIT[0]}
+    for trial in sorted({r["trial"] for r in runs} - {asked}):
         splits[trial] = tau_split(runs, trial, company, f"airline-q{trial}", embedder)
     n = sum(len(split.queries) for split in splits.values())
-    total = {m: [sum(split.hits[m][j] for split in splits.values()) for j in range(3)] for m in splits[QUERY_TRIAL].hits}
+    total = {m: [sum(split.hits[m][j] for split in splits.values()) for j in range(3)] for m in splits[asked].hits}
     close = [c for split in splits.values() for c in split.close_calls]
     first = [f for split in splits.values() for f in split.first]
     print(f"\n-- tau-bench airline, each trial in turn the query, the other three stored ({n} queries, "
@@ -610,13 +617,20 @@ class TauSplit(NamedTuple):
     unlikes: list[bool]  # each answer: no turn like the query?
     first: list[bool]  # the project's first turn a prior trial of the same task?
     api: Any  # the seat's client
+    trial: int  # the trial asked
 
 
-def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder) -> TauSplit:
-    """One seat holding every trial but ``query_trial`` of each task, each POSTed as a finished turn; the
-    opening of the ``query_trial`` run of each task asked, by the project and by the baselines."""
-    stored = [r for r in runs if r["trial"] != query_trial and tau_users(r)]
-    queries = [r for r in runs if r["trial"] == query_trial and tau_users(r)]
+def query_trial(runs: list[dict]) -> int:
+    """The trial whose openings the issue's figure asks: the 4th, or the last there is."""
+    trials = {r["trial"] for r in runs}
+    return QUERY_TRIAL if QUERY_TRIAL in trials else max(trials)
+
+
+def tau_split(runs: list[dict], asked_trial: int, company, handle: str, embedder) -> TauSplit:
+    """One seat holding every trial but ``asked_trial`` of each task, each POSTed as a finished turn; the
+    opening of the ``asked_trial`` run of each task asked, by the project and by the baselines."""
+    stored = [r for r in runs if r["trial"] != asked_trial and tau_users(r)]
+    queries = [r for r in runs if r["trial"] == asked_trial and tau_users(r)]
     seat, api = make_seat(company, handle)
     for r in stored:
         user = (r.get("info") or {}).get("task", {}).get("user_id") or "customer"
@@ -639,7 +653,7 @@ def tau_split(runs: list[dict], query_trial: int, company, handle: str, embedder
         for m, top in ranked.items():
             for j, k in enumerate((1, 3, 10)):
                 at[m][j] += r["task_id"] in top[:k]
-    return TauSplit(seat, queries, qvecs, at, tool_ms, api.close_calls, api.unlikes, first, api)
+    return TauSplit(seat, queries, qvecs, at, tool_ms, api.close_calls, api.unlikes, first, api, asked_trial)
 
 
 def likeness(model: str) -> None:
@@ -675,10 +689,10 @@ def specifics(args) -> None:
     """A short query of specifics, as the close call's sentence asks for: each reservation or flight code the
     stored tau-bench runs' customers wrote, asked alone of the issue split's seat. Such a query is far from
     every whole turn by meaning; the turns that name it are still like it (``episode_search.says_every_word``)."""
-    runs = json.load(open(os.path.join(args.data, "tau-bench", "airline-dev.json")))
+    runs = bench_data.tau(args.data)
     named: dict[str, set[int]] = defaultdict(set)  # code -> the tasks whose stored runs name it
     for r in runs:
-        if r["trial"] != QUERY_TRIAL:
+        if r["trial"] != query_trial(runs):
             for text in tau_users(r):
                 for code in CODE.findall(text):
                     named[code].add(r["task_id"])
