@@ -3,8 +3,9 @@ from one with nothing to say.
 
 Per block ``hit`` and ``bytes``; the knowledge ``selection_count``; the chat thread's counts; the
 gate's ``trigger_requires_recon``; ``turn_embedding``; what the similar-work recall found
-(``similar_prior_work_recall``: an empty block with nothing like the ask is not an empty store); and the line ``prefetch: N/M hits`` whose
-denominator is the length of the block list, never a literal.
+(``similar_prior_work_recall``: an empty block with nothing like the ask is not an empty store);
+and the line ``prefetch: N/M hits`` whose denominator is the length of the block list, never a
+literal.
 """
 
 from __future__ import annotations

@@ -48,6 +48,24 @@ REQUEST = re.compile(
     r"instead|help me|make sure|don't forget|remember to|never mind|nevermind)\b",
     re.I,
 )
+# a request or an instruction riding on a statement: "... next month and need to add her to the booking", "..., so
+# cancel my gym membership" -- a bare verb of what is to be done, after the clause, with what it is done to
+ASK_ON_THE_SIDE = re.compile(
+    r"\b(?:and|but|so)\s+(?:i\s+|we\s+)?(?:need|want|have)\s+to\b"
+    r"|(?:[,;:]|\bso\b|\band\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*"
+    r"(?:cancel|book|rebook|change|add|remove|delete|send|call|check|update|find|get|make|move|set|schedule|reschedule|"
+    r"upgrade|downgrade|refund|email|tell|let|give|ping|switch|put|use|keep|hold|drop|skip|ship|deploy|merge|fix|"
+    r"review|note|remember|ask|transfer|charge|pay|apply)\s+"
+    r"(?:my|the|a|an|our|it|them|me|us|her|him|this|that|all|both|those|these|everything|anything)\b",
+    re.I,
+)
+# "Please remember I prefer window seats", "Can you note that we deploy on Fridays?": a statement the sender asks to
+# be kept is the statement; what follows is read as if said alone
+KEEP_THAT = re.compile(
+    r"^(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:remember|note|keep in mind|make a note|bear in mind)"
+    r"\s+(?:that\s+)?(?=(?:i|i'm|i am|i've|we|we're|we are|my|our)\b)",
+    re.I,
+)
 # "I'm trying to book ...", "I'm going to need to change ...", "I just want to cancel ...", "I'm calling because
 # ...": what the sender wants of this conversation, said as a statement about themselves -- a request all the same
 INTENT = re.compile(
@@ -306,8 +324,12 @@ def finish(text: str) -> str:
 def declarative(sentence: str) -> str | None:
     """The sentence without its lead-in words when it is a statement with a subject; None for a
     question, a request, an instruction or a bare reaction."""
-    text = TRAILING_PLEASE.sub("", LEAD_WORDS.sub("", sentence.strip()).strip())  # a courtesy "..., please."
-    if not text or text.rstrip().endswith("?") or REQUEST.search(text):
+    text = LEAD_WORDS.sub("", sentence.strip()).strip()
+    kept = KEEP_THAT.sub("", text)
+    if kept != text:  # "please remember I prefer ...": the statement, as a statement
+        text = kept.rstrip().rstrip("?").rstrip() + "."
+    text = TRAILING_PLEASE.sub("", text)  # a courtesy "..., please."
+    if not text or text.rstrip().endswith("?") or REQUEST.search(text) or ASK_ON_THE_SIDE.search(text):
         return None
     body = TIME_LEAD.sub("", text)
     return text if DECLARATIVE_SUBJECT.match(body) and not INTENT.match(body) else None

@@ -93,7 +93,11 @@ def test_long_and_short_precision(outcomes):
                                   "I'm a bit confused.", "I'm a manager here, let me speak to someone.",
                                   "I have a question about my booking.", "I have one child traveling with me.",
                                   "I don't have any nuts with me.", "I don't like the new design.",
-                                  "I went there on Monday."])
+                                  "I went there on Monday.",
+                                  # a request or an instruction riding on a statement, and one to remember a task
+                                  "I'm traveling with my wife next month and need to add her to the booking.",
+                                  "Next month I'm moving to Seattle, so cancel my gym membership.",
+                                  "I prefer economy class, and book it under my name.", "Remember to send the report."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -143,6 +147,11 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I have two kids and they love the beach.", "LONG", "Ana has two kids."),
     ("I can't eat gluten or dairy.", "LONG", "Ana can't eat gluten or dairy."),
     ("I don't eat meat.", "LONG", "Ana doesn't eat meat."),
+    # a statement the sender asks to be kept is kept as the statement
+    ("Can you remember that I prefer aisle seats?", "LONG", "Ana prefers aisle seats."),
+    ("Please remember I prefer window seats.", "LONG", "Ana prefers window seats."),
+    ("Oh, and please note that we never deploy on Fridays.", "LONG", "Ana's team never deploys on Fridays."),
+    ("Please keep in mind I'm out of office next week.", "SHORT", "Ana is out of office next week (as of 2026-12-03)."),
     # a day of the week named: kept to that day (said on Thursday 2026-12-03)
     ("I'm flying to Boston next Tuesday for a wedding.", "SHORT",
      "Ana is flying to Boston next Tuesday for a wedding (as of 2026-12-03)."),
