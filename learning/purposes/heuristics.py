@@ -55,10 +55,15 @@ ASK_ON_THE_SIDE = re.compile(
     r"|(?:[,;:]|\bso\b|\band\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*"
     r"(?:cancel|book|rebook|change|add|remove|delete|send|call|check|update|find|get|make|move|set|schedule|reschedule|"
     r"upgrade|downgrade|refund|email|tell|let|give|ping|switch|put|use|keep|hold|drop|skip|ship|deploy|merge|fix|"
-    r"review|note|remember|ask|transfer|charge|pay|apply)\s+"
-    r"(?:my|the|a|an|our|it|them|me|us|her|him|this|that|all|both|those|these|everything|anything)\b",
+    r"review|note|remember|ask|transfer|charge|pay|apply|ping|message|text|contact|notify|cc|forward|assign|escalate|"
+    r"route|reach|hand|loop)\s+"
+    r"(?:my|the|a|an|our|it|them|me|us|her|him|this|that|all|both|those|these|everything|anything|in|out|"
+    r"(?-i:[A-Z]))",
     re.I,
 )
+# a sign-off after the statement ("I'm busy today, talk later"): not part of what holds
+SIGN_OFF = re.compile(r"\s*[,;:-]+\s*(?:talk|speak|chat|catch up|see you|ttyl|cheers|thanks|thank you)\b[^.!?]*[.!]*\s*$",
+                      re.I)
 # "Please remember I prefer window seats", "Can you note that we deploy on Fridays?": a statement the sender asks to
 # be kept is the statement; what follows is read as if said alone
 KEEP_THAT = re.compile(
@@ -328,7 +333,7 @@ def declarative(sentence: str) -> str | None:
     kept = KEEP_THAT.sub("", text)
     if kept != text:  # "please remember I prefer ...": the statement, as a statement
         text = kept.rstrip().rstrip("?").rstrip() + "."
-    text = TRAILING_PLEASE.sub("", text)  # a courtesy "..., please."
+    text = SIGN_OFF.sub(".", TRAILING_PLEASE.sub("", text))  # a courtesy "..., please.", a "..., talk later."
     if not text or text.rstrip().endswith("?") or REQUEST.search(text) or ASK_ON_THE_SIDE.search(text):
         return None
     body = TIME_LEAD.sub("", text)

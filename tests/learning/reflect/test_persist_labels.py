@@ -97,7 +97,8 @@ def test_long_and_short_precision(outcomes):
                                   # a request or an instruction riding on a statement, and one to remember a task
                                   "I'm traveling with my wife next month and need to add her to the booking.",
                                   "Next month I'm moving to Seattle, so cancel my gym membership.",
-                                  "I prefer economy class, and book it under my name.", "Remember to send the report."])
+                                  "I prefer economy class, and book it under my name.", "Remember to send the report.",
+                                  "I'm out tomorrow, so ping Bo for reviews."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -152,6 +153,7 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("Please remember I prefer window seats.", "LONG", "Ana prefers window seats."),
     ("Oh, and please note that we never deploy on Fridays.", "LONG", "Ana's team never deploys on Fridays."),
     ("Please keep in mind I'm out of office next week.", "SHORT", "Ana is out of office next week (as of 2026-12-03)."),
+    ("I'm busy today, talk later.", "SHORT", "Ana is busy today (as of 2026-12-03)."),  # the sign-off is no part of it
     # a day of the week named: kept to that day (said on Thursday 2026-12-03)
     ("I'm flying to Boston next Tuesday for a wedding.", "SHORT",
      "Ana is flying to Boston next Tuesday for a wedding (as of 2026-12-03)."),
