@@ -33,6 +33,12 @@ NO_SKILLS = "no_skills"
 YOUNG = "young"
 BELOW_THRESHOLD = "below_threshold"
 HEALTHY = "healthy"
+VERDICT_LABEL = {
+    HEALTHY: "earning its keep",
+    YOUNG: f"young (skills < {YOUNG_SEAT_MAX_AGE_DAYS:g} days old on average): not judged yet",
+    BELOW_THRESHOLD: f"below the Berlot-Attwell threshold ({BERLOT_ATTWELL_THRESHOLD:g})",
+    NO_SKILLS: "no skills yet",
+}
 
 
 @dataclass(frozen=True)

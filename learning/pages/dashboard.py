@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from crewlet.models import Seat
 
 TONE = {health.HEALTHY: "good", health.YOUNG: "muted", health.BELOW_THRESHOLD: "bad", health.NO_SKILLS: "unknown"}
-VERDICT_LABEL = {
-    health.HEALTHY: "earning its keep",
-    health.YOUNG: f"young (skills < {health.YOUNG_SEAT_MAX_AGE_DAYS:g} days old on average): not judged yet",
-    health.BELOW_THRESHOLD: f"below the Berlot-Attwell threshold ({health.BERLOT_ATTWELL_THRESHOLD:g})",
-    health.NO_SKILLS: "no skills yet",
-}
 
 
 @dataclass(frozen=True)
@@ -122,7 +116,7 @@ def _recall_chart(outcomes):
 
 
 def health_context(*, window_days: int, seat: Seat | None = None) -> dict:
-    rows = [Row(h, VERDICT_LABEL[h.verdict], TONE[h.verdict]) for h in health.seat_health()]
+    rows = [Row(h, health.VERDICT_LABEL[h.verdict], TONE[h.verdict]) for h in health.seat_health()]
     since = health.window_start(window_days)
     turns, rates = health.prefetch_hit_rates(since=since, seat=seat)
     tier_chart, decisions = _tier_chart(health.tier_distribution(since=since, seat=seat))

@@ -1,8 +1,11 @@
 """The learning_health view's numbers on both engines, the Berlot-Attwell reading, and the event charts."""
 
+import io
+import re
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
@@ -208,3 +211,38 @@ def test_the_view_steps_aside_while_migrate_rebuilds_the_skills_table(seat):
 
     skill_with(seat, "a", uses=2, age_days=1)
     assert LearningHealth.objects.get(seat=seat).total_skill_uses == 2
+
+
+def test_the_command_prints_the_page_in_a_terminal(seat, other_seat):
+    for i in range(20):
+        skill_with(seat, f"s{i}", uses=0, age_days=60)
+    result = prefetch(seat=seat, request=PrefetchRequest(run_id="run-c1", ask="fix the deploy script"))
+    out = io.StringIO()
+
+    call_command("learning_health", "--days", "1", stdout=out)
+
+    text = out.getvalue()
+    assert re.search(r"\n  ana  below the Berlot-Attwell threshold \(0.1\)\s+20 skill\(s\), 0.00 uses a skill, 60.0 days old", text)
+    assert re.search(r"\n  bo\s+no skills yet\n", text)
+    for block in result["blocks"]:  # the same figures the page draws
+        assert re.search(rf"\n  {block['name']}\s+{100 if block['hit'] else 0}% of 1", text)
+    assert re.search(r"What the similar-work recall found \(1 turn start\(s\), last 1 day\)\n  no past turn matched\s+1 \(100%\)",
+                     text)
+    assert "no persist_decider_completed events" in text
+
+
+def test_the_command_checks_the_threshold_and_names_a_bad_argument(seat, other_seat):
+    for i in range(20):
+        skill_with(seat, f"s{i}", uses=0, age_days=60)
+    with pytest.raises(CommandError) as err:
+        call_command("learning_health", "--check", stdout=io.StringIO())
+    assert err.value.returncode == 1 and str(err.value) == "1 seat(s) below the Berlot-Attwell threshold: ana"
+    out = io.StringIO()
+    call_command("learning_health", "--check", "--seat", "bo", stdout=out)  # narrowed to a seat that is not flagged
+    assert "ana" not in out.getvalue()
+    for argv, message in ((["--days", "0"], "--days: '0' is not a whole number of days (1 or more)"),
+                          (["--days", "week"], "--days: 'week' is not a whole number of days (1 or more)"),
+                          (["--seat", "nobody"], "--seat: no seat with handle 'nobody'")):
+        with pytest.raises(CommandError) as err:
+            call_command("learning_health", *argv, stdout=io.StringIO())
+        assert str(err.value) == message
