@@ -29,8 +29,11 @@ _TIER_RULES = (
 )
 _TOPIC = re.compile(r"^\s*((?:[\w\-]+\s+){0,4}[\w\-]+)\s*:\s+\S")
 _BACKTICK = re.compile(r"`([^`]+)`")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]*(?:['’][A-Za-z]+)?")  # a contraction ("don't") is one word
 _STOP = {"the", "a", "an", "is", "are", "in", "on", "of", "to", "here", "with", "and", "or", "for", "this", "that", "it"}
+# how a rule is said, not what it is about ("Don't run the whole suite": its scope is "run whole suite")
+_RULE_WORDS = {"don't", "don’t", "dont", "do", "not", "never", "always", "must", "only", "should", "shouldn't",
+               "please", "avoid", "ever", "instead", "rather", "first"}
 
 
 def offline_tier(text: str) -> str:
@@ -48,7 +51,7 @@ def offline_scope(text: str) -> str:
     command = _BACKTICK.search(text)
     if command:
         return " ".join(command.group(1).split()[:3])
-    words = [w for w in _WORD.findall(text) if w.lower() not in _STOP]
+    words = [w for w in _WORD.findall(text) if len(w) > 1 and w.lower() not in _STOP | _RULE_WORDS]
     return " ".join(words[:3])
 
 

@@ -83,6 +83,20 @@ def test_offline_classifier_tiers(scripted_seat, text, tier):
     assert shard.tier == tier
 
 
+@pytest.mark.parametrize("text,scope", [
+    # a rule's wording is not its topic, and a contraction is one word
+    ("Don't run the whole suite; run only the tests of the module you changed.", "run whole suite"),
+    ("Never force-push to main.", "force-push main"),
+    ("Migration guard: run `makemigrations --check` before every commit.", "Migration guard"),
+    ("The orders service listens on port 8042.", "orders service listens"),
+])
+def test_offline_classifier_scopes_name_what_the_lesson_is_about(scripted_seat, text, scope):
+    shard = published(scripted_seat, text)
+    classify(seat=scripted_seat, shards=[shard], warnings=[])
+    shard.refresh_from_db()
+    assert shard.scope == scope
+
+
 def test_an_unparseable_classification_is_a_warning_and_retried(scripted_seat):
     shard = published(scripted_seat, RULE)
     ScriptedProvider.queue(artifact_classify.NAME, '{"items": [{"id": 1, "tier": "ru')
