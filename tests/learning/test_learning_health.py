@@ -15,6 +15,7 @@ from core.models import Event
 from learning import health
 from learning.models import LearningHealth, SynthesizedSkill
 from learning.prefetch import PrefetchRequest, prefetch
+from learning.prefetch.similar_work import RECALL_OUTCOMES
 from tests.factories import SeatFactory
 from tests.review_fixtures import make_skill
 
@@ -110,6 +111,9 @@ def test_old_prefetch_summaries_keep_loading_whatever_their_shape(seat):
     assert by_block["relevant_knowledge"].rate == 0.5 and by_block["relevant_knowledge"].avg_bytes == 500
     assert by_block["similar_prior_work"].rate is None  # listed but never recorded: unknown, not 0%
     assert by_block["episode_recall"].rate == 1.0 and by_block["episode_recall"].avg_bytes is None
+    # written before the recall's outcome was: unrecorded, never "no past turn matched"
+    assert dict(health.similar_work_recall(since=timezone.now() - timedelta(days=1))) == {
+        **{outcome: 0 for outcome in RECALL_OUTCOMES}, health.UNRECORDED: 4}
 
 
 def test_the_rates_are_read_from_a_real_prefetch(seat):
