@@ -50,15 +50,20 @@ REQUEST = re.compile(
 )
 # a request or an instruction riding on a statement: "... next month and need to add her to the booking", "..., so
 # cancel my gym membership" -- a bare verb of what is to be done, after the clause, with what it is done to
+_TO_DO = (r"(?:cancel|book|rebook|change|add|remove|delete|send|call|check|update|find|get|make|move|set|schedule|"
+          r"reschedule|upgrade|downgrade|refund|email|tell|let|give|ping|switch|put|use|keep|hold|drop|skip|ship|deploy|"
+          r"merge|fix|review|note|remember|ask|transfer|charge|pay|apply|message|text|contact|notify|cc|forward|assign|"
+          r"escalate|route|reach|hand|loop)")
 ASK_ON_THE_SIDE = re.compile(
-    r"\b(?:and|but|so)\s+(?:i\s+|we\s+)?(?:need|want|have)\s+to\b"
-    r"|(?:[,;:]|\bso\b|\band\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*"
-    r"(?:cancel|book|rebook|change|add|remove|delete|send|call|check|update|find|get|make|move|set|schedule|reschedule|"
-    r"upgrade|downgrade|refund|email|tell|let|give|ping|switch|put|use|keep|hold|drop|skip|ship|deploy|merge|fix|"
-    r"review|note|remember|ask|transfer|charge|pay|apply|ping|message|text|contact|notify|cc|forward|assign|escalate|"
-    r"route|reach|hand|loop)\s+"
+    # "... and need to add her", "... but would like to upgrade", "..., hoping to get an upgrade"
+    r"(?:[,;]|\band\b|\bbut\b|\bso\b)\s+(?:i\s+|we\s+)?(?:(?:would|'d|’d)\s+(?:like|love|appreciate|prefer)|"
+    r"want(?:ed|s)?|need(?:ed|s)?|hop(?:e|ed|es|ing)|wish(?:ed|es)?|wonder(?:ed|ing)?|have\s+to|require)\b"
+    # "..., so cancel my gym membership", "..., so ping Bo": a bare verb of what is to be done, and what to
+    r"|(?:[,;:]|\bso\b|\band\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*" + _TO_DO + r"\s+"
     r"(?:my|the|a|an|our|it|them|me|us|her|him|this|that|all|both|those|these|everything|anything|in|out|"
-    r"(?-i:[A-Z]))",
+    r"(?-i:[A-Z]))"
+    # "...; send packages home": a clause after a semicolon or a colon that opens on such a verb
+    r"|[;:]\s*(?:(?:please|just)\s+)?" + _TO_DO + r"\b",
     re.I,
 )
 # a sign-off after the statement ("I'm busy today, talk later"): not part of what holds

@@ -98,7 +98,11 @@ def test_long_and_short_precision(outcomes):
                                   "I'm traveling with my wife next month and need to add her to the booking.",
                                   "Next month I'm moving to Seattle, so cancel my gym membership.",
                                   "I prefer economy class, and book it under my name.", "Remember to send the report.",
-                                  "I'm out tomorrow, so ping Bo for reviews."])
+                                  "I'm out tomorrow, so ping Bo for reviews.",
+                                  "I'm flying to Boston next week but would like to upgrade.",
+                                  "I'm leaving tomorrow, hoping to get an upgrade.",
+                                  "We're flying out tomorrow and want the refund on my card.",
+                                  "This week I'm working from home; send packages to my home address."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
