@@ -10,7 +10,7 @@ from learning.prefetch.similar_work import RECALL_OUTCOMES
 
 
 def _share(n: int, total: int) -> str:
-    return f"{n} ({n / total:.0%})" if total else str(n)
+    return f"{n} ({n / total:.0%})"
 
 
 class Command(BaseCommand):
@@ -71,20 +71,20 @@ class Command(BaseCommand):
 
     def _recall(self, since, seat, scope: str) -> None:
         outcomes = health.similar_work_recall(since=since, seat=seat)
-        total = sum(n for _o, n in outcomes)
-        self.stdout.write(f"\nWhat the similar-work recall found ({total} turn start(s), {scope})")
-        if not total:
-            self.stdout.write("  no prefetch_summary events")
-        for outcome, n in outcomes:
-            if n:
-                self.stdout.write(f"  {RECALL_OUTCOMES.get(outcome, outcome):<22}  {_share(n, total)}")
+        self._shares("What the similar-work recall found", "turn start(s)", scope, "prefetch_summary",
+                     [(RECALL_OUTCOMES.get(outcome, outcome), n) for outcome, n in outcomes if n])
 
     def _tiers(self, since, seat, scope: str) -> None:
-        tiers = health.tier_distribution(since=since, seat=seat)
-        total = sum(n for _t, n in tiers)
-        self.stdout.write(f"\nPersist decider tiers ({total} decision(s), {scope})")
+        self._shares("Persist decider tiers", "decision(s)", scope, "persist_decider_completed",
+                     health.tier_distribution(since=since, seat=seat))
+
+    def _shares(self, title: str, unit: str, scope: str, event: str, rows: list[tuple[str, int]]) -> None:
+        """A distribution of counts, each with its share of the total; the event named when none was recorded."""
+        total = sum(n for _label, n in rows)
+        self.stdout.write(f"\n{title} ({total} {unit}, {scope})")
         if not total:
-            self.stdout.write("  no persist_decider_completed events")
+            self.stdout.write(f"  no {event} events")
             return
-        for tier, n in tiers:
-            self.stdout.write(f"  {tier:<10}  {_share(n, total)}")
+        width = max(len(label) for label, _n in rows)
+        for label, n in rows:
+            self.stdout.write(f"  {label:<{width}}  {_share(n, total)}")
