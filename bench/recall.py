@@ -691,8 +691,9 @@ def specifics(args) -> None:
     every whole turn by meaning; the turns that name it are still like it (``episode_search.says_every_word``)."""
     runs = bench_data.tau(args.data)
     named: dict[str, set[int]] = defaultdict(set)  # code -> the tasks whose stored runs name it
+    asked = query_trial(runs)
     for r in runs:
-        if r["trial"] != query_trial(runs):
+        if r["trial"] != asked:
             for text in tau_users(r):
                 for code in CODE.findall(text):
                     named[code].add(r["task_id"])
