@@ -161,6 +161,51 @@ MY_FACT = re.compile(
 DIET = re.compile(r"^(?P<who>i'm|i am)\s+(?:an?\s+)?(?:(?:severely|very|highly|deathly|mildly|strict|strictly)\s+)?"
                   r"(?P<x>allergic to " + CLAUSE + r"|(?:vegetarian|vegan|pescatarian|gluten[- ]free|lactose[- ]intolerant|"
                   r"diabetic|coeliac|celiac)\b)", re.I)
+# "My wife is allergic to peanuts", "My son loves horses", "My husband is a nurse": a standing fact about someone
+# close to the sender, stated in the third person already ("Ana's wife is allergic to peanuts"); only a few kinds of
+# fact (what they can't eat, like, are by trade, where they live or work, what they are called), never a state of the
+# moment ("My wife is upset", "My son is traveling with me")
+KIN = (r"(?P<kin>my\s+(?:(?:older|younger|little|big|baby|eldest|oldest|youngest|teenage|grown)\s+)?"
+       r"(?:wife|husband|partner|spouse|fianc[eé]e?|boyfriend|girlfriend|sons?|daughters?|kids|children|child|"
+       r"mother|mom|mum|father|dad|parents|brothers?|sisters?|grandmother|grandma|grandfather|grandpa|grandparents|"
+       r"aunt|uncle|cousin|niece|nephew|mother-in-law|father-in-law|in-laws|boss|roommate|best friend|"
+       r"dogs?|cats?|puppy|kitten|pets?))")
+KIN_IS = re.compile(r"^" + KIN + r"\s+(?:is|are)\s+(?:(?:severely|very|highly|deathly|mildly|strict|strictly)\s+)?"
+                    r"(?P<x>allergic to " + CLAUSE + r"|(?:vegetarian|vegan|pescatarian|gluten[- ]free|"
+                    r"lactose[- ]intolerant|diabetic|coeliac|celiac)\b" + VALUE_TAIL + r"|(?:an?\s+)?" + _TRADE
+                    + r"(?:" + OCCUPATIONS + r")s?\b" + VALUE_TAIL + r"|(?:named|called)\s+" + VALUE + ")", re.I)
+KIN_LIKES = re.compile(r"^" + KIN + r"\s+(?:really\s+|usually\s+|always\s+)?(?P<verb>prefers?|likes?|loves?|enjoys?|"
+                       r"hates?|dislikes?)\s+(?P<x>" + CLAUSE + ")", re.I)
+KIN_DOES = re.compile(r"^" + KIN + r"\s+(?:(?:can't|can’t|cannot|doesn't|doesn’t|does not|don't|don’t|do not)\s+"
+                      r"(?:eat|drink)\s+(?:any\s+)?(?:gluten|dairy|meat|pork|beef|fish|seafood|shellfish|nuts|peanuts|"
+                      r"eggs|sugar|alcohol|caffeine|coffee|milk|cheese|wheat|soy|spicy food|red meat)\b|"
+                      r"(?:lives?|works?)\s+(?:as|at|for|in|from)\s+)" + VALUE_TAIL, re.I)
+_SHARED = re.compile(r"\b(?:we|our|ours|us)\b", re.I)  # "my wife loves our garden": a plural that is not the team's
+_MINE = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
+
+
+def kin_fact(text: str, who: str) -> str | None:
+    """A standing fact about someone close to the sender ("My wife is allergic to peanuts" -> "Ana's wife is
+    allergic to peanuts."), the sender's own words made third person; None for anything else."""
+    liking = KIN_LIKES.match(text)
+    m = liking or KIN_IS.match(text) or KIN_DOES.match(text)
+    if m is None:
+        return None
+    if liking:  # as the sender's own liking: of something the conversation holds, a reaction
+        x = liking.group("x")
+        if not _has_content(x) or (liking.group("verb").lower().rstrip("s") in AFFECT and HELD_OBJECT.search(x)):
+            return None
+        fact = liking.group(0)
+    else:
+        if not _standing(text[m.end("kin"):]):
+            return None
+        fact = f"{m.group('kin')} {_first_part(text[m.end('kin'):])}"
+    rest = fact[m.end("kin"):]  # the sender named again in it would read as "their": the kin's or the sender's?
+    if _SHARED.search(rest) or _MINE.search(rest) or NEEDS_THE_CONVERSATION.search(rest):
+        return None
+    return finish(third_person(fact, who))
+
+
 WORK_FACT = re.compile(r"^(?P<who>i|we)\s+(?P<verb>work|live|am based|are based)\s+(?P<x>(?:as|at|for|in|on|from)\s+" + CLAUSE + ")", re.I)
 TEAM_USES = re.compile(r"^(?P<who>we|our team|the team)\s+(?P<verb>use|uses|deploy|deploys|run|runs|own|owns)\s+(?P<x>" + CLAUSE + ")", re.I)
 SYSTEM_FACT = re.compile(
@@ -467,7 +512,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = SYSTEM_FACT.match(text)
     if m:
         return finish(text)
-    return None
+    return kin_fact(text, who)
 
 
 def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | None:

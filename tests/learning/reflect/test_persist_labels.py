@@ -102,7 +102,12 @@ def test_long_and_short_precision(outcomes):
                                   "I'm flying to Boston next week but would like to upgrade.",
                                   "I'm leaving tomorrow, hoping to get an upgrade.",
                                   "We're flying out tomorrow and want the refund on my card.",
-                                  "This week I'm working from home; send packages to my home address."])
+                                  "This week I'm working from home; send packages to my home address.",
+                                  # someone close to the sender: a state of the moment, a shared or held object
+                                  "My wife is upset.", "My son is traveling with me.", "My wife loves our garden.",
+                                  "My wife loves the photos.", "My mom loves my paintings.", "My husband is a vet here.",
+                                  "My kids are so excited about summer break!",
+                                  "My mom is really sick and I need to get home sooner."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -152,6 +157,14 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("I have two kids and they love the beach.", "LONG", "Ana has two kids."),
     ("I can't eat gluten or dairy.", "LONG", "Ana can't eat gluten or dairy."),
     ("I don't eat meat.", "LONG", "Ana doesn't eat meat."),
+    # a standing fact about someone close to the sender, in the sender's words
+    ("My wife is allergic to peanuts.", "LONG", "Ana's wife is allergic to peanuts."),
+    ("My son is vegetarian.", "LONG", "Ana's son is vegetarian."),
+    ("My husband prefers the window seat.", "LONG", "Ana's husband prefers the window seat."),
+    ("My mother lives in Boston.", "LONG", "Ana's mother lives in Boston."),
+    ("My wife can't eat gluten.", "LONG", "Ana's wife can't eat gluten."),
+    ("My wife is a nurse and she works nights.", "LONG", "Ana's wife is a nurse."),
+    ("My dog is named Max.", "LONG", "Ana's dog is named Max."),
     # a statement the sender asks to be kept is kept as the statement
     ("Can you remember that I prefer aisle seats?", "LONG", "Ana prefers aisle seats."),
     ("Please remember I prefer window seats.", "LONG", "Ana prefers window seats."),
