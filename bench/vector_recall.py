@@ -2,12 +2,17 @@
 vectors into Python and ranking with numpy (load included), on SQLite + sqlite-vec and on a
 throwaway PostgreSQL + pgvector.
 
-20 seats each get N diary rows of 384-wide random unit vectors (N = 500, then topped up to
-10,000); each query is for one seat. Prints median and p95 per engine and size.
+20 seats each get N diary rows of 384-wide unit vectors (N = 500, then topped up to 10,000), each seat's
+pulled toward a direction of its own (``near``: real notes cluster, and uniform random ones would all lie
+past the recall's relevance floor); each query is for one seat. Prints median and p95 per engine and size.
 
-The production path (``core.vectors.ranked_ids``: ids and distances, no vectors) is timed beside
-the floor (one hand-written statement on the driver's connection) and the load+numpy baseline,
-interleaved run by run.
+Timed beside the floor (one hand-written statement on the driver's connection) and the load+numpy
+baseline, interleaved run by run:
+
+- ``core.vectors.ranked_ids`` (ids and distances, no vectors): the vector ranking over a queryset;
+- ``learning.diary.recall_ids``: what the turn start's memory recall runs -- the hybrid statement
+  (``core.hybrid``) with its text half empty, as for an ask with no content word, its fusion over the
+  pool computed in SQL. Both must give the floor's top-50.
 
 Usage: python bench/vector_recall.py [--engine sqlite|postgres|both] [--sizes 500,10000] [--runs 50]
 """
@@ -29,6 +34,7 @@ DIM = 384
 TOP_K = 50
 BATCH = 2000
 MODEL = "bench-random-384"
+CENTER_WEIGHT = 0.5  # a row's share of its seat's direction (``near``)
 BASELINE_BUDGET_SECONDS = 10.0  # the numpy baseline stops early past this, after at least 5 runs
 
 
@@ -97,7 +103,7 @@ def child(args) -> int:
     seats = make_seats()
     target = seats[len(seats) // 2]
     print(f"\n== {args.child}: {engine_description()}")
-    header = f"{'rows/seat':>9} {'total rows':>10} {'fill s':>7} | {'method':<38} {'runs':>4} {'median ms':>9} {'p95 ms':>8}"
+    header = f"{'rows/seat':>9} {'total rows':>10} {'fill s':>7} | {'method':<40} {'runs':>4} {'median ms':>9} {'p95 ms':>8}"
     print(header)
     print("-" * len(header))
     have = 0
@@ -106,29 +112,32 @@ def child(args) -> int:
         fill(seats, target, have, n, rng)
         analyze()
         fill_s, have = time.monotonic() - fill_started, n
-        query = unit(rng.normal(size=DIM))
-        (sql_ms, sql_ids), (floor_ms, floor_ids), (np_ms, np_ids) = measure_interleaved(
+        query = near(seat_center(target), rng.normal(size=DIM))
+        (sql_ms, sql_ids), (memory_ms, memory_ids), (floor_ms, floor_ids), (np_ms, np_ids) = measure_interleaved(
             [
                 lambda t=target, q=query: sql_top(t, q),
+                lambda t=target, q=query: memory_top(t, q),
                 lambda t=target, q=query: floor_top(t, q),
                 lambda t=target, q=query: numpy_top(t, q),
             ],
             args.runs,
             budget=BASELINE_BUDGET_SECONDS,
         )
-        agree = "same top-50" if sql_ids == np_ids == floor_ids else "TOP-50 DIFFERS"
         for i, (method, ms) in enumerate(
             [
                 ("ranked_ids(...): ids + distances", sql_ms),
+                ("diary.recall_ids(...): the turn start's", memory_ms),
                 ("raw SQL on the driver (floor)", floor_ms),
                 ("load seat's vectors + numpy (baseline)", np_ms),
             ]
         ):
             lead = f"{n:>9,} {n * SEATS:>10,} {fill_s:>7.1f}" if i == 0 else " " * 28
-            print(f"{lead} | {method:<38} {len(ms):>4} {statistics.median(ms):>9.2f} {p95(ms):>8.2f}")
-        speedup = statistics.median(np_ms) / statistics.median(sql_ms)
-        over_floor = statistics.median(sql_ms) / statistics.median(floor_ms)
-        print(f"{'':28} | ({agree}; {speedup:.1f}x faster than load+numpy, {over_floor:.1f}x the floor)")
+            print(f"{lead} | {method:<40} {len(ms):>4} {statistics.median(ms):>9.2f} {p95(ms):>8.2f}")
+        for method, ms, ids in (("ranked_ids", sql_ms, sql_ids), ("diary.recall_ids", memory_ms, memory_ids)):
+            agree = "same top-50" if ids == np_ids == floor_ids else "TOP-50 DIFFERS"
+            speedup = statistics.median(np_ms) / statistics.median(ms)
+            over_floor = statistics.median(ms) / statistics.median(floor_ms)
+            print(f"{'':28} | ({method}: {agree}; {speedup:.1f}x faster than load+numpy, {over_floor:.1f}x the floor)")
     return 0
 
 
@@ -145,6 +154,23 @@ def unit(vector):
     import numpy as np
 
     return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def seat_center(seat):
+    """What a seat's notes are about: one direction per seat. Real notes cluster (a seat's notes are of its
+    work); uniform random vectors would all lie past the recall's relevance floor (cosine ~0 +- 0.05)."""
+    import numpy as np
+
+    return unit(np.random.default_rng(1000 + seat.id).normal(size=DIM))
+
+
+def near(center, noise):
+    """Unit vectors of ``noise``'s rows pulled toward ``center``: cosine ~0.5 to it, ~0.25 to each other."""
+    import numpy as np
+
+    noise = noise / np.linalg.norm(noise, axis=-1, keepdims=True)
+    vectors = (CENTER_WEIGHT * center + np.sqrt(1 - CENTER_WEIGHT**2) * noise).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
 
 
 def fill(seats, target, have: int, want: int, rng) -> None:
@@ -174,8 +200,7 @@ def bulk_fill(seat, have: int, want: int, rng) -> None:
     now, as_text = timezone.now(), connection.vendor == "postgresql"
     for start in range(have, want, BATCH):
         count = min(BATCH, want - start)
-        vectors = rng.normal(size=(count, DIM)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = near(seat_center(seat), rng.normal(size=(count, DIM)))
         # PostgreSQL takes vectors as text, six decimals shorten it; SQLite's float32 blob is
         # written straight from the numpy row
         values = [np.round(v.astype(np.float64), 6).tolist() for v in vectors] if as_text else list(vectors)
@@ -225,6 +250,14 @@ def sql_top(seat, query) -> list[int]:
     from learning.models import DiaryEntry
 
     return [i for i, _ in ranked_ids(DiaryEntry.objects.filter(seat=seat), query.tolist(), MODEL, limit=TOP_K)]
+
+
+def memory_top(seat, query) -> list[int]:
+    """The turn start's memory recall of the seat's notes (``learning.diary.recall_ids``: the hybrid statement,
+    its vector half alone, as for an ask with no content word): what production runs for a similarity read."""
+    from learning.diary import recall_ids
+
+    return recall_ids(seat=seat, vector=query.tolist(), model=MODEL, limit=TOP_K)
 
 
 FLOOR_SQL = {

@@ -4,7 +4,7 @@ all rank through ``search`` (``ranked``: its rows alone).
 
 The rule (measured in ``bench/recall.py``; the weight chosen leave-one-conversation-out):
 
-- the pool is the ``shortlist`` rows nearest the query's vector and the ``shortlist`` rows best by
+- the pool is the ``shortlist`` rows (``limit`` when more) nearest the query's vector and as many best by
   words; a row farther than ``max_distance`` (the relevance floor) is answered only if its words
   match, but still counts in the normalisation, so a small pool is not stretched over a few rows;
 - a row's cosine is its vector's, or -- for a corpus with pieces (an episode's ask, line by line)
@@ -280,7 +280,9 @@ def search(
     if vendor not in ("sqlite", "postgresql"):
         raise NotImplementedError(f"no hybrid search for {vendor}")
     weight = WEIGHT if weight is None else weight
-    shortlist = SHORTLIST if shortlist is None else shortlist
+    # a search for ``limit`` rows has at least that many candidates by each half: the diary's vector top-K is
+    # memoryVectorLimit (50) rows by meaning, not the default shortlist's 30
+    shortlist = max(SHORTLIST if shortlist is None else shortlist, limit)
     args: dict[str, Any] = dict(scope=scope, scope_params=scope_params, vector=vector, model=model, words=list(words),
                                 seat=seat, shortlist=shortlist, max_distance=max_distance, weight=weight, limit=limit)
     if vendor == "sqlite":

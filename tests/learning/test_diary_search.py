@@ -78,6 +78,13 @@ def test_an_edited_note_is_searched_by_its_new_words_and_a_deleted_one_is_gone(l
     assert "Closed as a duplicate of QZX-9000." not in recall(seat, "QZX-9000", 10)
 
 
+def test_the_vector_half_answers_memory_vector_limit_notes_by_meaning(local_embedder, seat):
+    for i in range(diary.MEMORY_VECTOR_LIMIT + 10):
+        write(seat, f"Refund request {i}: the customer wants the duplicate charge on their card paid back.")
+    found = recall(seat, "a customer asks for their money back", diary.MEMORY_VECTOR_LIMIT, words=False)
+    assert len(found) == diary.MEMORY_VECTOR_LIMIT  # memoryVectorLimit: 50 by meaning, not the fusion's shortlist
+
+
 def _before(app: str, name: str) -> tuple[str, str]:
     """The migration of ``app`` that ``name`` depends on (whatever number the chain gives it)."""
     graph = MigrationLoader(None, ignore_no_migrations=True).graph
