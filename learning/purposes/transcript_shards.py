@@ -30,8 +30,10 @@ def offline_lessons(episode: dict) -> list[str]:
         return lessons.correction_lessons(episode.get("correction", ""))
     if episode.get("kind") == "self_corrected":
         tool, attempt = _split(episode.get("attempt", ""))
-        _tool, fix = _split(episode.get("correction", ""))
-        lesson = lessons.failure_lesson(tool=tool, attempt=attempt, error=episode.get("failure") or "", fix=fix)
+        *between, worked = (episode.get("correction") or "").splitlines() or [""]
+        _tool, fix = _split(worked)
+        lesson = lessons.failure_lesson(tool=tool, attempt=attempt, error=episode.get("failure") or "", fix=fix,
+                                        first=[_split(step) for step in between])
         return [lesson] if lesson else []
     return []
 

@@ -148,18 +148,44 @@ def bounded(lesson: str) -> str:
     return lesson if len(lesson) <= MAX_LESSON_CHARS else ""
 
 
-def failure_lesson(*, tool: str, attempt: str, error: str, fix: str) -> str:
-    """Cause and fix of a failed call recovered by a later one, in words two sessions would share."""
+def failure_lesson(*, tool: str, attempt: str, error: str, fix: str, first: list[tuple[str, str]] = ()) -> str:
+    """Cause and fix of a failed call recovered by a later one, in words two sessions would share. ``first``:
+    the calls made to the same target before the one that worked (``[("Read", path)]``)."""
     failed, worked = call_shape(tool, attempt), call_shape(tool, fix)
     cause = informative_lines(error)
     if not cause:
         return ""
     text = "; ".join(line.rstrip(".:;, ") for line in cause)
-    fix_text = f"`{worked}` worked instead" if worked != failed else "the same call with corrected arguments worked"
+    fix_text = _fix_text(tool, attempt, fix, failed, worked, first)
     lesson = f"`{failed}` fails: {text}. Fix: {fix_text}."
     if len(lesson) > MAX_LESSON_CHARS:
         lesson = f"`{failed}` fails: {cause[0].rstrip('.:;, ')}. Fix: {fix_text}."
     return bounded(lesson)
+
+
+def _fix_text(tool: str, attempt: str, fix: str, failed: str, worked: str, first) -> str:
+    """What made the call work: another call instead, a call on the same target first, an argument dropped or
+    added; else the arguments changed in a way the summary does not show."""
+    if worked != failed:
+        return f"`{worked}` worked instead"
+    if first:
+        before = " then ".join(f"`{call_shape(t, d)}`" for t, d in first)
+        return f"{before} first, then the same call worked"
+    if tool == "Bash":
+        dropped, added = _changed_words(attempt, fix)
+        if dropped and not added:
+            return f"the same command without `{dropped}` worked"
+        if added and not dropped:
+            return f"the same command with `{added}` added worked"
+    return "the same call with corrected arguments worked"
+
+
+def _changed_words(attempt: str, fix: str) -> tuple[str, str]:
+    """The words of a shell command the fix left out and those it added, each elided (``<path>``)."""
+    before, after = attempt.split(), fix.split()
+    dropped = [w for w in before if w not in after]
+    added = [w for w in after if w not in before]
+    return elide(" ".join(dropped)), elide(" ".join(added))
 
 
 _LEAD = re.compile(

@@ -3,7 +3,9 @@
 One JSON record a line. The main thread is walked turn by turn (a turn opens at each thing a
 person said, a slash command with typed arguments included). An episode is each failed tool call
 that a later working call recovered from (the same tool on the same command or file, or the very
-next call of that tool), wherever it sits in the turn, with the turn's request; or a turn whose
+next call of that tool), wherever it sits in the turn, with the turn's request -- its correction is
+that call, after what was done to the same target in between (a ``Read`` of the file an ``Edit``
+could not match); or a turn whose
 work a person corrected: the next thing they said is a correction, or they interrupted and what
 they said next is about the interrupted work. At most ``MAX_EPISODES_PER_SESSION`` a session.
 A malformed line is a warning naming file and line, and a skip; a final line without a newline is
@@ -36,6 +38,7 @@ MAX_STEPS = 12  # the latest steps of a turn an episode shows
 MAX_SAID = 300  # characters of an assistant's line kept as a step
 MAX_ERROR = 4000  # characters of a failed call's output kept (the informative lines come first)
 MAX_OPEN_FAILURES = 20  # failures of a turn still waiting for a recovery
+MAX_BETWEEN = 2  # calls on a failed call's target before the one that worked, kept in its episode's correction
 
 _CORRECTION = re.compile(
     r"^\s*(?:no\b|nope|nah\b|don'?t|do not|stop\b|wrong|that'?s (?:not|wrong)|that is (?:not|wrong)|not like that|"
@@ -302,6 +305,7 @@ class _Walker:
             turn.last_result_failed = None
             if recovered is not None:
                 failed_tid, failed, error = recovered
+                steps = [c.summary for c in self._between(failed_tid, tid, failed)]
                 self._emit(turn, seen.session_id, Episode(
                     session_id=seen.session_id,
                     key=f"{turn.ask_id or 'start'}:self:{failed_tid}",
@@ -309,7 +313,7 @@ class _Walker:
                     ask=turn.ask,
                     attempt=failed.summary,
                     failure=error,
-                    correction=call.summary,
+                    correction="\n".join([*steps, call.summary]),
                     started_at=turn.started_at,
                     ended_at=turn.ended_at,
                 ))
@@ -327,6 +331,18 @@ class _Walker:
             turn.failures.remove(last)
             return last
         return None
+
+    def _between(self, failed_tid: str, tid: str, failed: _Call) -> list[_Call]:
+        """What was done to the failed call's own target between it and the call that worked (``Read`` of the
+        file an ``Edit`` could not match): another tool on the same file or command, at most ``MAX_BETWEEN``."""
+        calls, out, after = self.turn.calls, [], False
+        for key, call in calls.items():
+            if key == tid:
+                break
+            if after and call.name != failed.name and call.detail and call.detail == failed.detail:
+                out.append(call)
+            after = after or key == failed_tid
+        return out[-MAX_BETWEEN:]
 
     def _emit(self, turn: _Turn, session_id: str, episode: Episode) -> None:
         if turn is self.turn:

@@ -85,6 +85,19 @@ def test_corrected_and_self_corrected_episodes(tmp_path):
     assert kinds["corrected"].correction.startswith("Don't delete branches")
 
 
+def test_a_self_correction_carries_what_was_done_to_the_same_file_in_between(tmp_path):
+    s = Session().user("Rename the helper.")
+    s.call("t1", name="Edit", file_path="/home/dev/proj/app.py", old_string="def helpr(", new_string="def helper(")
+    s.result("t1", "<tool_use_error>String to replace not found in file.</tool_use_error>", error=True)
+    s.call("t2", command="pytest -q").result("t2", "3 passed")  # another target: not part of the fix
+    s.call("t3", name="Read", file_path="/home/dev/proj/app.py").result("t3", "def help_r(x):")
+    s.call("t4", name="Edit", file_path="/home/dev/proj/app.py", old_string="def help_r(", new_string="def helper(")
+    s.result("t4", "The file has been updated.")
+    (episode,) = _read(s.write(tmp_path / "s.jsonl")).episodes
+    assert episode.kind == "self_corrected"
+    assert episode.correction.splitlines() == ["Read: ~/proj/app.py", "Edit: ~/proj/app.py"]
+
+
 def test_rereading_an_unchanged_file_ingests_nothing_twice(tmp_path):
     path = corrected().write(tmp_path / "s.jsonl")
     first = _read(path)

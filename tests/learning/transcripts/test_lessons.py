@@ -39,6 +39,16 @@ def test_the_same_cause_in_two_sessions_reads_alike():
     assert a == b and "<name>" in a[0] and "checkout" not in a[0]
 
 
+def test_the_fix_names_what_changed_when_the_same_call_worked_again():
+    (dropped,) = _lesson("git add src/a.py var/cache/x.db", IGNORED.format(path="var/cache/x.db"), "git add src/a.py")
+    assert dropped.endswith("Fix: the same command without `<path>` worked.")
+    (read_first,) = tp.offline_lessons({"kind": "self_corrected", "attempt": "Edit: ~/proj/app.py",
+                                        "failure": "<tool_use_error>String to replace not found in file.</tool_use_error>",
+                                        "correction": "Read: ~/proj/app.py\nEdit: ~/proj/app.py"})
+    assert read_first == ("`Edit <path>` fails: String to replace not found in file. "
+                          "Fix: `Read <path>` first, then the same call worked.")
+
+
 @pytest.mark.parametrize("token,text", [
     ("3f2939ba-6257-bb5c-f770-1c6a5b39cd00", "error: run 3f2939ba-6257-bb5c-f770-1c6a5b39cd00 failed"),
     ("9fceb02d0ae598e95dc970b74767f19372d61af8", "fatal: bad object 9fceb02d0ae598e95dc970b74767f19372d61af8"),
