@@ -22,7 +22,7 @@ rows, the length a generated column) -- ``ts_rank`` has no rarity weighting. A s
 notes) is read from the seat's postings (``Corpus.postings``: one row per seat, lexeme and row with its
 term frequency and the row's length, kept by triggers; ``_pg_postings_text``), any other (knowledge
 pages, whose titles weigh double) from the scope's tsvectors (``_pg_text``). Only content words
-(``learning.words``-style, given by the caller) are searched. No vector ever comes back. A search whose
+(``core.words``-style, given by the caller) are searched. No vector ever comes back. A search whose
 scope holds (nearly) the seat's rows may count a word's rarity over the seat (``seat_counts``, the turn
 start's episode recall): PostgreSQL then reads the counts kept beside the postings, ranks by meaning with one
 top-N sort and cuts the seat's best rows by words before the scope is read by id, as SQLite does

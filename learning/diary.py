@@ -24,10 +24,10 @@ from core import hybrid
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
 from core.statements import Bound, Compiled
+from core.words import search_words
 from crewlet.models import Seat
 from learning import limits
 from learning.models import DiaryEntry
-from learning.words import search_words
 
 log = logging.getLogger("learning.diary")
 

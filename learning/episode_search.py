@@ -2,7 +2,7 @@
 
 - by meaning: a turn is as near to the query as the nearest of its vectors -- the whole text's
   pooled vector or one of its own messages' opening lines' (``episode_pieces``, compared for the pool only);
-- by words: the query's content words (``learning.words``) against the turn's label (once), ask
+- by words: the query's content words (``core.words``) against the turn's label (once), ask
   and account -- SQLite FTS5 ``bm25`` over ``episodes_fts`` (whose words are the seat's own tokens,
   so a MATCH reads only the seat's rows), PostgreSQL BM25 over the seat's postings of the generated
   ``search_tsv`` column (``episodes_postings``, kept by triggers);
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from core import hybrid
-from learning.words import search_words, stem, words
+from core.words import search_words, stem, words
 
 if TYPE_CHECKING:
     from crewlet.models import Seat

@@ -12,13 +12,13 @@ vector of the query's model is still found by its words.
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, IntegrityError
 
 from core import hybrid
 from core.providers.embeddings import embed_one
+from core.words import search_words
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
 from knowledge.pages import is_auto_draft, save_page
 from knowledge.promotion_writer import (
@@ -48,11 +48,8 @@ NATIVE_MAX_DISTANCE = 0.7  # cosine distance: past this a page is not "similar" 
 MAX_QUERY_WORDS = 8
 CORPUS = hybrid.Corpus(table="knowledge_page", fts="page_fts", fts_weights="2.0, 1.0", title_weight=2.0,
                        text="t.title || ' ' || t.body")
-MIN_WORD_CHARS = 2
 SNIPPET_CHARS = 240
 EXCLUDED_PARENT_DEPTH = 4  # ancestors checked in SQL; deeper chains are checked per hit in Python
-
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def visible_pages(containers: list[str]):
@@ -70,8 +67,10 @@ def visible_pages(containers: list[str]):
 
 
 def query_words(query: str) -> list[str]:
-    words = [w for w in _WORD.findall(query.lower()) if len(w) >= MIN_WORD_CHARS]
-    return list(dict.fromkeys(words))[:MAX_QUERY_WORDS]
+    """What the full-text half is given of a query, as for episodes and notes (``core.words.search_words``): its
+    content words ("CI on main is red again, can you fix it?" -> main, red, again, fix), its words when it has
+    nothing else; "on", "is", "can", "you" matched every page."""
+    return search_words(query, limit=MAX_QUERY_WORDS)
 
 
 def ranked(qs, query: str, limit: int) -> tuple[list[int], bool]:

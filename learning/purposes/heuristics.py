@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from learning import words as vocabulary
-from learning.words import STOPWORDS
+from core import words as vocabulary
+from core.words import STOPWORDS
 
 # the dot of a title, a company form or a Latin aside ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in
 # Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence and no clause (one look-behind each: a look-behind

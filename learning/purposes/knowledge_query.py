@@ -11,7 +11,7 @@ import re
 
 from core.answers import without_thinking
 from core.purposes import AnswerUnparseable, Purpose, says_nothing, system_user
-from learning.words import content_words
+from core.words import content_words
 
 NAME = "knowledge_query"
 _PREAMBLE = re.compile(

@@ -2,7 +2,7 @@
 
 The answer is ``{"selected": [note ids]}``; ids quoted as strings count, an id that is not a
 number is dropped on its own, and "none" (the prompt's word for nothing) is an empty selection.
-Its offline answer compares content words (``learning.words``, the one definition every purpose shares).
+Its offline answer compares content words (``core.words``, the one definition every purpose shares).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from core import words as vocabulary
 from core.answers import Batch
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning import words as vocabulary
 
 # A standing rule applies to work of its kind whatever the topic; a stated preference is about its person.
 RULE_WORDS = frozenset({"always", "every", "never", "whenever", "must"})

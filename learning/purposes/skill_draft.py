@@ -11,9 +11,9 @@ import re
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from core import words as vocabulary
 from core.answers import Text
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning import words as vocabulary
 from learning.purposes import task_class
 from learning.purposes.describe import as_json, describe_turn
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from learning import words as vocabulary
+from core import words as vocabulary
 
 # verbs of a tool that only looks: reading never names the work, it serves the acting tool
 READ_VERBS = frozenset(

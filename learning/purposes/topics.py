@@ -16,7 +16,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from learning import words as vocabulary
+from core import words as vocabulary
 
 MIN_SENTENCES = 2  # the head noun turns up in at least this many of the person's sentences
 MAX_PHRASE_WORDS = 3

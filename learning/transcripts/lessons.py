@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 
 MIN_LESSON_WORDS = 5
 MAX_LESSON_CHARS = 320
@@ -148,7 +149,7 @@ def bounded(lesson: str) -> str:
     return lesson if len(lesson) <= MAX_LESSON_CHARS else ""
 
 
-def failure_lesson(*, tool: str, attempt: str, error: str, fix: str, first: list[tuple[str, str]] = ()) -> str:
+def failure_lesson(*, tool: str, attempt: str, error: str, fix: str, first: Sequence[tuple[str, str]] = ()) -> str:
     """Cause and fix of a failed call recovered by a later one, in words two sessions would share. ``first``:
     the calls made to the same target before the one that worked (``[("Read", path)]``)."""
     failed, worked = call_shape(tool, attempt), call_shape(tool, fix)

@@ -10,9 +10,9 @@ from django.db import connection
 
 from core import hybrid
 from core.providers.embeddings import embed_one
+from core.words import search_words
 from learning import diary
 from learning.models import DiaryEntry
-from learning.words import search_words
 from tests.factories import SeatFactory
 
 # a scope no other test uses, so this test's prepared statement is its own

@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from core import hybrid
 from core.providers.embeddings import embed_one
+from core.words import search_words
 from learning import diary, episode_search
 from learning.models import DiaryEntry, Episode
-from learning.words import search_words
 from tests.factories import SeatFactory
 
 NOTES = [

@@ -5,9 +5,9 @@ built once per shape and only its values change)."""
 from __future__ import annotations
 
 from core import hybrid
+from core.words import search_words
 from learning import diary
 from learning.models import DiaryEntry
-from learning.words import search_words
 from tests.factories import SeatFactory
 
 MODEL = "test-model"

@@ -13,9 +13,9 @@ from django.db import connection
 from django.utils import timezone
 
 from core import hybrid
+from core.words import search_words
 from learning import diary
 from learning.models import DiaryEntry
-from learning.words import search_words
 from tests.factories import SeatFactory
 
 COMMON = [f"Caroline mentioned the {topic} again." for topic in (
@@ -102,3 +102,12 @@ def test_a_words_other_forms_still_meet_it_in_the_seats_index(seat):
     write(seat, "Lunch is at noon on Fridays.")
     target = write(seat, "The exports were deployed by the finance team.").content
     assert by_words(seat, "export deploying") == [target]
+
+
+def test_a_word_of_another_script_is_searched_whole(seat):
+    german = write(seat, "Die Rückgabe der Bestellung dauert zwei Wochen.").content
+    russian = write(seat, "Заказ клиента пришёл с опозданием.").content
+    write(seat, "Lunch is at noon on Fridays.")
+    assert search_words("Rückgabe заказ") == ["rückgabe", "заказ"]  # not "ckgabe", not nothing
+    assert by_words(seat, "Rückgabe") == [german]
+    assert by_words(seat, "Заказ") == [russian]

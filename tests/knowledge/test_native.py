@@ -107,6 +107,18 @@ def test_a_query_that_cannot_be_embedded_is_still_searched_by_text(seat, serve_n
     assert [p.title for p in result.pages] == ["Deploy runbook"]
 
 
+def test_a_query_is_searched_by_its_content_words_not_its_stopwords(seat, serve_native, corpus):
+    serve_native(
+        scope=["ENG", "OPS"],
+        providers=schema.Providers(
+            llm={"offline": schema.ProviderSpec(kind="offline")}, embeddings=schema.EmbeddingSpec(kind="none")
+        ),
+    )
+    # "to" is in the on-call page alone ("Who to page ..."): a rare word, had stopwords been searched
+    result = search(seat, "what to do with a canary", 5)
+    assert [p.title for p in result.pages] == ["Deploy runbook"]
+
+
 def test_a_search_that_ran_and_matched_nothing_still_has_a_served_mode(seat, serve_native, corpus):
     serve_native(scope=["ENG"])
     result = search(seat, "zebra quantum xylophone", 5)

@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.db.migrations.loader import MigrationLoader
 
 from core.providers.embeddings import embed_one
+from core.words import search_words
 from learning import diary
 from learning.models import DiaryEntry
-from learning.words import search_words
 from tests.factories import SeatFactory
 
 pytestmark = pytest.mark.real_model

@@ -14,8 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core import aux
-from learning import words
+from core import aux, words
 from learning.purposes import artifact_draft
 from learning.transcripts.models import Draft
 

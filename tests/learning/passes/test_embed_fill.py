@@ -10,11 +10,11 @@ from core.models import Event
 from core.providers.embeddings.base import pieces_of
 from core.providers.errors import ConfigurationError, RateLimitedError, TransientError
 from core.vectors import pool
+from core.words import search_words
 from learning import diary
 from learning.models import DiaryEntry, Episode, FillMinute
 from learning.passes import embed_fill
 from learning.passes.fill_requests import HOLD, PROBE_WORD
-from learning.words import search_words
 from tests.learning.passes.conftest import episode, note
 
 pytestmark = pytest.mark.django_db

@@ -8,12 +8,12 @@ import functools
 import pytest
 
 from core.providers.embeddings import embed_one
+from core.words import search_words
 from learning import episode_search, episodes, tools
 from learning.models import Episode, EpisodePiece
 from learning.passes.embed_fill import run_fill
 from learning.prefetch import PrefetchRequest, prefetch
 from learning.tasks import reflect_turn
-from learning.words import search_words
 from tests import dev_data
 from tests.factories import SeatFactory
 from tests.learning.reflect.conftest import human

@@ -10,11 +10,11 @@ import re
 
 import pytest
 
+from core.words import stem
 from learning import turns
 from learning.models import CounterpartyProfile
 from learning.reflect import reflect_turn
 from learning.turn_record import TurnRecord
-from learning.words import stem
 from tests import dev_data
 from tests.learning.reflect.conftest import human, record
 from tests.learning.reflect.tau_turns import post_and_reflect

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+WORD = re.compile(r"[^\W_][\w'-]*")  # letters and digits of any script: "rückgabe", "заказ", not "r", "ckgabe"
 STOPWORDS = frozenset(
     """a about all also an and any are as at be been but by can can't cannot could did do does don't for from
     get got had has have hello hey hi how i i'm if in into is it it's its just let let's lets make me my need

@@ -1,6 +1,6 @@
-"""One stopword list, one notion of a content word, one slug (learning.words), shared by every purpose."""
+"""One stopword list, one notion of a content word, one slug (core.words), shared by every purpose."""
 
-from learning import words
+from core import words
 from learning.purposes import heuristics, knowledge_query, memory_relevance_filter
 from learning.transcripts.artifacts import draft
 
