@@ -22,8 +22,10 @@ MAX_SEARCH_WORDS = 32
 
 
 def words(text: str) -> list[str]:
-    """The text's lower-cased words in order; a possessive is its owner (``carol's`` reads ``carol``)."""
-    return [w[:-2] if w.endswith("'s") else w for w in WORD.findall((text or "").lower())]
+    """The text's lower-cased words in order; a possessive is its owner (``carol's`` reads ``carol``); a typographic
+    apostrophe is the plain one (chat clients write "don’t": not the content word "don")."""
+    text = (text or "").lower().replace("’", "'")
+    return [w[:-2] if w.endswith("'s") else w for w in WORD.findall(text)]
 
 
 def content_words(text: str, *, identifiers: bool = True) -> list[str]:

@@ -14,6 +14,7 @@ def test_content_words_are_distinct_in_order_and_identifiers_can_be_left_out():
 def test_a_possessive_is_its_owner_and_a_contraction_is_a_stopword():
     assert words.words("Carol's runbook") == ["carol", "runbook"]
     assert words.content_words("don't it's we're let's") == []
+    assert words.content_words("don’t it’s Carol’s runbook") == ["carol", "runbook"]  # as a chat client types them
 
 
 def test_the_turn_start_and_reflection_heuristics_read_the_same_words():
