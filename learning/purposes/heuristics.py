@@ -314,6 +314,29 @@ _WORD = {"i": ("{who}", "they"), "my": ("{who}'s", "their"), "me": ("{who}", "th
          "myself": ("{who}", "themselves"), "we": ("{team}", "they"), "our": ("{team}'s", "their"),
          "ours": ("{team}'s", "theirs"), "us": ("{team}", "them"), "ourselves": ("{team}", "themselves")}
 _PLURAL = {"we", "our", "ours", "us", "ourselves"}
+# "we" of a family or friends ("we love painting together"): "Ana and others", its verb as said ("love", "are")
+_GROUP_CONTRACTED = {"we're": ("{team} are", "they're"), "we are": ("{team} are", "they are"),
+                     "we'll": ("{team} will", "they'll"), "we've": ("{team} have", "they've"),
+                     "we'd": ("{team} would", "they'd")}
+_GROUP_WORD = {"we": ("{team}", "they"), "our": ("{who}'s", "their"), "ours": ("{who}'s", "theirs"),
+               "us": ("{team}", "them"), "ourselves": ("{team}", "themselves")}
+# what makes a "we" a team's: the sentence names work ("we moved the release", "we use Terraform"); without it
+# "we" is the sender and others -- family, friends ("we're going camping next month")
+WORK = re.compile(
+    r"\b(?:deploy\w*|releas\w*|ship(?:s|ped|ping)?|merg\w*|repos?|repositor\w*|sprints?|builds?|servic\w*|servers?|"
+    r"clusters?|databases?|db|apis?|pipelines?|ci|staging|production|prod|code|codebase|prs?|pull requests?|"
+    r"branch\w*|tickets?|customers?|clients?|meetings?|standups?|reviews?|on-?call|incidents?|migrat\w*|features?|"
+    r"bugs?|launch\w*|vendors?|contracts?|invoic\w*|budgets?|quarter\w*|roadmaps?|office|offices|projects?|"
+    r"teams?|company|companies|products?|stack|infra\w*|terraform|kubernetes|k8s|aws|gcp|azure|cloud|workflows?|"
+    r"process|processes|polic(?:y|ies)|offsite|hiring|interviews?|sales|revenue|backlog|jira|slack|github|gitlab|"
+    r"tests?|testing|qa|dashboards?|reports?|deadlines?|demos?|freeze|outages?|rollouts?|rollbacks?|versions?|"
+    r"docs|documentation|specs?|work|works|worked|working|workday|job|jobs|shifts?|clients?|users?|"
+    r"[a-z]+[-_]?\d+[a-z0-9-]*)\b", re.I)
+
+
+def personal_we(text: str) -> bool:
+    """Whether the sentence's "we" is the sender and others rather than their team: it names no work."""
+    return WORK.search(text) is None
 _BESIDE = re.compile(r"\b(?:and|or)\s+$", re.I)
 
 
@@ -333,28 +356,30 @@ def _third_form(verb: str) -> str:
     return verb + "s"
 
 
-def third_person(text: str, who: str, *, named: bool = False, team_named: bool = False) -> str:
+def third_person(text: str, who: str, *, named: bool = False, team_named: bool = False, group: bool = False) -> str:
     """Rewrite a sender's first person as a statement about them: the first mention by name ("I", "my" -> "Ana",
     "Ana's"; "we", "our" -> "Ana's team", "Ana's team's"), its verb agreeing ("I have an exam" -> "Ana has an exam"),
     later ones as "they" / "their" ("... with their sister"). ``named`` / ``team_named`` when the text follows a
-    mention already made ("Ana prefers" + "flights when I travel": "... when they travel")."""
+    mention already made ("Ana prefers" + "flights when I travel": "... when they travel"). ``group``: "we" is the
+    sender and others, not a team ("we're going camping" -> "Ana and others are going camping"; ``_group``)."""
     mentioned = {"who": named, "team": team_named}
-    names = {"who": who, "team": f"{who}'s team"}
+    names = {"who": who, "team": f"{who} and others" if group else f"{who}'s team"}
 
     def person(m: re.Match) -> str:
         if m.group("contracted"):
             key = re.sub(r"\s+", " ", m.group("contracted").lower().replace("’", "'"))
             whose = "team" if key.startswith("we") else "who"
-            forms = _CONTRACTED[key]
+            forms = _GROUP_CONTRACTED[key] if group and whose == "team" else _CONTRACTED[key]
         elif m.group("verb"):
             whose = "team" if m.group("subject").lower() == "we" else "who"
             adv, verb = m.group("adv") or "", m.group("verb")
             later = _THEY_FORM.get(verb.lower(), verb) if whose == "who" else verb
-            forms = (f"{{{whose}}}{adv} {_third_form(verb)}", f"they{adv} {later}")
+            now = verb if group and whose == "team" else _third_form(verb)  # "Ana and others love"
+            forms = (f"{{{whose}}}{adv} {now}", f"they{adv} {later}")
         else:
             word = m.group("word").lower()
             whose = "team" if word in _PLURAL else "who"
-            forms = _WORD[word]
+            forms = _GROUP_WORD[word] if group and whose == "team" else _WORD[word]
         # "my wife and I", "Bo and me": the sender beside others is named ("Ana's wife and Ana"), never "they"
         first = not mentioned[whose] or (whose == "who" and _BESIDE.search(m.string, 0, m.start()) is not None)
         mentioned[whose] = True
@@ -394,19 +419,26 @@ def _is_team(who_word: str) -> bool:
     return who_word.lower() in ("we", "our", "we're", "we are", "our team", "the team")
 
 
-def _subject(who_word: str, who: str) -> str:
-    return f"{who}'s team" if _is_team(who_word) else who
+def _subject(who_word: str, who: str, group: bool = False) -> str:
+    if not _is_team(who_word):
+        return who
+    return f"{who} and others" if group else f"{who}'s team"
 
 
-def _after_subject(x: str, who_word: str, who: str) -> str:
+def _verb(verb: str, who_word: str, group: bool) -> str:
+    """The verb after the note's subject: as said after "Ana and others" ("love"), else its third form ("loves")."""
+    return verb if group and _is_team(who_word) else VERB_3RD.get(verb, _third_form(verb))
+
+
+def _after_subject(x: str, who_word: str, who: str, group: bool = False) -> str:
     """What follows a note's subject, in the third person, its mentions of the subject already made ("Ana prefers"
     + "flights when I travel with my kids": "flights when they travel with their kids")."""
     team = _is_team(who_word)
-    return third_person(x.strip(), who, named=not team, team_named=team)
+    return third_person(x.strip(), who, named=not team, team_named=team, group=group)
 
 
-def _possessive(who_word: str, who: str) -> str:
-    return "the team's" if who_word.lower() == "our" else f"{who}'s"
+def _possessive(who_word: str, who: str, group: bool = False) -> str:
+    return "the team's" if who_word.lower() == "our" and not group else f"{who}'s"
 
 
 def _has_content(x: str) -> bool:
@@ -462,20 +494,25 @@ def preference_fact(sentence: str, who: str) -> str | None:
     if text is None or NEGATIVE.search(text):
         return None
     text = TIME_LEAD.sub("", text)
+    group = personal_we(text)
     m = PREFERENCE.match(text)
     if m and _has_content(m.group("x")) and not (m.group("verb").lower() in AFFECT and HELD_OBJECT.search(m.group("x"))):
         adverb = (m.group("adv") or "").strip().lower()
-        verb = VERB_3RD[m.group("verb").lower()]
+        verb = _verb(m.group("verb").lower(), m.group("who"), group)
         lead = f"{adverb} {verb}" if adverb else verb
-        return finish(f"{_subject(m.group('who'), who)} {lead} {_after_subject(m.group('x'), m.group('who'), who)}")
+        return finish(f"{_subject(m.group('who'), who, group)} {lead} "
+                      f"{_after_subject(m.group('x'), m.group('who'), who, group)}")
     m = NOT_LIKING.match(text)
     if m and _has_content(m.group("x")) and not HELD_OBJECT.search(m.group("x")):
-        return finish(f"{_subject(m.group('who'), who)} doesn't {m.group('verb').lower()} "
-                      f"{_after_subject(m.group('x'), m.group('who'), who)}")
+        denied = "don't" if group and _is_team(m.group("who")) else "doesn't"
+        return finish(f"{_subject(m.group('who'), who, group)} {denied} {m.group('verb').lower()} "
+                      f"{_after_subject(m.group('x'), m.group('who'), who, group)}")
     m = FAN_OF.match(text)
     if m and _has_content(m.group("x")):
-        liking = "is not a fan of" if m.group("neg") else "likes"
-        return finish(f"{_subject(m.group('who'), who)} {liking} {_after_subject(m.group('x'), m.group('who'), who)}")
+        plural = group and _is_team(m.group("who"))
+        liking = ("are not fans of" if plural else "is not a fan of") if m.group("neg") else ("like" if plural else "likes")
+        return finish(f"{_subject(m.group('who'), who, group)} {liking} "
+                      f"{_after_subject(m.group('x'), m.group('who'), who, group)}")
     m = HABIT.match(text)
     if (m and _present(m.group("verb")) and _has_content(m.group("x")) and not _aside(m.group("x"), text)
             and (m.group("who").lower() == "i" or m.group("verb").lower() in TEAM_PRACTICES)):
@@ -486,7 +523,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
         value = re.split(r"\s+(?:and|but)\s+", m.group("x").strip())[0]
         if _same_name(value, who):  # "my user ID is mia_li_3668" from mia_li_3668: it says who the sender is
             return None
-        return finish(f"{_possessive(m.group('who'), who)} {m.group('what')} is {value}")
+        return finish(f"{_possessive(m.group('who'), who, group)} {m.group('what')} is {value}")
     m = MY_PREFERENCE.match(text)
     if m and _has_content(m.group("x")):
         return finish(third_person(m.group(0), who))
@@ -507,8 +544,10 @@ def preference_fact(sentence: str, who: str) -> str | None:
         m = pattern.match(text)
         if m and _has_content(m.group("x")):
             verb = m.group("verb").lower()
-            verb = {"am based": "is based", "are based": "is based"}.get(verb, VERB_3RD.get(verb, verb))
-            return finish(f"{_subject(m.group('who'), who)} {verb} {_after_subject(m.group('x'), m.group('who'), who)}")
+            if not (group and _is_team(m.group("who"))):  # "Ana and others live in Lyon", "Ana's team uses Terraform"
+                verb = {"am based": "is based", "are based": "is based"}.get(verb, VERB_3RD.get(verb, verb))
+            return finish(f"{_subject(m.group('who'), who, group)} {verb} "
+                          f"{_after_subject(m.group('x'), m.group('who'), who, group)}")
     m = SYSTEM_FACT.match(text)
     if m:
         return finish(text)
@@ -525,7 +564,7 @@ def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | No
     sentence = text
     end = _named_date(sentence, today)
     ttl = _ttl_days(sentence, today, end)
-    note = third_person(sentence, who).rstrip(".!")
+    note = third_person(sentence, who, group=personal_we(sentence)).rstrip(".!")
     if end is None:
         note = f"{note} (as of {today.isoformat()})"
     elif not ISO_DATE.search(sentence):

@@ -82,14 +82,19 @@ def _style(messages: list[str]) -> str:
     return f"Writes {style}" + (f"; {', '.join(traits)}" if traits else "") + "."
 
 
+def _about(sentence: str, who: str) -> str:
+    """A sender's sentence as a statement about them ("we" their team only when it names work)."""
+    return h.finish(h.third_person(sentence, who, group=h.personal_we(sentence)))
+
+
 def observe(inputs: dict) -> dict:
     messages = list(inputs.get("messages") or [])
     sentences = [s for m in messages for s in h.sentences(m)]
     who = inputs.get("subject") or "They"
     return {
         "communication_style": _style(messages),
-        "past_decisions": [h.finish(h.third_person(s, who)) for s in sentences if DECISION.search(s)][:3],
-        "sensitivities": [h.finish(h.third_person(s, who)) for s in sentences if SENSITIVE.search(s)][:3],
+        "past_decisions": [_about(s, who) for s in sentences if DECISION.search(s)][:3],
+        "sensitivities": [_about(s, who) for s in sentences if SENSITIVE.search(s)][:3],
         "topics": topics.topics(messages, subject=who, limit=MAX_NEW,
                                 known=(inputs.get("existing") or {}).get("topics") or []),
     }

@@ -98,6 +98,15 @@ def test_a_profile_reads_style_decisions_and_sensitivities():
     assert answer["sensitivities"] == ["Please avoid Friday deploys, Tom is worried about weekends."]
 
 
+def test_a_profile_names_a_team_only_when_we_is_about_work():
+    answer = profile_update.parse(profile_update.offline(
+        {"subject": "Tom", "messages": ["We decided to skip the beach this summer.",
+                                        "We will never deploy the billing service on Fridays."]}
+    ))
+    assert answer["past_decisions"] == ["Tom and others decided to skip the beach this summer.",
+                                        "Tom's team will never deploy the billing service on Fridays."]
+
+
 def test_offline_answers_are_deterministic():
     inputs = {"today": TODAY.isoformat(), "interactions": [{"sender": "Maya", "sender_kind": "human", "body": "I prefer tea."}]}
     assert persist_decision.offline(inputs) == persist_decision.offline(dict(inputs))

@@ -137,7 +137,11 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("Tomorrow I fly to Denver for a conference.", "SHORT", "Tomorrow Ana flies to Denver for a conference (as of 2026-12-03)."),
     ("I don't have time this week.", "SHORT", "Ana doesn't have time this week (as of 2026-12-03)."),
     ("I prefer flights when I travel with my kids.", "LONG", "Ana prefers flights when they travel with their kids."),
-    ("We're going to the beach next weekend.", "SHORT", "Ana's team is going to the beach next weekend (as of 2026-12-03)."),
+    # "we" is the sender's team when the sentence names work, else the sender and others (family, friends)
+    ("We're going to the beach next weekend.", "SHORT", "Ana and others are going to the beach next weekend (as of 2026-12-03)."),
+    ("We love painting together lately.", "LONG", "Ana and others love painting together lately."),
+    ("We don't like long layovers.", "LONG", "Ana and others don't like long layovers."),
+    ("We prefer squash merges on the payments repo.", "LONG", "Ana's team prefers squash merges on the payments repo."),
     ("My wife and I are going to Rome next month.", "SHORT", "Ana's wife and Ana are going to Rome next month (as of 2026-12-03)."),
     ("We moved the release to next week.", "SHORT", "Ana's team moved the release to next week (as of 2026-12-03)."),
     # what the sender can't eat, and a few more standing facts
