@@ -184,6 +184,47 @@ _SHARED = re.compile(r"\b(?:we|our|ours|us)\b", re.I)  # "my wife loves our gard
 _MINE = re.compile(r"\b(?:i|me|my|mine|myself)\b", re.I)
 
 
+# "Painting landscapes is my favorite!", "Family's super important to me": what the sender values, said of the thing
+_THING = r"(?P<x>(?!(?:it|this|that|these|those|they|he|she|you|your|which|what|who|everything|nothing)\b)[^,;:!?]{3,80}?)"
+_BE = r"\s*(?P<be>\s(?:is|are)|['’]s|['’]re)\s+"
+FAVORITE_THING = re.compile(r"^" + _THING + _BE + r"(?P<more>(?:definitely|really|probably|totally|still)\s+)?my\s+"
+                            r"(?P<fav>(?:all-time\s+|absolute\s+)?(?:favou?rite|fave)(?:\s+[a-z]+){0,2})\s*[.!]*$", re.I)
+VALUED_THING = re.compile(r"^" + _THING + r"(?:" + _BE + r"(?P<how>(?:so|super|really|very|incredibly|extremely)\s+)?"
+                          r"(?P<what>important|special|precious|everything)|\s+(?P<means>means?)\s+"
+                          r"(?P<much>so much|a lot|the world|everything))\s+to\s+me\s*[.!]*$", re.I)
+# "Getting a refund is important to me": what the sender wants done now, not what they value
+_WANTED = re.compile(r"(?:getting|booking|rebooking|changing|cancell?ing|refunding|upgrading|receiving|finding|making|"
+                     r"fixing|sending|moving|rescheduling|sorting|resolving|hearing|seeing)\b", re.I)
+_THIS = re.compile(r"\b(?:this|that|these|those|such)\b", re.I)  # "stuff like this mural": what the conversation shows
+
+
+def valued_fact(sentence: str, who: str) -> str | None:
+    """What the sender says they value, said of the thing rather than of themselves ("Family's super important to
+    me" -> "Family is super important to Ana."; "Painting landscapes is my favorite!" -> "Painting landscapes is
+    Ana's favorite."); None for a reaction to what the conversation holds ("This is my favorite!", "That means a
+    lot to me"), a question, a request or anything else."""
+    text = SIGN_OFF.sub(".", TRAILING_PLEASE.sub("", LEAD_WORDS.sub("", sentence.strip()).strip()))
+    if not text or text.rstrip().endswith("?") or REQUEST.search(text) or ASK_ON_THE_SIDE.search(text):
+        return None
+    m = FAVORITE_THING.match(text) or VALUED_THING.match(text)
+    if m is None:
+        return None
+    x = m.group("x").strip()
+    mine = re.match(r"my\s+", x, re.I)
+    if mine:  # "My family is important to me": the sender's own, named
+        x = x[mine.end():]
+    if (not _has_content(x) or HELD_OBJECT.search(x) or _MINE.search(x) or _SHARED.search(x)
+            or _THIS.search(x) or _POINTING.search(x) or _WANTED.match(x)):
+        return None
+    thing, to = (f"{who}'s {x}", "them") if mine else (x, who)
+    be = "are" if (m.group("be") or "").strip(" '’").lower() in ("are", "re") else "is"
+    if "fav" in m.groupdict():
+        return finish(f"{thing} {be} {(m.group('more') or '').lower()}{who}'s {m.group('fav').lower()}")
+    if m.group("means"):
+        return finish(f"{thing} {m.group('means').lower()} {m.group('much').lower()} to {to}")
+    return finish(f"{thing} {be} {(m.group('how') or '').lower()}{m.group('what').lower()} to {to}")
+
+
 def kin_fact(text: str, who: str) -> str | None:
     """A standing fact about someone close to the sender ("My wife is allergic to peanuts" -> "Ana's wife is
     allergic to peanuts."), the sender's own words made third person; None for anything else."""
@@ -491,7 +532,9 @@ def preference_fact(sentence: str, who: str) -> str | None:
     """A stated preference or standing fact about a person, a team or a system, as a declarative
     note ("Ana prefers ..."), or None: only what the sentence itself states."""
     text = declarative(sentence)
-    if text is None or NEGATIVE.search(text):
+    if text is None:
+        return None if NEGATIVE.search(sentence) else valued_fact(sentence, who)
+    if NEGATIVE.search(text):
         return None
     text = TIME_LEAD.sub("", text)
     group = personal_we(text)
@@ -551,7 +594,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = SYSTEM_FACT.match(text)
     if m:
         return finish(text)
-    return kin_fact(text, who)
+    return kin_fact(text, who) or valued_fact(text, who)
 
 
 def situation_note(sentence: str, who: str, today: date) -> tuple[str, int] | None:

@@ -107,7 +107,12 @@ def test_long_and_short_precision(outcomes):
                                   "My wife is upset.", "My son is traveling with me.", "My wife loves our garden.",
                                   "My wife loves the photos.", "My mom loves my paintings.", "My husband is a vet here.",
                                   "My kids are so excited about summer break!",
-                                  "My mom is really sick and I need to get home sooner."])
+                                  "My mom is really sick and I need to get home sooner.",
+                                  # a value said of a thing the conversation shows, of the listener, or of a wish
+                                  "This is my favorite!", "That means a lot to me.", "Your support means a lot to me.",
+                                  "Stuff like this mural is really special to me.", "Is pottery your favorite?",
+                                  "Getting a refund is important to me.",
+                                  "Being on time is important to me, please book the earlier flight."])
 def test_requests_reactions_and_instructions_are_not_notes(text):
     assert decision("Ana", text)["classification"] == "NOOP"
 
@@ -169,6 +174,11 @@ def test_requests_reactions_and_instructions_are_not_notes(text):
     ("My wife can't eat gluten.", "LONG", "Ana's wife can't eat gluten."),
     ("My wife is a nurse and she works nights.", "LONG", "Ana's wife is a nurse."),
     ("My dog is named Max.", "LONG", "Ana's dog is named Max."),
+    # what the sender values, said of the thing
+    ("Family's super important to me.", "LONG", "Family is super important to Ana."),
+    ("Painting landscapes and still life is my favorite!", "LONG", "Painting landscapes and still life is Ana's favorite."),
+    ("Bach and Mozart are my favorite composers.", "LONG", "Bach and Mozart are Ana's favorite composers."),
+    ("My kids mean everything to me.", "LONG", "Ana's kids mean everything to them."),
     # a statement the sender asks to be kept is kept as the statement
     ("Can you remember that I prefer aisle seats?", "LONG", "Ana prefers aisle seats."),
     ("Please remember I prefer window seats.", "LONG", "Ana prefers window seats."),
