@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 MIN_LESSON_WORDS = 5
 MAX_LESSON_CHARS = 320
+MAX_CHANGED_CHARS = 60  # the arguments a fix dropped or added, named in its lesson up to this length
 MAX_CAUSE_LINES = 2
 MAX_CAUSE_LINE_CHARS = 140
 MAX_LESSONS_PER_CORRECTION = 2
@@ -174,6 +175,8 @@ def _fix_text(tool: str, attempt: str, fix: str, failed: str, worked: str, first
         return f"{before} first, then the same call worked"
     if tool == "Bash":
         dropped, added = _changed_words(attempt, fix)
+        if len(dropped) > MAX_CHANGED_CHARS or len(added) > MAX_CHANGED_CHARS:  # a message, not an argument
+            dropped = added = ""
         if dropped and not added:
             return f"the same command without `{dropped}` worked"
         if added and not dropped:

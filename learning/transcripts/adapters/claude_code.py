@@ -5,9 +5,9 @@ person said, a slash command with typed arguments included). An episode is each 
 that a later working call recovered from (the same tool on the same command or file, or the very
 next call of that tool), wherever it sits in the turn, with the turn's request -- its correction is
 that call, after what was done to the same target in between (a ``Read`` of the file an ``Edit``
-could not match); or a turn whose
-work a person corrected: the next thing they said is a correction, or they interrupted and what
-they said next is about the interrupted work. At most ``MAX_EPISODES_PER_SESSION`` a session.
+could not match); or a turn whose work a person corrected: the next thing they said is a
+correction, or they interrupted and what they said next is about the interrupted work. At most
+``MAX_EPISODES_PER_SESSION`` a session.
 A malformed line is a warning naming file and line, and a skip; a final line without a newline is
 read when it is a whole record.
 
