@@ -11,6 +11,7 @@ from datetime import date, timedelta
 
 from core import words as vocabulary
 from core.words import STOPWORDS
+from learning.purposes.person import ADVERBS, NO_VERB, SAME_FORM, personal_we, third_form, third_person
 
 # the dot of a title, a company form or a Latin aside ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in
 # Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence and no clause (one look-behind each: a look-behind
@@ -322,113 +323,9 @@ def overlap(a: str | set[str], b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
-# words between "I" and its verb ("I just moved", "I really love"), verbs whose form is the same after any subject
-_ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometimes|already|actually|definitely|"
-            "mostly|generally|too|now|currently|recently|finally|totally|absolutely|honestly|personally|truly|"
-            "seriously|occasionally|rarely|typically|normally|basically|literally|probably|certainly|simply|"
-            "especially|particularly|mainly|then|ever|once")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
 # "I always pick the aisle seat", "We usually just deploy on Thursdays": what the sender does as a rule, in the present
 HABIT = re.compile(r"^(?P<who>i|we)\s+(?P<adv>always|usually|normally|typically|generally|never|rarely|often)"
-                   rf"(?P<more>(?:\s+(?:{_ADVERBS}))*)\s+(?P<verb>[a-z]+)\s+(?P<x>" + CLAUSE + ")", re.I)
-_SAME_FORM = {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "can't",
-              "cannot", "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't", "got", "made", "went",
-              "was", "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
-_THIRD_FORM = {"have": "has", "do": "does", "don't": "doesn't", "haven't": "hasn't", "am": "is", "go": "goes"}
-_THEY_FORM = {"am": "are", "was": "were", "wasn't": "weren't"}  # a later "I am" is "they are"
-# a word after "I" that is no verb ("Mel and I and the kids", "taller than I am" has its verb)
-_NO_VERB = {"and", "or", "but", "nor", "so", "to", "at", "in", "on", "with", "for", "from", "as", "than", "the", "a",
-            "an", "if", "when", "because", "who", "that", "myself"}
-# the sender's first person, singular and plural, its verb read with it when a subject leads one ("I have" -> "Ana
-# has", "I travel" -> "Ana travels", "we have" -> "Ana's team has")
-_FIRST_PERSON = re.compile(
-    r"\b(?:(?P<contracted>I['’]m|I am|I['’]ll|I['’]ve|I['’]d|we['’]re|we are|we['’]ll|we['’]ve|we['’]d)"
-    rf"|(?P<subject>I|we)(?P<adv>(?:\s+(?:{_ADVERBS}))*)\s+(?P<verb>[a-z][a-z']*)"
-    r"|(?P<word>I|my|me|mine|myself|we|our|ours|us|ourselves))\b",
-    re.I,
-)
-# a contracted subject: its form at the first mention ({who}: the sender, {team}: the sender's team), then later
-_CONTRACTED = {"i'm": ("{who} is", "they're"), "i am": ("{who} is", "they are"), "i'll": ("{who} will", "they'll"),
-               "i've": ("{who} has", "they've"), "i'd": ("{who} would", "they'd"), "we're": ("{team} is", "they're"),
-               "we are": ("{team} is", "they are"), "we'll": ("{team} will", "they'll"), "we've": ("{team} has", "they've"),
-               "we'd": ("{team} would", "they'd")}
-_WORD = {"i": ("{who}", "they"), "my": ("{who}'s", "their"), "me": ("{who}", "them"), "mine": ("{who}'s", "theirs"),
-         "myself": ("{who}", "themselves"), "we": ("{team}", "they"), "our": ("{team}'s", "their"),
-         "ours": ("{team}'s", "theirs"), "us": ("{team}", "them"), "ourselves": ("{team}", "themselves")}
-_PLURAL = {"we", "our", "ours", "us", "ourselves"}
-# "we" of a family or friends ("we love painting together"): "Ana and others", its verb as said ("love", "are")
-_GROUP_CONTRACTED = {"we're": ("{team} are", "they're"), "we are": ("{team} are", "they are"),
-                     "we'll": ("{team} will", "they'll"), "we've": ("{team} have", "they've"),
-                     "we'd": ("{team} would", "they'd")}
-_GROUP_WORD = {"we": ("{team}", "they"), "our": ("{who}'s", "their"), "ours": ("{who}'s", "theirs"),
-               "us": ("{team}", "them"), "ourselves": ("{team}", "themselves")}
-# what makes a "we" a team's: the sentence names work ("we moved the release", "we use Terraform"); without it
-# "we" is the sender and others -- family, friends ("we're going camping next month")
-WORK = re.compile(
-    r"\b(?:deploy\w*|releas\w*|ship(?:s|ped|ping)?|merg\w*|repos?|repositor\w*|sprints?|builds?|servic\w*|servers?|"
-    r"clusters?|databases?|db|apis?|pipelines?|ci|staging|production|prod|code|codebase|prs?|pull requests?|"
-    r"branch\w*|tickets?|customers?|clients?|meetings?|standups?|reviews?|on-?call|incidents?|migrat\w*|features?|"
-    r"bugs?|launch\w*|vendors?|contracts?|invoic\w*|budgets?|quarter\w*|roadmaps?|office|offices|projects?|"
-    r"teams?|company|companies|products?|stack|infra\w*|terraform|kubernetes|k8s|aws|gcp|azure|cloud|workflows?|"
-    r"process|processes|polic(?:y|ies)|offsite|hiring|interviews?|sales|revenue|backlog|jira|slack|github|gitlab|"
-    r"tests?|testing|qa|dashboards?|reports?|deadlines?|demos?|freeze|outages?|rollouts?|rollbacks?|versions?|"
-    r"docs|documentation|specs?|work|works|worked|working|workday|job|jobs|shifts?|clients?|users?|"
-    r"[a-z]+[-_]?\d+[a-z0-9-]*)\b", re.I)
-
-
-def personal_we(text: str) -> bool:
-    """Whether the sentence's "we" is the sender and others rather than their team: it names no work."""
-    return WORK.search(text) is None
-_BESIDE = re.compile(r"\b(?:and|or)\s+$", re.I)
-
-
-def _third_form(verb: str) -> str:
-    """A verb's form after "she" or "Ana": "has", "does", "travels", "flies", "watches"; a modal, a past tense or a
-    word that is no plain verb as it is."""
-    lowered = verb.lower()
-    if lowered in _THIRD_FORM:
-        return _THIRD_FORM[lowered]
-    past = lowered.endswith("ed") and not lowered.endswith("eed")  # "moved", not "need", "proceed"
-    if lowered in _SAME_FORM or lowered in _NO_VERB or past or "'" in lowered or "’" in lowered:
-        return verb
-    if re.search(r"[^aeiou]y$", lowered):
-        return verb[:-1] + "ies"
-    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    return verb + "s"
-
-
-def third_person(text: str, who: str, *, named: bool = False, team_named: bool = False, group: bool = False) -> str:
-    """Rewrite a sender's first person as a statement about them: the first mention by name ("I", "my" -> "Ana",
-    "Ana's"; "we", "our" -> "Ana's team", "Ana's team's"), its verb agreeing ("I have an exam" -> "Ana has an exam"),
-    later ones as "they" / "their" ("... with their sister"). ``named`` / ``team_named`` when the text follows a
-    mention already made ("Ana prefers" + "flights when I travel": "... when they travel"). ``group``: "we" is the
-    sender and others, not a team ("we're going camping" -> "Ana and others are going camping"; ``_group``)."""
-    mentioned = {"who": named, "team": team_named}
-    names = {"who": who, "team": f"{who} and others" if group else f"{who}'s team"}
-
-    def person(m: re.Match) -> str:
-        if m.group("contracted"):
-            key = re.sub(r"\s+", " ", m.group("contracted").lower().replace("’", "'"))
-            whose = "team" if key.startswith("we") else "who"
-            forms = _GROUP_CONTRACTED[key] if group and whose == "team" else _CONTRACTED[key]
-        elif m.group("verb"):
-            whose = "team" if m.group("subject").lower() == "we" else "who"
-            adv, verb = m.group("adv") or "", m.group("verb")
-            later = _THEY_FORM.get(verb.lower(), verb) if whose == "who" else verb
-            now = verb if group and whose == "team" else _third_form(verb)  # "Ana and others love"
-            forms = (f"{{{whose}}}{adv} {now}", f"they{adv} {later}")
-        else:
-            word = m.group("word").lower()
-            whose = "team" if word in _PLURAL else "who"
-            forms = _GROUP_WORD[word] if group and whose == "team" else _WORD[word]
-        # "my wife and I", "Bo and me": the sender beside others is named ("Ana's wife and Ana"), never "they"
-        first = not mentioned[whose] or (whose == "who" and _BESIDE.search(m.string, 0, m.start()) is not None)
-        mentioned[whose] = True
-        return re.sub(r"\{(who|team)\}", lambda k: names[k.group(1)], forms[0] if first else forms[1])
-
-    return _FIRST_PERSON.sub(person, text)
-
-
+                   rf"(?P<more>(?:\s+(?:{ADVERBS}))*)\s+(?P<verb>[a-z]+)\s+(?P<x>" + CLAUSE + ")", re.I)
 IDENTIFIER = re.compile(r"[^\s']*[_\d]")  # a first word with an underscore or a digit: a handle, an id
 LEAD_IN = re.compile(r"^(?:heads up|fyi|note|btw|just so you know|quick note)\s*[:,!-]*\s*", re.I)
 TRAILING_PLEASE = re.compile(r"[,\s]+please[.!\s]*$", re.I)
@@ -468,7 +365,7 @@ def _subject(who_word: str, who: str, group: bool = False) -> str:
 
 def _verb(verb: str, who_word: str, group: bool) -> str:
     """The verb after the note's subject: as said after "Ana and others" ("love"), else its third form ("loves")."""
-    return verb if group and _is_team(who_word) else VERB_3RD.get(verb, _third_form(verb))
+    return verb if group and _is_team(who_word) else VERB_3RD.get(verb, third_form(verb))
 
 
 def _after_subject(x: str, who_word: str, who: str, group: bool = False) -> str:
@@ -491,7 +388,7 @@ def _present(verb: str) -> bool:
     """A verb in its plain present form ("pick", "travel"), not a past ("got", "moved"), a modal or no verb."""
     lowered = verb.lower()
     past = lowered.endswith("ed") and not lowered.endswith("eed")
-    return not (past or lowered in _IRREGULAR_PAST or lowered in _SAME_FORM or lowered in _NO_VERB)
+    return not (past or lowered in _IRREGULAR_PAST or lowered in SAME_FORM or lowered in NO_VERB)
 
 
 # the conversation's own place ("a manager here", "I'll be there tomorrow"), and what it holds ("avoid that")
@@ -559,7 +456,7 @@ def preference_fact(sentence: str, who: str) -> str | None:
     m = HABIT.match(text)
     if (m and _present(m.group("verb")) and _has_content(m.group("x")) and not _aside(m.group("x"), text)
             and (m.group("who").lower() == "i" or m.group("verb").lower() in TEAM_PRACTICES)):
-        return finish(f"{_subject(m.group('who'), who)} {m.group('adv').lower()}{m.group('more')} {_third_form(m.group('verb'))} "
+        return finish(f"{_subject(m.group('who'), who)} {m.group('adv').lower()}{m.group('more')} {third_form(m.group('verb'))} "
                       f"{_after_subject(m.group('x'), m.group('who'), who)}")
     m = MY_FACT.match(text)
     if m:
@@ -620,7 +517,7 @@ def _happened(text: str) -> bool:
     moved the release to next week") is not this."""
     if PAST.match(text):
         return True
-    m = re.match(rf"^(?:i|we)(?:\s+(?:{_ADVERBS}))*\s+([a-z]+)\b", text, re.I)
+    m = re.match(rf"^(?:i|we)(?:\s+(?:{ADVERBS}))*\s+([a-z]+)\b", text, re.I)
     return m is not None and m.group(1).lower() in _IRREGULAR_PAST
 
 

@@ -17,6 +17,7 @@ from core.purposes import Purpose, read_json, says_nothing, system_user
 from learning.purposes import heuristics as h
 from learning.purposes import topics
 from learning.purposes.describe import as_json
+from learning.purposes.person import personal_we, third_person
 
 NAME = "profile_update"
 FIELDS = ("past_decisions", "sensitivities", "topics")
@@ -84,7 +85,7 @@ def _style(messages: list[str]) -> str:
 
 def _about(sentence: str, who: str) -> str:
     """A sender's sentence as a statement about them ("we" their team only when it names work)."""
-    return h.finish(h.third_person(sentence, who, group=h.personal_we(sentence)))
+    return h.finish(third_person(sentence, who, group=personal_we(sentence)))
 
 
 def observe(inputs: dict) -> dict:
