@@ -1,7 +1,8 @@
 """Words of a text, defined once: the stopword list, what a content word is, a slug, and a plural's singular.
 
-The offline heuristics (reflection's and the turn start's) and the skill namers all read text
-through these, so two purposes never disagree on whether "how" or "thanks" carries meaning.
+Every full-text search (episodes, notes, native knowledge pages), the offline heuristics (reflection's and the
+turn start's) and the skill namers read text through these, so two of them never disagree on whether "how" or
+"thanks" carries meaning.
 """
 
 from __future__ import annotations

@@ -204,8 +204,8 @@ def valued_fact(sentence: str, who: str) -> str | None:
     me" -> "Family is super important to Ana."; "Painting landscapes is my favorite!" -> "Painting landscapes is
     Ana's favorite."); None for a reaction to what the conversation holds ("This is my favorite!", "That means a
     lot to me"), a question, a request or anything else."""
-    text = SIGN_OFF.sub(".", TRAILING_PLEASE.sub("", LEAD_WORDS.sub("", sentence.strip()).strip()))
-    if not text or text.rstrip().endswith("?") or REQUEST.search(text) or ASK_ON_THE_SIDE.search(text):
+    text = statement(sentence)
+    if text is None:
         return None
     m = FAVORITE_THING.match(text) or VALUED_THING.match(text)
     if m is None:
@@ -339,15 +339,24 @@ def finish(text: str) -> str:
     return text[0].upper() + text[1:]
 
 
-def declarative(sentence: str) -> str | None:
-    """The sentence without its lead-in words when it is a statement with a subject; None for a
-    question, a request, an instruction or a bare reaction."""
+def statement(sentence: str) -> str | None:
+    """The sentence without its lead-in words and courtesies when it states something; None for a question, a
+    request or an instruction."""
     text = LEAD_WORDS.sub("", sentence.strip()).strip()
     kept = KEEP_THAT.sub("", text)
     if kept != text:  # "please remember I prefer ...": the statement, as a statement
         text = kept.rstrip().rstrip("?").rstrip() + "."
     text = SIGN_OFF.sub(".", TRAILING_PLEASE.sub("", text))  # a courtesy "..., please.", a "..., talk later."
     if not text or text.rstrip().endswith("?") or REQUEST.search(text) or ASK_ON_THE_SIDE.search(text):
+        return None
+    return text
+
+
+def declarative(sentence: str) -> str | None:
+    """``statement``'s text when it has a subject (the sender, their team, a system); None for a question, a
+    request, an instruction or a bare reaction."""
+    text = statement(sentence)
+    if text is None:
         return None
     body = TIME_LEAD.sub("", text)
     return text if DECLARATIVE_SUBJECT.match(body) and not INTENT.match(body) else None
@@ -410,7 +419,7 @@ def _aside(x: str, text: str) -> bool:
     """A habit that is a complaint ("I always get charged twice!"), points at the conversation ("I usually try to
     avoid that") or shares a plural with the listener ("I always look forward to our chats")."""
     return (text.rstrip().endswith("!") or bool(_POINTING.search(x))
-            or re.search(r"\b(?:our|ours|us|we)\b", x, re.I) is not None)
+            or _SHARED.search(x) is not None)
 
 
 # where a stated fact ends and what the sender adds about it begins ("I have two kids and they love the beach")

@@ -53,7 +53,7 @@ WORK = re.compile(
     r"teams?|company|companies|products?|stack|infra\w*|terraform|kubernetes|k8s|aws|gcp|azure|cloud|workflows?|"
     r"process|processes|polic(?:y|ies)|offsite|hiring|interviews?|sales|revenue|backlog|jira|slack|github|gitlab|"
     r"tests?|testing|qa|dashboards?|reports?|deadlines?|demos?|freeze|outages?|rollouts?|rollbacks?|versions?|"
-    r"docs|documentation|specs?|work|works|worked|working|workday|job|jobs|shifts?|clients?|users?|"
+    r"docs|documentation|specs?|work|works|worked|working|workday|job|jobs|shifts?|users?|"
     r"[a-z]+[-_]?\d+[a-z0-9-]*)\b", re.I)
 
 
