@@ -39,12 +39,27 @@ _ELISIONS = (
     (re.compile(r"`[^`\n]{1,80}`"), "`<name>`"),
     (re.compile(r"\b\d{2,}(?:\.\d+)*\b"), "<n>"),
 )
+# A quoted name right after a word for a part of a tool's or a program's interface ("The required parameter
+# `prompt` is missing", "unexpected keyword argument 'timeout'", "unknown option '--frobnicate'") is that
+# interface's own name, the same in every session, and the one word that says how to fix the call: it stays.
+_INTERFACE_NAME = re.compile(
+    r"\b(?:parameter|argument|option|flag|keyword|property|field)s?:?\s+(['\"`])(-{0,2}[A-Za-z_][\w-]{0,39})\1", re.I)
+_KEPT = "\0kept{}\0"
 
 
 def elide(text: str) -> str:
-    """``text`` with incident-specific tokens (paths, ids, hashes, quoted names, numbers) as placeholders."""
+    """``text`` with incident-specific tokens (paths, ids, hashes, quoted names, numbers) as placeholders; an
+    interface's own quoted names (``_INTERFACE_NAME``) are kept."""
+    kept: list[str] = []
+
+    def keep(match: re.Match) -> str:
+        kept.append(match.group(0))
+        return _KEPT.format(len(kept) - 1)
+
+    text = _INTERFACE_NAME.sub(keep, text.replace("\0", ""))
     for pattern, placeholder in _ELISIONS:
         text = pattern.sub(placeholder, text)
+    text = re.sub(r"\0kept(\d+)\0", lambda m: kept[int(m.group(1))], text)
     return re.sub(r"(<path>|<file>)(?:\s+(?:<path>|<file>))+", r"\1s", text)
 
 

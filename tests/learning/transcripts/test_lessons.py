@@ -59,6 +59,21 @@ def test_incident_tokens_are_elided(token, text):
     assert token not in lessons.elide(text)
 
 
+@pytest.mark.parametrize("name,error", [
+    ("`prompt`", "<tool_use_error>InputValidationError: Task failed due to the following issue:\n"
+                 "The required parameter `prompt` is missing</tool_use_error>"),  # as Claude Code wrote it
+    ("'timeout'", "TypeError: run() got an unexpected keyword argument 'timeout'"),
+    ("'--frobnicate'", "error: unknown option '--frobnicate'"),
+])
+def test_an_interface_s_own_name_stays_in_the_lesson(name, error):
+    """The name of a parameter, argument or option is the same in every session and says what to fix."""
+    (lesson,) = tp.offline_lessons({"kind": "self_corrected", "attempt": "Task: general-purpose", "failure": error,
+                                    "correction": "Task: general-purpose"})
+    assert name in lesson and "<name>" not in lesson
+    quote = name[0]  # a value quoted after such a word is still elided
+    assert lessons.elide(f"argument {quote}/srv/app/settings.py{quote} is unreadable") == f"argument {quote}<name>{quote} is unreadable"
+
+
 def test_a_multi_kb_message_is_no_lesson_and_short_negative_instructions_are_kept():
     blob = "no " + "the logs show a stack of frames and values " * 60  # 2.6 KB, no sentence break
     assert tp.offline_lessons({"kind": "corrected", "correction": blob}) == []
