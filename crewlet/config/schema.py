@@ -66,6 +66,16 @@ def _older_boolean(value: object) -> object:
 TriState = Annotated[StrictBool | Literal["inherit"], BeforeValidator(_older_boolean)]
 
 
+def _bool_or_auto(value: object) -> object:
+    if isinstance(value, bool) or value == "auto":
+        return value
+    raise ValueError(f'expected true, false or "auto", got {value!r}')
+
+
+# a switch that may be left to what the rest of the table says
+AutoBool = Annotated[StrictBool | Literal["auto"], BeforeValidator(_bool_or_auto)]
+
+
 @dataclass(frozen=True, config=TABLE)
 class ProviderSpec:
     kind: LlmKind = knob(..., "Which client serves this alias: openai_compat (OpenAI, vLLM, Ollama, "
@@ -228,7 +238,9 @@ class Confluence:
     username: StrictStr = knob("", "The account the org-level token belongs to.")
     token_env: StrictStr = knob("", "The environment variable holding the org-level token; a seat's own comes "
                                     "from its mcp_env.")
-    cloud: StrictBool = knob(True, "Confluence Cloud (true) or Server/Data Center (false).")
+    cloud: AutoBool = knob(
+        "auto", 'Confluence Cloud (true: its REST API is under /wiki, added to url when url lacks it) or Server/Data '
+                'Center (false: url as given); "auto": Cloud when url\'s host is under atlassian.net or jira.com.')
     timeout_seconds: StrictFloat = knob(10.0, "Seconds one request may take.", **TIMEOUT)
 
 

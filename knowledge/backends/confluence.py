@@ -9,8 +9,9 @@ token, so Confluence's own page permissions decide what it sees. Its CQL is::
 
 The last clause and a filter over the results (a title with the ``[Auto-draft]`` prefix, or an
 ancestor titled Auto-Drafted Skills) are the fail-closed backstop. We speak the v1 REST API
-(``rest/api/search``, ``rest/api/content``) that Server/Data Center and Cloud (under ``/wiki``)
-both serve, through the library's server client: its legacy Cloud client has no ``create_page``.
+(``rest/api/search``, ``rest/api/content``) that Server/Data Center and Cloud (under ``/wiki``, which
+``api_url`` adds to a Cloud site's url) both serve, through the library's server client: its legacy Cloud
+client has no ``create_page``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import requests
 from atlassian import Confluence
@@ -85,6 +87,22 @@ def org_credential() -> Credential | None:
     return Credential(username=spec.username, token=token, own=False) if token else None
 
 
+CLOUD_HOSTS = ("atlassian.net", "jira.com")  # Atlassian Cloud sites' domains (``cloud = "auto"``)
+CLOUD_PATH = "/wiki"  # where a Cloud site serves Confluence and its REST API
+
+
+def api_url(url: str, cloud: bool | str) -> str:
+    """The base URL the client speaks to: a Cloud site's ``url`` with ``/wiki`` (added when missing -- a Cloud
+    site answers ``/rest/api`` at its root with a 404), anything else as given."""
+    url = url.rstrip("/")
+    if cloud == "auto":
+        host = (urlsplit(url).hostname or "").lower()
+        cloud = any(host == domain or host.endswith("." + domain) for domain in CLOUD_HOSTS)
+    if cloud and not urlsplit(url).path.rstrip("/").endswith(CLOUD_PATH):
+        return url + CLOUD_PATH
+    return url
+
+
 def make_client(credential: Credential) -> Confluence:
     spec = config.current().knowledge.confluence
     auth = (
@@ -93,7 +111,7 @@ def make_client(credential: Credential) -> Confluence:
         else {"token": credential.token}
     )
     client = Confluence(
-        url=spec.url, cloud=False, timeout=max(1, math.ceil(spec.timeout_seconds)), retry_with_header=False, **auth
+        url=api_url(spec.url, spec.cloud), cloud=False, timeout=max(1, math.ceil(spec.timeout_seconds)), retry_with_header=False, **auth
     )
     # the library stores its timeout as whole seconds; a sub-second budget is set on the client itself
     getattr(client, "_impl", client).timeout = spec.timeout_seconds

@@ -293,6 +293,7 @@ BAD_VALUES = [
     ('[seats.bo]\nrole = "swe"\nactive = "no"', "seats.bo.active", "expected true or false, got 'no'"),
     ('[roles.ops]\nlearning_enabled = "maybe"', "roles.ops.learning_enabled", 'expected true, false or "inherit"'),
     ('[knowledge]\nscope = "ENG"', "knowledge.scope", "expected a list"),
+    ('[knowledge.confluence]\ncloud = "yes"', "knowledge.confluence.cloud", 'expected true, false or "auto"'),
     (('name = "Hotco"', 'name = "Hotco"\nbudget_window = "week"'), "company.budget_window",
      "unknown value 'week' (known: day, month)"),
 ]

@@ -7,7 +7,8 @@ body, who authenticated) and the CQL it received, evaluates the CQL clause forms
 builds (an unknown clause is a 400, as Confluence answers a query it cannot parse), and can be made
 to fail: ``mode = "error"`` answers 500 to everything, ``"drop"`` closes the connection unanswered,
 ``delay`` stalls each answer, ``refuse_parent`` answers 403 to creating an "Auto-Drafted Skills" page,
-``ignored_clauses`` parses but does not apply clauses on those fields (to exercise the backstop).
+``ignored_clauses`` parses but does not apply clauses on those fields (to exercise the backstop);
+``prefix = "/wiki"`` serves every path under ``/wiki`` alone, as a Confluence Cloud site does.
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ class FakeConfluence:
         self.requests: list[Recorded] = []
         self.mode = "ok"  # ok | error | drop
         self.delay = 0.0
+        self.prefix = ""  # "/wiki": served as a Cloud site serves it, under that path only (elsewhere a 404)
         self.refuse_parent = False
         self.readable: dict[str, set[str]] = {}  # auth -> spaces it may read; absent = every space
         self.ignored_clauses: set[str] = set()  # clause fields parsed but not applied (a lagging index)
@@ -264,7 +266,10 @@ def _handler_for(fake: FakeConfluence):
         def _record(self, body):
             parts = urlsplit(self.path)
             params = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            rec = Recorded(self.command, parts.path.rstrip("/"), params, body, _auth_of(self.headers.get("Authorization", "")))
+            path = parts.path.rstrip("/")
+            if fake.prefix:  # a route is its path under the prefix; a path outside it matches none
+                path = path[len(fake.prefix):] if path.startswith(fake.prefix + "/") else "(outside)" + path
+            rec = Recorded(self.command, path, params, body, _auth_of(self.headers.get("Authorization", "")))
             with fake._lock:
                 fake.requests.append(rec)
             return rec

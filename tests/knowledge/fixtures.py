@@ -40,12 +40,13 @@ def serve_native(serve_config):
 def serve_confluence(serve_config, monkeypatch):
     """Serve the Confluence backend at ``url`` with the org token set (unless ``org_token`` is "")."""
 
-    def _serve(url, scope=("ENG", "OPS"), org_token="org-secret", username="crewlet-bot", timeout=5.0):
+    def _serve(url, scope=("ENG", "OPS"), org_token="org-secret", username="crewlet-bot", timeout=5.0, cloud="auto"):
         if org_token:
             monkeypatch.setenv(ORG_TOKEN_ENV, org_token)
         else:
             monkeypatch.delenv(ORG_TOKEN_ENV, raising=False)
-        spec = schema.Confluence(url=url, username=username, token_env=ORG_TOKEN_ENV, timeout_seconds=timeout)
+        spec = schema.Confluence(url=url, username=username, token_env=ORG_TOKEN_ENV, timeout_seconds=timeout,
+                                 cloud=cloud)
         return serve_config(knowledge=schema.Knowledge(backend="confluence", scope=list(scope), confluence=spec))
 
     return _serve

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.backends.confluence import build_cql, cql_string
+from knowledge.backends.confluence import api_url, build_cql, cql_string
 from knowledge.searcher import SearchUnavailable, get_searcher, search
 from tests.factories import SeatFactory
 from tests.fakes.confluence_server import closed_port_url
@@ -98,6 +98,33 @@ def test_title_clause_excludes_an_unparented_auto_draft_at_the_backend(
     serve_confluence(fake_confluence.url, scope=["ENG"])
     result = search(seat, "deploy", 10)
     assert [p.title for p in result.pages] == ["Deploy runbook"]
+
+
+@pytest.mark.parametrize("url,cloud,expected", [
+    ("https://acme.atlassian.net", "auto", "https://acme.atlassian.net/wiki"),  # a Cloud site: its API is under /wiki
+    ("https://acme.atlassian.net/wiki/", "auto", "https://acme.atlassian.net/wiki"),
+    ("https://acme.jira.com", "auto", "https://acme.jira.com/wiki"),
+    ("https://confluence.acme.example", "auto", "https://confluence.acme.example"),  # Server / Data Center
+    ("https://confluence.acme.example/confluence", False, "https://confluence.acme.example/confluence"),
+    ("https://wiki.acme.example", True, "https://wiki.acme.example/wiki"),  # Cloud under a custom domain
+    ("https://notatlassian.net", "auto", "https://notatlassian.net"),
+])
+def test_the_client_speaks_to_a_cloud_site_under_wiki(url, cloud, expected):
+    assert api_url(url, cloud) == expected
+
+
+def test_a_cloud_site_configured_without_wiki_is_searched_and_written_under_it(seat, serve_confluence, fake_confluence):
+    from knowledge.promotion_writer import Draft, get_promotion_writer
+
+    fake_confluence.prefix = "/wiki"  # as a Cloud site serves its REST API: nothing at the root
+    fake_confluence.add_page("ENG", "Deploy runbook", "deploy with a canary")
+    serve_confluence(fake_confluence.url, scope=["ENG"], cloud=True)  # the site's address, as a user copies it
+    result = search(seat, "deploy", 3)
+    assert [page.title for page in result.pages] == ["Deploy runbook"]
+    draft = Draft(title="Rotate signing keys", summary="Rotate the signing keys before they expire.")
+    outcome = get_promotion_writer().write_draft(container_key="ENG", draft=draft)
+    assert outcome.page_id == fake_confluence.find("ENG", draft.draft_title).id
+    assert fake_confluence.requests and not [r.path for r in fake_confluence.requests if r.path.startswith("(outside)")]
 
 
 def test_search_runs_as_the_seats_own_credential(company, role, unit, serve_confluence, fake_confluence, monkeypatch):
