@@ -1,4 +1,5 @@
-"""Words of a text, defined once: the stopword list, what a content word is, a slug, and a plural's singular.
+"""Words of a text, defined once: the stopword list, what a content word is, a sentence, a slug, and a plural's
+singular.
 
 Every full-text search (episodes, notes, native knowledge pages), the offline heuristics (reflection's and the
 turn start's) and the skill namers read text through these, so two of them never disagree on whether "how" or
@@ -17,6 +18,18 @@ STOPWORDS = frozenset(
     then there these they this to too up us very want was we we're were what when where which who why will with
     would yes you your""".split()
 )
+# the dot of a title, a company form or a Latin aside ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in
+# Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence (nor a clause of the offline heuristics; one look-behind each: a look-behind
+# has one width)
+ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Col", "Gen", "Rev", "Inc", "Ltd", "Corp", "vs",
+                 "e.g", "i.e")
+ABBREVIATED_DOT = "|".join(rf"(?<=\b{re.escape(a)})\." for a in ABBREVIATIONS)
+# the last dot of an initialism ("the U.S.", "10 a.m.") ends no sentence and no clause when a lower-case word or a
+# number goes on after it ("moved to the U.S. in 2019"); before a capital it may ("I live in the U.S. My ...")
+INITIALISM = r"\b[A-Za-z]\.[A-Za-z]"  # its last two letters, before its last dot
+INITIALISM_GOES_ON = r"\s+(?-i:[a-z0-9])"
+SENTENCE = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in ABBREVIATIONS)
+                      + rf"(?!(?<={INITIALISM}\.){INITIALISM_GOES_ON})\s+|\n+", re.I)
 MIN_CONTENT_CHARS = 3
 SLUG_CHARS = 80
 MAX_SEARCH_WORDS = 32
@@ -49,6 +62,12 @@ def search_words(query: str, *, limit: int = MAX_SEARCH_WORDS) -> list[str]:
     """What full-text search is given of a query: its content words; a query of nothing but stopwords
     keeps its words (it has nothing else to be found by)."""
     return (content_words(query) or list(dict.fromkeys(w for w in words(query) if w)))[:limit]
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences: one ends at a ``.``, ``!`` or ``?`` followed by white space, or at a line break (a pasted
+    log has no full stops). A dot inside a word ("manage.py", "3.12", "e.g.") ends none, nor does an abbreviation's."""
+    return [s.strip() for s in SENTENCE.split(text or "") if s and s.strip()]
 
 
 def slug(text: str, *, limit: int = SLUG_CHARS) -> str:

@@ -10,21 +10,9 @@ import re
 from datetime import date, timedelta
 
 from core import words as vocabulary
-from core.words import STOPWORDS
+from core.words import ABBREVIATED_DOT, INITIALISM, INITIALISM_GOES_ON, STOPWORDS
 from learning.purposes.person import ADVERBS, NO_VERB, SAME_FORM, personal_we, third_form, third_person
 
-# the dot of a title, a company form or a Latin aside ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in
-# Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence and no clause (one look-behind each: a look-behind
-# has one width)
-ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Col", "Gen", "Rev", "Inc", "Ltd", "Corp", "vs",
-                 "e.g", "i.e")
-_ABBREVIATED = "|".join(rf"(?<=\b{re.escape(a)})\." for a in ABBREVIATIONS)
-# the last dot of an initialism ("the U.S.", "10 a.m.") ends no sentence and no clause when a lower-case word or a
-# number goes on after it ("moved to the U.S. in 2019"); before a capital it may ("I live in the U.S. My ...")
-_INITIALISM = r"\b[A-Za-z]\.[A-Za-z]"  # its last two letters, before its last dot
-_GOES_ON = r"\s+(?-i:[a-z0-9])"
-SENTENCE = re.compile(r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)}\.)" for a in ABBREVIATIONS)
-                      + rf"(?!(?<={_INITIALISM}\.){_GOES_ON})\s+|\n+", re.I)
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
           "october", "november", "december"]
@@ -96,7 +84,7 @@ FEELING = re.compile(r"^(?:i'm|i am|we're|we are)\s+(?:feeling|so|really|super|v
 def _clause(stops: str) -> str:
     """What a fact states: up to the first of ``stops``, a dot inside a word ("ana@example.com", "node.js"), of a
     title ("Mr. Jones") or of an initialism the sentence goes on after ("10 a.m. on weekdays") kept."""
-    return rf"(?:[^{stops}]|\.(?=[^\s{stops}])|(?:{_ABBREVIATED})\s|(?<={_INITIALISM})\.(?={_GOES_ON}))+"
+    return rf"(?:[^{stops}]|\.(?=[^\s{stops}])|(?:{ABBREVIATED_DOT})\s|(?<={INITIALISM})\.(?={INITIALISM_GOES_ON}))+"
 
 
 CLAUSE = _clause(".!?")  # to the sentence's end
@@ -304,10 +292,6 @@ NEGATIVE = re.compile(
     r"crashed|500|503|unavailable|down again)\b",
     re.I,
 )
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in SENTENCE.split(text or "") if s and s.strip()]
 
 
 def words(text: str) -> set[str]:

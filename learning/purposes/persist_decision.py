@@ -15,6 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from core.answers import Batch, Text, Upper
 from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, system_user
+from core.words import sentences
 from learning.limits import MAX_CONTENT_CHARS
 from learning.purposes import heuristics as h
 from learning.purposes import skill_reflection as sr
@@ -122,7 +123,7 @@ def decide(inputs: dict) -> dict:
         sources = [("The requester", inputs["asked"])]
     recent = inputs.get("recent_notes") or []
     for who, body in sources:
-        for sentence in h.sentences(body):
+        for sentence in sentences(body):
             found = _classify(sentence, who, today)
             if found is None:
                 continue

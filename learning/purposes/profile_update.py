@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from core.answers import Text, TextList
 from core.purposes import Purpose, read_json, says_nothing, system_user
+from core.words import sentences
 from learning.purposes import heuristics as h
 from learning.purposes import topics
 from learning.purposes.describe import as_json
@@ -90,12 +91,12 @@ def _about(sentence: str, who: str) -> str:
 
 def observe(inputs: dict) -> dict:
     messages = list(inputs.get("messages") or [])
-    sentences = [s for m in messages for s in h.sentences(m)]
+    said = [s for m in messages for s in sentences(m)]
     who = inputs.get("subject") or "They"
     return {
         "communication_style": _style(messages),
-        "past_decisions": [_about(s, who) for s in sentences if DECISION.search(s)][:3],
-        "sensitivities": [_about(s, who) for s in sentences if SENSITIVE.search(s)][:3],
+        "past_decisions": [_about(s, who) for s in said if DECISION.search(s)][:3],
+        "sensitivities": [_about(s, who) for s in said if SENSITIVE.search(s)][:3],
         "topics": topics.topics(messages, subject=who, limit=MAX_NEW,
                                 known=(inputs.get("existing") or {}).get("topics") or []),
     }

@@ -7,6 +7,7 @@ ladder, never capture what the bans name. The rails themselves are enforced in c
 
 from __future__ import annotations
 
+from core.words import sentences
 from learning.purposes import heuristics as h
 
 SECTION = """## Skill reflection
@@ -79,7 +80,7 @@ def _correction(inputs: dict) -> tuple[str, str] | None:
     for i in inputs.get("interactions") or []:
         if i.get("sender_kind", "human") != "human":
             continue
-        for sentence in h.sentences(i["body"]):
+        for sentence in sentences(i["body"]):
             if h.correction(sentence):
                 return i["sender"], sentence
     return None

@@ -49,7 +49,6 @@ OPENER = re.compile(
     r"yep|sure|great|well|good (?:morning|afternoon|evening|day))\b[\s,!.:;-]*)+",
     re.I,
 )
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -161,7 +160,7 @@ def work_sentence(asks: list[str], action: Action | None) -> str:
     A sentence that names the acting tool's object (or verb) is preferred; else the first that is
     not a courtesy.
     """
-    sentences = [s.strip() for a in asks for s in SENTENCE.split(a or "") if s.strip()]
+    sentences = [s for a in asks for s in vocabulary.sentences(a)]
     plain = [s for s in sentences if not is_courtesy(s)]
     if action is not None:
         wanted = {vocabulary.stem(w) for w in (action.head, action.verb) if w}

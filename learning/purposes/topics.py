@@ -89,7 +89,6 @@ NAMEISH = re.compile(r"^[A-Z][A-Za-z'-]*$")
 # make a topic of a code ("from EWR", "my user ID")
 ACRONYM = re.compile(r"^[A-Z]{2,5}s?$")
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*|[^\sA-Za-z0-9]")
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _verb_form(word: str) -> bool:
@@ -106,7 +105,7 @@ def _identifier(token: str) -> bool:
 
 
 def sentences(messages: list[str]) -> list[str]:
-    return [s.strip() for m in messages for s in SENTENCE.split(m or "") if s and s.strip()]
+    return [s for m in messages for s in vocabulary.sentences(m)]
 
 
 def phrases(sentence: str, *, names: frozenset[str] = frozenset()) -> list[list[str]]:

@@ -17,6 +17,8 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from core.words import sentences
+
 MIN_LESSON_WORDS = 5
 MAX_LESSON_CHARS = 320
 MAX_CHANGED_CHARS = 60  # the arguments a fix dropped or added, named in its lesson up to this length
@@ -212,12 +214,6 @@ _LEAD = re.compile(
     re.I,
 )
 _NEGATIVE = re.compile(r"^(?:don'?t|do not|never|stop|avoid|no more|not)\b", re.I)
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.M)
-
-
-def sentences(text: str) -> list[str]:
-    """Sentences, with a line break ending one too (a pasted log has no full stops)."""
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text or "") if m.group(0).strip()]
 
 
 def is_negative_instruction(sentence: str) -> bool:

@@ -83,6 +83,14 @@ def test_a_multi_kb_message_is_no_lesson_and_short_negative_instructions_are_kep
         assert len(lesson) <= lessons.MAX_LESSON_CHARS
 
 
+def test_a_dot_inside_a_file_name_or_a_version_ends_no_sentence():
+    """As the demo's person wrote it: the lesson was published cut at "manage." and its tail drafted as a hook."""
+    correction = "Migration guard: run `python manage.py makemigrations --check` before every commit. Use Python 3.12 or newer."
+    assert tp.offline_lessons({"kind": "corrected", "correction": correction}) == [
+        "Migration guard: run `python manage.py makemigrations --check` before every commit.",
+        "Use Python 3.12 or newer."]
+
+
 def test_a_models_blob_lesson_is_refused(seat, scripted_seat):
     from core.providers.llm.scripted import ScriptedProvider
 
