@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import json
 import re
+import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -92,9 +93,10 @@ def render_hook(draft: Draft, existing: str | None, lessons: list[str]) -> Rende
         lines.append("case \"$input\" in *'git commit'*) ;; *) exit 0 ;; esac")
     commands = commands_in(lessons)
     for command in commands:
-        lines.append(f"{command} >&2 || {{ echo {json.dumps(f'{draft.name}: `{command}` failed')} >&2; exit 2; }}")
+        # the reason single-quoted: in double quotes bash ran the backticked command again, and expanded its $
+        lines.append(f"{command} >&2 || {{ echo {shlex.quote(f'{draft.name}: `{command}` failed')} >&2; exit 2; }}")
     if not commands:
-        lines.append(f"echo {json.dumps(draft.description)} >&2")
+        lines.append(f"echo {shlex.quote(draft.description)} >&2")
     registration = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": f".claude/hooks/{draft.name}.sh"}]}]}}
     notes = "Register it by hand in .claude/settings.json (a shared file):\n" + json.dumps(registration, indent=2)
     return Rendered("\n".join(lines) + "\n", notes)

@@ -250,6 +250,28 @@ def test_install_refuses_an_unapproved_recommendation(seat, tmp_path):
     assert not (tmp_path / ".claude").exists()
 
 
+def test_an_installed_hook_runs_its_guard_once_and_says_which_failed(seat, tmp_path):
+    """Run as Claude Code runs a PreToolUse hook: the tool call on stdin, blocked (exit 2) with the reason on stderr.
+    The reason names the command in backticks: written in double quotes, bash ran it a second time to print it."""
+    import subprocess
+
+    _classified(seat, "Migration guard: run `./guard.sh $HOME` before every commit.", "hook", "migration guard")
+    (rec,) = recommend(seat=seat, repo_root=str(tmp_path), warnings=[]).recommendations
+    review_recommendation(recommendation=rec, approve=True)
+    install(recommendation=rec)
+    guard = tmp_path / "guard.sh"
+    guard.write_text('#!/usr/bin/env bash\necho ran >> runs.log\nexit 1\n')
+    guard.chmod(0o755)
+    hook = tmp_path / ".claude" / "hooks" / "migration-guard.sh"
+    call = json.dumps({"tool_name": "Bash", "tool_input": {"command": "git commit -m wip"}})
+    done = subprocess.run(["bash", str(hook)], input=call, cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert (tmp_path / "runs.log").read_text() == "ran\n"  # the guard ran once
+    assert "migration-guard: `./guard.sh $HOME` failed" in done.stderr  # the reason as written, nothing expanded
+    other = json.dumps({"tool_name": "Bash", "tool_input": {"command": "ls"}})
+    assert subprocess.run(["bash", str(hook)], input=other, cwd=tmp_path, text=True, timeout=30).returncode == 0
+
+
 def test_a_hook_installs_an_executable_script_and_returns_its_registration(seat, tmp_path):
     _classified(seat, GUARD_1, "hook", "migration guard")
     (rec,) = recommend(seat=seat, repo_root=str(tmp_path), warnings=[]).recommendations
