@@ -1,4 +1,6 @@
-"""One stopword list, one notion of a content word, one slug (core.words), shared by every purpose."""
+"""One stopword list, one notion of a content word and of a sentence, one slug (core.words), shared by every purpose."""
+
+import pytest
 
 from core import words
 from learning.purposes import heuristics, knowledge_query, memory_relevance_filter
@@ -34,3 +36,12 @@ def test_one_slug_with_each_callers_length():
 def test_a_plural_meets_its_singular_and_a_singular_ending_in_s_is_kept():
     assert [words.stem(w) for w in ("flights", "baggages", "batches", "policies", "status", "class", "analysis")] \
         == ["flight", "baggage", "batch", "policy", "status", "class", "analysis"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Run `python manage.py check` first. Then push!", ["Run `python manage.py check` first.", "Then push!"]),
+    ("Use Python 3.12, e.g. from pyenv. Dr. Patel said so", ["Use Python 3.12, e.g. from pyenv.", "Dr. Patel said so"]),
+    ("We moved to the U.S. in 2019. Really?\nyes", ["We moved to the U.S. in 2019.", "Really?", "yes"]),
+])
+def test_a_sentence_ends_at_its_mark_and_white_space_not_at_a_dot_inside_a_word(text, expected):
+    assert words.sentences(text) == expected
