@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from core import hybrid
@@ -220,3 +220,30 @@ def test_rows_of_the_same_words_tie_and_the_newest_comes_first(seat):
     Episode.objects.bulk_create([episode(seat, 1000 + i, text) for i, text in enumerate(others)])
     newest = sorted((r.pk for r in same), reverse=True)[:10]
     assert by_words(episode_search.CORPUS, seat, "Orvan Pellix Quorra overnight", limit=10) == newest
+
+
+@pg_only
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_trigger_planned_on_empty_tables_still_finds_each_rows_postings_and_pieces_by_key(seat):
+    """The delete triggers' statements are planned again for the rows each DELETE removed. Cached as planned in a
+    backend's first DELETE -- on the empty tables of a new install -- every deleted row's lexeme scanned all of
+    episodes_postings (bench/lifecycle.py's sweep of 50,000 turns ran past ten minutes instead of seconds)."""
+    from learning.models import EpisodePiece
+
+    connection.close()  # a backend of its own: no plan cached by an earlier test
+    Episode.objects.filter(seat=seat).delete()  # the backend's first DELETE of episodes: the tables are empty
+    words = "invoice refund ledger payroll export billing staging deploy rotate credentials".split()
+    with transaction.atomic():
+        turns = Episode.objects.bulk_create(
+            [episode(seat, i, f"{' '.join(words[i % 5:i % 5 + 5])} case{i} batch{i % 40}") for i in range(600)])
+        EpisodePiece.objects.bulk_create([EpisodePiece(episode=t, ordinal=0, embedding=[1.0, 0.0, 0.0],
+                                                       embedding_model="m", embedding_dim=3) for t in turns])
+        Episode.objects.filter(seat=seat).delete()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT relname, seq_scan FROM pg_stat_xact_user_tables"
+                           " WHERE relname IN ('episodes_postings', 'episode_pieces')")
+            scans = dict(cursor.fetchall())
+            cursor.execute("SELECT COUNT(*) FROM episodes_postings")
+            left = cursor.fetchone()[0]
+    assert left == 0 and not EpisodePiece.objects.exists()
+    assert scans.get("episodes_postings", 0) <= 1 and scans.get("episode_pieces", 0) <= 1, scans
