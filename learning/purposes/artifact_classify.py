@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from core.answers import Batch, Lower, Text
 from core.purposes import Purpose, read_json, says_nothing, system_user
+from learning.transcripts.lessons import FAILURE_LESSON
 
 NAME = CLASSIFY = "artifact_classify"
 TIERS = ("fact", "hook", "rule", "skill", "allowlist", "agent", "update", "delete")
@@ -37,6 +38,11 @@ _RULE_WORDS = {"don't", "don’t", "dont", "do", "not", "never", "always", "must
 
 
 def offline_tier(text: str) -> str:
+    """The first tier whose words the lesson has; a failed call's lesson (what it said, what worked) is a fact about
+    the project's tools however its fix is worded ("Fix: `Read <path>` first, then the same call worked" is no
+    procedure)."""
+    if FAILURE_LESSON.match(text):
+        return "fact"
     for tier, pattern in _TIER_RULES:
         if pattern.search(text):
             return tier

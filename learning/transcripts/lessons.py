@@ -167,6 +167,10 @@ def bounded(lesson: str) -> str:
     return lesson if len(lesson) <= MAX_LESSON_CHARS else ""
 
 
+# a failed call's lesson as ``failure_lesson`` words it: what the call was, what it said, what worked
+FAILURE_LESSON = re.compile(r"^`[^`]+` fails: .+ Fix: .+", re.S)
+
+
 def failure_lesson(*, tool: str, attempt: str, error: str, fix: str, first: Sequence[tuple[str, str]] = ()) -> str:
     """Cause and fix of a failed call recovered by a later one, in words two sessions would share. ``first``:
     the calls made to the same target before the one that worked (``[("Read", path)]``)."""

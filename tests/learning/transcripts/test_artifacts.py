@@ -75,6 +75,11 @@ def test_classification_runs_in_batches_of_the_knob(scripted_seat, serve_config)
     ("The release script now uses `uv build`.", "update"),
     ("The `legacy-deploy` skill is obsolete.", "delete"),
     ("The orders service listens on port 8042.", "fact"),
+    # what a failed call said and what worked, however its fix is worded: a fact, never a skill named "edit-path"
+    ("`Edit <path>` fails: String to replace not found in file. Fix: `Read <path>` first, then the same call worked.",
+     "fact"),
+    ("`git push` fails: fatal: The current branch <name> has no upstream branch. Fix: `git push --set-upstream <args>` "
+     "worked instead.", "fact"),
 ])
 def test_offline_classifier_tiers(scripted_seat, text, tier):
     shard = published(scripted_seat, text)
