@@ -19,8 +19,8 @@ STOPWORDS = frozenset(
     would yes you your""".split()
 )
 # the dot of a title, a company form or a Latin aside ("Mr. Jones", "Dr. Patel", "St. Louis", "Acme Inc. in
-# Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence (nor a clause of the offline heuristics; one look-behind each: a look-behind
-# has one width)
+# Denver", "tea vs. coffee", "AWS, e.g. S3") ends no sentence, nor a clause of the offline heuristics (one
+# look-behind each: a look-behind has one width)
 ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "St", "Mt", "Jr", "Sr", "Col", "Gen", "Rev", "Inc", "Ltd", "Corp", "vs",
                  "e.g", "i.e")
 ABBREVIATED_DOT = "|".join(rf"(?<=\b{re.escape(a)})\." for a in ABBREVIATIONS)
