@@ -110,9 +110,8 @@ def make_client(credential: Credential) -> Confluence:
         if credential.username
         else {"token": credential.token}
     )
-    client = Confluence(
-        url=api_url(spec.url, spec.cloud), cloud=False, timeout=max(1, math.ceil(spec.timeout_seconds)), retry_with_header=False, **auth
-    )
+    client = Confluence(url=api_url(spec.url, spec.cloud), cloud=False, timeout=max(1, math.ceil(spec.timeout_seconds)),
+                        retry_with_header=False, **auth)
     # the library stores its timeout as whole seconds; a sub-second budget is set on the client itself
     getattr(client, "_impl", client).timeout = spec.timeout_seconds
     return client
