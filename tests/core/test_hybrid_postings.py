@@ -224,26 +224,32 @@ def test_rows_of_the_same_words_tie_and_the_newest_comes_first(seat):
 
 @pg_only
 @pytest.mark.django_db(transaction=True)
-def test_a_delete_trigger_planned_on_empty_tables_still_finds_each_rows_postings_and_pieces_by_key(seat):
+@pytest.mark.parametrize("table", ["episodes", "agent_diary"])
+def test_a_delete_trigger_planned_on_empty_tables_still_finds_each_rows_postings_by_key(seat, table):
     """The delete triggers' statements are planned again for the rows each DELETE removed. Cached as planned in a
-    backend's first DELETE -- on the empty tables of a new install -- every deleted row's lexeme scanned all of
-    episodes_postings (bench/lifecycle.py's sweep of 50,000 turns ran past ten minutes instead of seconds)."""
+    backend's first DELETE -- on the empty tables of a new install -- every deleted row's lexeme scanned all of the
+    postings (bench/lifecycle.py's sweep of 50,000 turns ran past ten minutes instead of a second)."""
     from learning.models import EpisodePiece
 
+    model = Episode if table == "episodes" else DiaryEntry
     connection.close()  # a backend of its own: no plan cached by an earlier test
-    Episode.objects.filter(seat=seat).delete()  # the backend's first DELETE of episodes: the tables are empty
+    model.objects.filter(seat=seat).delete()  # the backend's first DELETE of the table: the tables are empty
     words = "invoice refund ledger payroll export billing staging deploy rotate credentials".split()
+    texts = [f"{' '.join(words[i % 5:i % 5 + 5])} case{i} batch{i % 40}" for i in range(600)]
     with transaction.atomic():
-        turns = Episode.objects.bulk_create(
-            [episode(seat, i, f"{' '.join(words[i % 5:i % 5 + 5])} case{i} batch{i % 40}") for i in range(600)])
-        EpisodePiece.objects.bulk_create([EpisodePiece(episode=t, ordinal=0, embedding=[1.0, 0.0, 0.0],
-                                                       embedding_model="m", embedding_dim=3) for t in turns])
-        Episode.objects.filter(seat=seat).delete()
+        if model is Episode:
+            turns = Episode.objects.bulk_create([episode(seat, i, text) for i, text in enumerate(texts)])
+            EpisodePiece.objects.bulk_create([EpisodePiece(episode=t, ordinal=0, embedding=[1.0, 0.0, 0.0],
+                                                           embedding_model="m", embedding_dim=3) for t in turns])
+        else:
+            DiaryEntry.objects.bulk_create([DiaryEntry(seat=seat, kind=DiaryEntry.LONG, content=text, created_at=timezone.now())
+                                            for text in texts])
+        model.objects.filter(seat=seat).delete()
         with connection.cursor() as cursor:
-            cursor.execute("SELECT relname, seq_scan FROM pg_stat_xact_user_tables"
-                           " WHERE relname IN ('episodes_postings', 'episode_pieces')")
+            cursor.execute("SELECT relname, seq_scan FROM pg_stat_xact_user_tables WHERE relname IN (%s, %s)",
+                           [f"{table}_postings", "episode_pieces"])
             scans = dict(cursor.fetchall())
-            cursor.execute("SELECT COUNT(*) FROM episodes_postings")
+            cursor.execute(f"SELECT COUNT(*) FROM {table}_postings")
             left = cursor.fetchone()[0]
     assert left == 0 and not EpisodePiece.objects.exists()
-    assert scans.get("episodes_postings", 0) <= 1 and scans.get("episode_pieces", 0) <= 1, scans
+    assert scans.get(f"{table}_postings", 0) <= 1 and scans.get("episode_pieces", 0) <= 1, scans
