@@ -2,8 +2,9 @@
 
 A tool's name is read as namespace, verb and object (``git_create_branch``: ``git`` / ``create`` /
 ``branch``; ``update_reservation_flights``: - / ``update`` / ``reservation flights``). The run's
-task class is its acting tool (one that changes something, not a read); when several act, the one
-whose object the ask names wins, then the one whose verb the ask names, then the last to act. The
+task class is its acting tool (one that changes something, not a read, and not one that only tells someone: a
+posted message, a comment, a reply); when several act, the one whose object the ask names wins, then the one whose
+verb the ask names, then the last to act. The
 ask adds at most one word, the qualifier it puts before a one-word object ("the *release* branch"),
 and never a greeting, a courtesy, a name or an identifier: the greeting a conversation opens with
 is not what it was about.
@@ -31,6 +32,10 @@ ACT_VERBS = frozenset(
     exchange reserve charge credit pull sync import export migrate provision configure register""".split()
 )
 VERBS = READ_VERBS | ACT_VERBS
+# what a run tells someone with (post a message, add a comment, reply): how it reported, not what it did -- a chat
+# agent's every run ends with one; it names the work only when nothing else acted
+REPORT_OBJECTS = frozenset("message messages comment comments reply replies email emails notification notifications".split())
+REPORT_VERBS = frozenset({"reply", "notify", "comment"})  # when no object says what was sent
 # what a conversation opens and closes with; it never names the work
 COURTESY = frozenset(
     """hi hello hey hiya howdy greetings good morning afternoon evening day dear there thanks thank thx cheers
@@ -81,6 +86,11 @@ class Action:
         nouns = [w for w in self.object if w not in vocabulary.STOPWORDS]
         return nouns[-1] if nouns else ""
 
+    @property
+    def reports(self) -> bool:
+        """True for a tool that tells someone: its object a message, comment or reply, or an object-less reply."""
+        return self.head in REPORT_OBJECTS or (self.verb in REPORT_VERBS and not self.head)
+
     def words(self) -> list[str]:
         return [w for w in (self.verb, *self.object) if w]
 
@@ -106,7 +116,9 @@ def acting(tools: list[str], ask: str) -> Action | None:
     actions = [Action.of(t) for t in tools if t not in builtin]
     if not actions:
         return None
-    candidates = [a for a in actions if a.acts] or [a for a in actions if a.verb not in READ_VERBS] or actions
+    acts = [a for a in actions if a.acts]
+    candidates = ([a for a in acts if not a.reports] or acts or [a for a in actions if a.verb not in READ_VERBS]
+                  or actions)
     asked = set(ask_words(ask))
     order = {a.tool: i for i, a in enumerate(candidates)}  # the last call of each tool
     return max(candidates, key=lambda a: (*_named(a, asked), int(vocabulary.stem(a.verb) in asked), order[a.tool]))

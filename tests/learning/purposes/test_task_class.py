@@ -27,6 +27,16 @@ def test_when_several_tools_act_the_one_whose_object_the_ask_names_wins():
     assert task_class.name(tools, ["Sort out my trip."]) == "book-reservation"
 
 
+def test_telling_someone_the_outcome_never_names_the_work():
+    """A chat agent's run ends by posting its answer: that is how it reported, not what it did (make example's
+    "CI on main is red, can you fix it?" runs drafted the skill post-message)."""
+    tools = ["query_episodes", "read_ci_log", "git_checkout", "apply_patch", "rerun_ci", "mattermost_post_message"]
+    assert task_class.name(tools, ["Now the release branch is red too."]) == "rerun-ci"
+    assert task_class.name(["jira_get_issue", "git_revert", "jira_add_comment"], ["Undo it."]) == "revert"
+    assert task_class.name(["get_user_details", "a2a_reply"], ["What's my balance?"]) == "reply"  # nothing else acted
+    assert task_class.name(["get_user_details", "send_certificate"], ["I want compensation."]) == "send-certificate"
+
+
 def test_the_agents_own_memory_tools_never_name_the_work():
     assert task_class.name(["use_skill", "query_episodes", "run_tests", "open_pr"], ["Ship the fix."]) == "open-pr"
     assert task_class.name(["use_skill", "run_tests", "open_pr"], ["Fix the flaky test."]) == "run-flaky-tests"
