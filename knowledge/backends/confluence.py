@@ -93,7 +93,7 @@ CLOUD_PATH = "/wiki"  # where a Cloud site serves Confluence and its REST API
 
 def api_url(url: str, cloud: bool | str) -> str:
     """The base URL the client speaks to: a Cloud site's ``url`` with ``/wiki`` (added when missing -- a Cloud
-    site answers ``/rest/api`` at its root with a 404), anything else as given."""
+    site serves Confluence's REST API under ``/wiki``, not at its root), anything else as given."""
     url = url.rstrip("/")
     if cloud == "auto":
         host = (urlsplit(url).hostname or "").lower()
