@@ -2,12 +2,11 @@
 
 A tool's name is read as namespace, verb and object (``git_create_branch``: ``git`` / ``create`` /
 ``branch``; ``update_reservation_flights``: - / ``update`` / ``reservation flights``). The run's
-task class is its acting tool (one that changes something, not a read, and not one that only tells someone: a
-posted message, a comment, a reply); when several act, the one whose object the ask names wins, then the one whose
-verb the ask names, then the last to act. The
-ask adds at most one word, the qualifier it puts before a one-word object ("the *release* branch"),
-and never a greeting, a courtesy, a name or an identifier: the greeting a conversation opens with
-is not what it was about.
+task class is its acting tool (one that changes something, not a read, and not one that only tells
+someone: a posted message, a comment, a reply); when several act, the one whose object the ask names
+wins, then the one whose verb the ask names, then the last to act. The ask adds at most one word, the
+qualifier it puts before a one-word object ("the *release* branch"), and never a greeting, a courtesy,
+a name or an identifier: the greeting a conversation opens with is not what it was about.
 """
 
 from __future__ import annotations
