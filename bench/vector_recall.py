@@ -14,6 +14,10 @@ baseline, interleaved run by run:
   (``core.hybrid``) with its text half empty, as for an ask with no content word, its fusion over the
   pool computed in SQL. Both must give the floor's top-50.
 
+Last, at the largest size, ``ranked_ids`` on two threads at once (each its own connection) against alone:
+whether two requests of one process rank side by side or take turns (SQLite's memory statistics,
+``crewlet.sqlite_driver``).
+
 Usage: python bench/vector_recall.py [--engine sqlite|postgres|both] [--sizes 500,10000] [--runs 50]
 """
 
@@ -138,7 +142,45 @@ def child(args) -> int:
             speedup = statistics.median(np_ms) / statistics.median(ms)
             over_floor = statistics.median(ms) / statistics.median(floor_ms)
             print(f"{'':28} | ({method}: {agree}; {speedup:.1f}x faster than load+numpy, {over_floor:.1f}x the floor)")
+    alone_ms, paired_ms = side_by_side(target, query, args.runs)
+    print(f"\ntwo requests at once ({have:,} rows/seat, ranked_ids on two threads, each its own connection): "
+          f"{paired_ms:.2f} ms each against {alone_ms:.2f} ms alone -> {paired_ms / alone_ms:.2f}x "
+          "(1.0x: side by side; 2.0x: one after the other)")
     return 0
+
+
+def side_by_side(seat, query, runs: int) -> tuple[float, float]:
+    """Median ms of ``sql_top`` alone, and on each of two threads running it at the same time (each thread its
+    own connection, as two requests of one server process, or a turn start's side reader beside its request)."""
+    import threading
+
+    from django.db import connection
+
+    alone = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        sql_top(seat, query)
+        alone.append((time.perf_counter() - t) * 1000)
+    paired: list[float] = []
+    start = threading.Barrier(2)
+
+    def loop() -> None:
+        try:
+            sql_top(seat, query)  # this thread's connection opened outside the timed runs
+            start.wait()
+            for _ in range(runs):
+                t = time.perf_counter()
+                sql_top(seat, query)
+                paired.append((time.perf_counter() - t) * 1000)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=loop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return statistics.median(alone), statistics.median(paired)
 
 
 def make_seats():
