@@ -106,6 +106,9 @@ def informative_lines(error: str, limit: int = MAX_CAUSE_LINES) -> list[str]:
 # ---- the shape of a command ---------------------------------------------------------------------
 
 _SUBCOMMAND = re.compile(r"^[a-z][a-z0-9\-]*(?::[a-z0-9\-]+)?$")
+# a subcommand that runs another program or a named script (``uv run pytest``, ``poetry run mypy``, ``bundle exec
+# rspec``, ``npm run lint``): the word after it is what ran, kept -- a path or a file after it is still elided
+_RUNS_NEXT = frozenset({"run", "exec", "x"})
 _PREFIX = re.compile(r"^(?:sudo|time|env|nice|timeout|command|exec|npx|uvx|bunx)$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -118,7 +121,8 @@ def _tokens(segment: str) -> list[str]:
 
 
 def command_shape(command: str) -> str:
-    """A shell command as its program, subcommand and flags, its arguments elided: ``git add <args>``."""
+    """A shell command as its program, subcommand and flags, its arguments elided: ``git add <args>``; what a
+    runner runs is kept (``uv run pytest <args> -q``)."""
     first = next((line.strip() for line in (command or "").splitlines() if line.strip()), "")
     shapes = []
     for segment in re.split(r"\s*(?:&&|\|\||;|\|)\s*", first):
@@ -134,6 +138,8 @@ def command_shape(command: str) -> str:
             rest = rest[2:]
         if rest and _SUBCOMMAND.match(rest[0]):
             shape.append(rest.pop(0))
+            if shape[-1] in _RUNS_NEXT and rest and _SUBCOMMAND.match(rest[0]):
+                shape.append(rest.pop(0))
         for word in rest:
             if word.startswith("-"):
                 flag = word.split("=", 1)[0]

@@ -123,3 +123,20 @@ def test_two_sessions_with_the_same_cause_recur_from_two_distinct_sources_and_ar
     texts = {shard.text for shard, _r in accepted}
     assert any("ignored by one of your .gitignore files" in t for t in texts)
     assert any("no upstream branch" in t for t in texts)
+
+
+@pytest.mark.parametrize("command,shape", [
+    ("uv run pytest search/tests -q", "uv run pytest <args> -q"),
+    ("poetry run mypy src", "poetry run mypy <args>"),
+    ("bundle exec rspec spec/models/user_spec.rb", "bundle exec rspec <args>"),
+    ("npm run lint -- --fix", "npm run lint -- --fix"),
+    ("go run ./cmd/server", "go run <args>"),  # a path after the runner is the incident's, still elided
+])
+def test_what_a_runner_ran_stays_in_the_command_s_shape(command, shape):
+    assert lessons.command_shape(command) == shape
+
+
+def test_a_fix_that_runs_the_tool_through_the_project_s_runner_says_which_tool():
+    (lesson,) = _lesson("pytest search/tests -q", "Exit code 2\nModuleNotFoundError: No module named 'django'",
+                        "uv run pytest search/tests -q")
+    assert lesson.endswith("Fix: `uv run pytest <args> -q` worked instead.")
