@@ -84,9 +84,28 @@ def _style(messages: list[str]) -> str:
     return f"Writes {style}" + (f"; {', '.join(traits)}" if traits else "") + "."
 
 
+# a sender's imperative said of them: what they decided ("Let's go with Thursday 06:00 UTC" -> "Maya decided to go
+# with Thursday 06:00 UTC") or asked ("Don't touch the production queue" -> "Ravi asked not to touch the production
+# queue"). Kept as said, a profile read in a later turn, away from the thread, gave the agent an order in the
+# person's words with no one saying it -- and "Let's go with Thursday" no longer says who chose Thursday.
+_LETS = re.compile(r"^(?:let['’]?s|let us)\s+(?P<neg>not\s+)?(?P<rest>\S.*)$", re.I)
+_ASKED = re.compile(r"^(?:(?:please|pls|kindly)[\s,]+)?(?:(?P<dont>don['’]?t|do not)|(?P<never>never)|(?P<avoid>avoid))\s+"
+                    r"(?P<rest>\S.*)$", re.I)
+
+
 def _about(sentence: str, who: str) -> str:
-    """A sender's sentence as a statement about them ("we" their team only when it names work)."""
-    return h.finish(third_person(sentence, who, group=personal_we(sentence)))
+    """A sender's sentence as a statement about them ("we" their team only when it names work; an imperative as
+    what they decided or asked)."""
+    group = personal_we(sentence)
+    text = h.LEAD_WORDS.sub("", sentence.strip()).strip() or sentence.strip()
+    if m := _LETS.match(text):
+        lead, rest = f"{who} decided {'not ' if m['neg'] else ''}to ", m["rest"]
+    elif m := _ASKED.match(text):
+        lead = f"{who} asked {'not to ' if m['dont'] else 'never to ' if m['never'] else 'to avoid '}"
+        rest = m["rest"]
+    else:
+        return h.finish(third_person(sentence, who, group=group))
+    return h.finish(lead + third_person(rest, who, named=True, group=group))
 
 
 def observe(inputs: dict) -> dict:

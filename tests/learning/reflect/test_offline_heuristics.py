@@ -3,6 +3,8 @@
 import json
 from datetime import date
 
+import pytest
+
 from learning.purposes import persist_decision, profile_update, skill_draft, skill_refinement
 
 TODAY = date(2026, 5, 1)
@@ -94,8 +96,23 @@ def test_a_profile_reads_style_decisions_and_sensitivities():
         {"subject": "Tom", "messages": ["Let's go with Thursday.", "Please avoid Friday deploys, I'm worried about weekends."]}
     ))
     assert answer["communication_style"].startswith("Writes terse")
-    assert answer["past_decisions"] == ["Let's go with Thursday."]
-    assert answer["sensitivities"] == ["Please avoid Friday deploys, Tom is worried about weekends."]
+    assert answer["past_decisions"] == ["Tom decided to go with Thursday."]
+    assert answer["sensitivities"] == ["Tom asked to avoid Friday deploys, they're worried about weekends."]
+
+
+@pytest.mark.parametrize("said,decisions,sensitivities", [
+    # cy's demo thread: "Let's go with Thursday 06:00 UTC" was kept as said, so a later turn's profile of Maya read
+    # as an order with no one giving it, and no longer said who chose Thursday
+    ("Fine by me. Let's go with Thursday 06:00 UTC.", ["Maya decided to go with Thursday 06:00 UTC."], []),
+    ("Ok, let's not ship my branch today.", ["Maya decided not to ship their branch today."], []),
+    ("Can you reproduce this against staging first? Don't touch the production queue.", [],
+     ["Maya asked not to touch the production queue."]),
+    ("Never deploy on Fridays, our customers hate it.", [],
+     ["Maya asked never to deploy on Fridays, Maya's team's customers hate it."]),
+])
+def test_an_imperative_in_a_profile_says_who_decided_or_asked(said, decisions, sensitivities):
+    answer = profile_update.parse(profile_update.offline({"subject": "Maya", "messages": [said]}))
+    assert (answer["past_decisions"], answer["sensitivities"]) == (decisions, sensitivities)
 
 
 def test_a_profile_names_a_team_only_when_we_is_about_work():

@@ -56,7 +56,7 @@ def test_a_profile_keeps_style_decisions_sensitivities_and_topics(seat, make_tur
     reflect_turn(turn.pk)
     profile = CounterpartyProfile.objects.get()
     assert profile.communication_style.startswith("Writes")
-    assert profile.past_decisions == ["Let's go with the blue-green rollout."]
+    assert profile.past_decisions == ["Maya decided to go with the blue-green rollout."]
     assert any("avoid Friday deploys" in s for s in profile.sensitivities)
     assert profile.topics == ["blue-green rollout"]  # the one noun said twice, in its most specific wording
     payload = events.rows(CounterpartyProfileUpdated, seat=seat).first().payload
