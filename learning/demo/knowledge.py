@@ -26,11 +26,14 @@ PAGES = [
     ("PLAT", "Platform on-call handbook", "The platform pager rotates weekly. Escalate database incidents to the DBA "
      "channel after fifteen minutes."),
 ]
-# three platform seats that independently learned the same review-and-ship procedure
+# three platform seats that independently learned the same review-and-ship procedure, each describing its own order
 CONVERGING = {
-    "ana": ("ship-a-reviewed-pr", ["git_diff", "run_tests", "open_pr", "request_review"]),
-    "bo": ("pr-with-tests-first", ["run_tests", "git_diff", "open_pr", "request_review"]),
-    "cy": ("open-pr-after-green-tests", ["git_diff", "run_tests", "open_pr", "request_review", "post_message"]),
+    "ana": ("ship-a-reviewed-pr", ["git_diff", "run_tests", "open_pr", "request_review"],
+            "Look at the diff, run the tests, then open a PR and ask for review."),
+    "bo": ("pr-with-tests-first", ["run_tests", "git_diff", "open_pr", "request_review"],
+           "Run the tests first, look at the diff, then open a PR and ask for review."),
+    "cy": ("open-pr-after-green-tests", ["git_diff", "run_tests", "open_pr", "request_review", "post_message"],
+           "Look at the diff, run the tests, open a PR, ask for review and tell the channel."),
 }
 
 
@@ -48,12 +51,12 @@ def ensure_converging_skills(now) -> list[str]:
     from learning.models import SynthesizedSkill
 
     made = []
-    for handle, (name, tools) in CONVERGING.items():
+    for handle, (name, tools, description) in CONVERGING.items():
         seat = Seat.objects.filter(handle=handle).first()
         if seat is None or SynthesizedSkill.objects.filter(seat=seat, name=name).exists():
             continue
         SynthesizedSkill.objects.create(
-            seat=seat, name=name, description="Run the tests, look at the diff, then open a PR and ask for review.",
+            seat=seat, name=name, description=description,
             body=f"# {name}\n\n" + "\n".join(f"{i}. Call {t}." for i, t in enumerate(tools, 1)),
             tool_sequence=tools, trigger="clustered", created_at=now - timedelta(days=3),
         )
