@@ -43,9 +43,11 @@ def render(inputs: dict) -> list[dict]:
             f"Examples:\n{members}"
         )
     else:
+        earlier = "".join(f"\n- {ask}" for ask in inputs.get("prior_asks") or [])
         body = (
             f"Agent: {inputs.get('seat', '')}\n{describe_turn(inputs)}\n"
             f"Earlier turns of this agent with a similar tool run: {inputs.get('prior_runs', 0)}"
+            + (f"; the newest were asked:{earlier}" if earlier else "")
         )
     return system_user(SYSTEM, f"{body}\n\nThe agent's existing skills: {existing}")
 
@@ -107,7 +109,8 @@ def draft(inputs: dict) -> dict:
     if not cluster and int(inputs.get("prior_runs") or 0) < 1:
         return {"decline": True, "reason": "the first run of this shape; not yet a pattern"}
     members = inputs.get("members") if cluster else [inputs]
-    asks = [m.get("asked") or m.get("woken_by") or "" for m in members or []]
+    # a turn's own ask first, then what the alike runs before it were asked: the class of work is what they share
+    asks = [m.get("asked") or m.get("woken_by") or "" for m in members or []] + list(inputs.get("prior_asks") or [])
     # the acting tool is read from every call of the turn where the record has them (a runtime may post a
     # final round that holds only the reply); the steps are the run that is stored with the skill
     called = [t for m in members or [] for t in (m.get("tools_called") or [])] or tools

@@ -4,7 +4,9 @@ A tool's name is read as namespace, verb and object (``git_create_branch``: ``gi
 ``branch``; ``update_reservation_flights``: - / ``update`` / ``reservation flights``). The run's
 task class is its acting tool (one that changes something, not a read, and not one that only tells
 someone: a posted message, a comment, a reply); when several act, the one whose object the ask names
-wins, then the one whose verb the ask names, then the last to act. The ask adds at most one word, the
+wins, then the one whose verb the ask names, then the last to act. When the ask wants that object fixed
+(``GOAL_VERBS``: "CI is red, can you fix it?"), the ask's verb names the work (``fix-ci``, not the
+``rerun-ci`` that ended it). The ask adds at most one word, the
 qualifier it puts before a one-word object ("the *release* branch"), and never a greeting, a courtesy,
 a name or an identifier: the greeting a conversation opens with is not what it was about.
 """
@@ -35,6 +37,9 @@ VERBS = READ_VERBS | ACT_VERBS
 # agent's every run ends with one; it names the work only when nothing else acted
 REPORT_OBJECTS = frozenset("message messages comment comments reply replies email emails notification notifications".split())
 REPORT_VERBS = frozenset({"reply", "notify", "comment"})  # when no object says what was sent
+# what the ask wants done to a thing, beyond any one tool's act: "CI is red, can you fix it?" is fixing CI, whichever
+# tool then reran it; the ask's goal names the work when the acting tool's object is the thing the ask names
+GOAL_VERBS = ("fix", "repair", "debug", "troubleshoot", "diagnose", "unblock", "resolve")
 # what a conversation opens and closes with; it never names the work
 COURTESY = frozenset(
     """hi hello hey hiya howdy greetings good morning afternoon evening day dear there thanks thank thx cheers
@@ -147,10 +152,27 @@ def name(tools: list[str], asks: list[str]) -> str:
     if action is None:
         return ""
     words = action.words()
+    goal = _goal(action, asks)
+    if goal:
+        words = [goal, *action.object]
     extra = qualifier(action, ask)
     if extra:
         words = [*words[:-1], extra, words[-1]]
     return vocabulary.slug("-".join(words))
+
+
+def _goal(action: Action, asks: list[str]) -> str:
+    """The ``GOAL_VERBS`` word of the first sentence of the asks that both says it and names the acting tool's object
+    ("CI on main is red, can you fix it?" for ``rerun_ci``), or ""."""
+    head = vocabulary.stem(action.head) if action.head else ""
+    if not head:
+        return ""
+    for sentence in (s for a in asks for s in vocabulary.sentences(a)):
+        said = ask_words(sentence)
+        goal = next((w for w in said if w in GOAL_VERBS), "")
+        if goal and goal != action.verb and head in said:
+            return goal
+    return ""
 
 
 def is_courtesy(sentence: str) -> bool:

@@ -70,16 +70,23 @@ def applies(ctx) -> str | None:
     return None
 
 
-def prior_runs(ctx) -> int:
-    """Earlier raw turns of this seat whose tool set is as alike as a cluster would pool."""
+PRIOR_ASKS = 3  # the newest alike runs' asks shown to the drafter beside the turn's own
+PRIOR_ASK_CHARS = 500
+
+
+def prior_runs(ctx) -> list[str]:
+    """Earlier raw turns of this seat whose tool set is as alike as a cluster would pool: each one's ask (its
+    label when it has none), newest first. What recurs across them is the class of work the skill is for: the
+    turn alone may not name it ("Now the release branch is red too." after "CI on main is red, can you fix it?")."""
     knobs = ctx.knobs.learning.skill_synthesis
     rows = (
         Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
         .exclude(run_id=ctx.run_id)
         .order_by("-ended_at", "-id")
-        .values_list("tool_sequence", flat=True)[: knobs.episode_fetch_limit]
+        .values_list("tool_sequence", "ask", "task_summary")[: knobs.episode_fetch_limit]
     )
-    return sum(1 for seq in rows if seq and skills.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold)
+    return [(ask or label or "")[:PRIOR_ASK_CHARS] for seq, ask, label in rows
+            if seq and skills.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold]
 
 
 def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_turn_id: str = "", now=None):
@@ -107,7 +114,9 @@ def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_
 def run(ctx):
     """The draft (the model call; no writes); returns the write that stores it."""
     inputs = turn_inputs(ctx)
-    inputs.update(mode="turn", prior_runs=prior_runs(ctx), existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
+    prior = prior_runs(ctx)
+    inputs.update(mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
+                  existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
     draft = ctx.consult(skill_draft.NAME, inputs)
 
     def write() -> dict:

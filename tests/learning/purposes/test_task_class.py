@@ -39,7 +39,7 @@ def test_telling_someone_the_outcome_never_names_the_work():
 
 def test_the_agents_own_memory_tools_never_name_the_work():
     assert task_class.name(["use_skill", "query_episodes", "run_tests", "open_pr"], ["Ship the fix."]) == "open-pr"
-    assert task_class.name(["use_skill", "run_tests", "open_pr"], ["Fix the flaky test."]) == "run-flaky-tests"
+    assert task_class.name(["use_skill", "run_tests", "open_pr"], ["Fix the flaky test."]) == "fix-flaky-tests"
     assert task_class.name(["use_skill", "query_episodes"], ["anything"]) == ""
 
 
@@ -68,3 +68,14 @@ def test_the_draft_lists_the_same_steps_in_its_summary_and_its_body():
                      "update_reservation_flights"]
     assert draft["summary"] == f"Update reservation flights: the 5-step run of {', '.join(steps)}."
     assert 'When asked to update reservation flights, as in: "I want to change my flight."' in draft["body"]
+
+
+def test_an_ask_to_fix_a_thing_names_the_work_for_fixing_it_not_for_the_tool_that_ended_it():
+    """make example's "CI on main is red again, can you fix it?": read the log, check out, patch, rerun CI -- a skill
+    for fixing CI, which it drafted as rerun-ci."""
+    tools = ["query_episodes", "read_ci_log", "git_checkout", "apply_patch", "rerun_ci", "mattermost_post_message"]
+    assert task_class.name(tools, ["CI on main is red again, can you fix it?", "Now the release branch is red too."]) \
+        == "fix-ci"
+    assert task_class.name(["use_skill", "run_tests", "open_pr"], ["Ship the fix."]) == "open-pr"  # nothing named is fixed
+    assert task_class.name([*TAU, "update_reservation_flights"], ["Can you fix my flights? The dates are wrong."]) \
+        == "fix-reservation-flights"

@@ -133,3 +133,28 @@ def test_the_draft_prompt_names_woken_by_asked_and_what_it_did(seat, make_turn, 
     text = "\n".join(m["content"] for m in draft_calls(scripted)[0]["messages"])
     assert "Woken by: PLAT-1: Cut release" in text and "Asked: PLAT-1: Cut release\nCut the release branch" in text
     assert "What it did:" in text and "task" not in text.lower() and "plan" not in text.lower()
+
+
+CI_FIX = ["read_ci_log", "git_checkout", "apply_patch", "rerun_ci", "mattermost_post_message"]
+
+
+def ci_turn(make_turn, said: str):
+    return make_turn(conversation_kind="chat", label="Message from Dana", interactions=[human(said, handle="dana", name="Dana")],
+                     tool_sequence=CI_FIX, tools_called=CI_FIX)
+
+
+def test_a_skill_is_named_for_what_the_alike_runs_were_asked_not_only_the_turn_that_drafted_it(seat, make_turn):
+    """make example: the second run drafts the skill, and it alone names nothing ("Now the release branch is red
+    too."); the first ("CI on main is red again, can you fix it?") says what the work is."""
+    reflect_turn(ci_turn(make_turn, "CI on main is red again, can you fix it?").pk)
+    reflect_turn(ci_turn(make_turn, "Now the release branch is red too.").pk)
+    skill = SynthesizedSkill.objects.get()
+    assert skill.name == "fix-ci"
+    assert skill.body.split("## When to use\n")[1].startswith('When asked to fix ci, as in: "Dana: CI on main is red again')
+
+
+def test_the_draft_prompt_shows_what_the_alike_runs_before_were_asked(seat, make_turn, scripted):
+    reflect_turn(ci_turn(make_turn, "CI on main is red again, can you fix it?").pk)
+    reflect_turn(ci_turn(make_turn, "Now the release branch is red too.").pk)
+    text = "\n".join(m["content"] for m in draft_calls(scripted)[-1]["messages"])
+    assert "similar tool run: 1; the newest were asked:\n- " in text and "can you fix it?" in text
