@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import logging
 
+from django.db.models.functions import Substr
+
 from core import aux, events
 from core.event_types import SkillSynthesized
 from core.statements import Compiled
@@ -83,9 +85,11 @@ def prior_runs(ctx) -> list[str]:
         Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
         .exclude(run_id=ctx.run_id)
         .order_by("-ended_at", "-id")
-        .values_list("tool_sequence", "ask", "task_summary")[: knobs.episode_fetch_limit]
+        # each ask's head only: up to episode_fetch_limit rows are read, and a conversation's ask runs to kilobytes
+        .annotate(ask_head=Substr("ask", 1, PRIOR_ASK_CHARS), label_head=Substr("task_summary", 1, PRIOR_ASK_CHARS))
+        .values_list("tool_sequence", "ask_head", "label_head")[: knobs.episode_fetch_limit]
     )
-    return [(ask or label or "")[:PRIOR_ASK_CHARS] for seq, ask, label in rows
+    return [ask or label or "" for seq, ask, label in rows
             if seq and skills.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold]
 
 
