@@ -152,8 +152,8 @@ def show_seat(ctx, handle: str) -> None:
         vec = "vector" if ep.embedding is not None else "no vector yet"
         ctx.line(f"   episode [{ep.review_outcome}, {len(ep.tool_sequence)} tools, {vec}] {ep.task_summary}")
     for p in CounterpartyProfile.objects.filter(observer__handle=handle).order_by("subject_handle"):
-        extra = "; ".join(p.sensitivities[:1] + p.past_decisions[:1])
-        ctx.line(f"   profile {p.subject_handle or p.subject_external_id}@{p.subject_platform}: {p.communication_style} {extra}")
+        said = " ".join([p.communication_style, "; ".join(p.sensitivities[:1] + p.past_decisions[:1])]).strip()
+        ctx.line(f"   profile {p.subject_handle or p.subject_external_id}@{p.subject_platform}: {said}")
     for s in SynthesizedSkill.objects.filter(seat__handle=handle).order_by("id"):
         ctx.line(f"   skill {s.name} v{s.version} [{s.trigger}, {s.state}]: {s.description}")
         for line in s.body.splitlines():
