@@ -64,7 +64,7 @@ def test_an_unknown_level_refuses_to_start_naming_the_setting():
 def test_sqlite_keeps_no_memory_statistics_so_two_connections_rank_by_vector_side_by_side():
     """SQLite counts each allocation under one process-wide mutex unless its memory statistics are off, and
     sqlite-vec allocates for every vector it compares: two connections ranking at once took turns row by
-    row (bench/vector_recall.py: 2.48x alone, now 0.99x). The library the settings installed counts nothing."""
+    row (bench/vector_recall.py: 2.48x as long as alone, now 0.99x). The library the settings installed counts nothing."""
     import ctypes
     import sqlite3  # pysqlite3, as the settings installed it
 
