@@ -28,16 +28,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("learning.skills")
 
 
-def jaccard(a, b) -> float:
-    """Tool-SET Jaccard: order-insensitive, so a permutation of one procedure is the same skill.
-
-    Two empty sets are no evidence of sameness, so 0.
-    """
-    sa, sb = set(a or []), set(b or [])
-    union = sa | sb
-    return len(sa & sb) / len(union) if union else 0.0
-
-
 def catalogue(seat: Seat) -> QuerySet[SynthesizedSkill]:
     """The seat's listed skills: active and stale (archived ones are hidden)."""
     return SynthesizedSkill.objects.filter(seat=seat).exclude(state=SynthesizedSkill.ARCHIVED)

@@ -20,7 +20,7 @@ from core import aux, events
 from core.event_types import SkillSynthesized
 from crewlet import config
 from crewlet.models import Seat
-from learning import skills
+from learning import procedures, skills
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.reflect.synthesizer import duplicate_of, write_draft
@@ -46,7 +46,8 @@ def evidence(seat: Seat, knobs) -> list[Episode]:
         Episode.objects.filter(seat=seat, kind=Episode.RAW, review_outcome__in=("done", "failed"))
         .order_by("-ended_at", "-id")[: knobs.episode_fetch_limit]
     )
-    return [e for e in rows if len(set(e.tool_sequence or [])) >= knobs.min_tool_calls]  # distinct tools, as inline
+    # distinct work tools, as inline
+    return [e for e in rows if len(set(procedures.procedure(e.tool_sequence))) >= knobs.min_tool_calls]
 
 
 def greedy_clusters(episodes: list[Episode], threshold: float) -> list[Cluster]:
@@ -54,7 +55,7 @@ def greedy_clusters(episodes: list[Episode], threshold: float) -> list[Cluster]:
     clusters: list[Cluster] = []
     for episode in episodes:
         for cluster in clusters:
-            if skills.jaccard(episode.tool_sequence, cluster.representative.tool_sequence) >= threshold:
+            if procedures.jaccard(episode.tool_sequence, cluster.representative.tool_sequence) >= threshold:
                 cluster.members.append(episode)
                 break
         else:
@@ -79,10 +80,10 @@ def _inputs(seat: Seat, cluster: Cluster) -> dict:
         "mode": "cluster",
         "seat": seat.handle,
         "cluster_size": cluster.size,
-        "tool_sequence": list(cluster.representative.tool_sequence),
+        "tool_sequence": procedures.procedure(cluster.representative.tool_sequence),  # the steps of its work
         "members": [
             {"woken_by": e.task_summary, "asked": e.ask, "what_it_did": e.plan_summary, "outcome": e.review_outcome,
-             "tool_sequence": e.tool_sequence}
+             "tool_sequence": procedures.procedure(e.tool_sequence)}
             for e in cluster.members[:EXAMPLES_SHOWN]
         ],
         "existing_skills": [s.name for s in skills.catalogue(seat)],
@@ -110,7 +111,8 @@ def synthesize_for_seat(seat: Seat, *, now=None) -> dict:
 def _draft(seat: Seat, cluster: Cluster, *, now) -> dict:
     draft = aux.call(seat=seat, stage="background", purpose=skill_draft.NAME, inputs=_inputs(seat, cluster)).value
     skill, why = write_draft(
-        seat=seat, draft=draft, tool_sequence=cluster.representative.tool_sequence, trigger="clustered", now=now
+        seat=seat, draft=draft, tool_sequence=procedures.procedure(cluster.representative.tool_sequence),
+        trigger="clustered", now=now,
     )
     if skill is None:
         return {"seat": seat.handle, "drafted": False, "why": why, "cluster_size": cluster.size}

@@ -22,7 +22,7 @@ from core import aux, events
 from core.event_types import CompactionRequested
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
-from learning import limits, rewrites, skills
+from learning import limits, procedures, rewrites
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
 from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY
@@ -61,7 +61,7 @@ def exemplars(cluster: Cluster) -> list[Episode]:
     k = MAX_EXEMPLARS if len(members) >= THREE_EXEMPLARS_FROM else MIN_EXEMPLARS
 
     def closeness(e: Episode) -> float:
-        return sum(skills.jaccard(e.tool_sequence, o.tool_sequence) for o in members if o is not e)
+        return sum(procedures.jaccard(e.tool_sequence, o.tool_sequence) for o in members if o is not e)
 
     ranked = sorted(members, key=lambda e: (e.review_outcome == "done", closeness(e), e.ended_at, e.id), reverse=True)
     return ranked[:k]

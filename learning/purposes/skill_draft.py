@@ -21,7 +21,7 @@ NAME = "skill_draft"
 
 SYSTEM = """You decide whether an agent's work shows a reusable procedure worth keeping as a skill, and if so you draft it.
 
-Each turn is described by what woke it (the label of the waking event, which says what kind of event it was and nothing of what it said), what it was asked, and what it did (the review's account of what landed, or its final answer), with its outcome and the tools it called in order.
+Each turn is described by what woke it (the label of the waking event, which says what kind of event it was and nothing of what it said), what it was asked, and what it did (the review's account of what landed, or its final answer), with its outcome and the tools it called in order. The agent's own memory and skill tools (recalling its past turns, saving a note, loading or correcting a skill) are left out of those runs: they are how it learns, not steps of its work.
 
 Declining is the ordinary answer: most work is not a procedure. Draft only when the tool run is a repeatable way of doing a class of work that will come again. Name the skill for the class of work (lowercase words joined by hyphens), never for this incident: no ticket keys, names, dates or version numbers.
 
@@ -116,8 +116,8 @@ def draft(inputs: dict) -> dict:
     called = [t for m in members or [] for t in (m.get("tools_called") or [])] or tools
     action = task_class.acting(called, "\n".join(asks))
     name = task_class.name(called, asks) or vocabulary.slug(f"{tools[0]}-to-{tools[-1]}")
-    what = task_class.phrase(action, name)
-    title = what.capitalize()
+    what = task_class.phrase(action, name, asks)
+    title = what[:1].upper() + what[1:]
     example = _generalise(task_class.work_sentence(asks, action))
     steps = _steps(tools)
     numbered = "\n".join(f"{n}. Call `{tool}`." for n, tool in enumerate(steps, start=1))

@@ -57,9 +57,9 @@ def parse(text: str) -> dict:
 
 def observe(inputs: dict) -> dict:
     """Offline: a step the run added to the best-matching skill, or a reviewer's failure; else NOOP."""
-    from learning.skills import jaccard
+    from learning.procedures import jaccard, procedure
 
-    tools = list(inputs.get("tool_sequence") or [])
+    tools = procedure(inputs.get("tool_sequence"))  # a memory tool is never a step the skill lacked
     ranked = sorted(
         inputs.get("skills") or [], key=lambda s: -jaccard(tools, s.get("tool_sequence") or [])
     )
@@ -73,7 +73,7 @@ def observe(inputs: dict) -> dict:
             return {"noop": True}  # a fired guard or a spent budget says nothing about the procedure
         reason = inputs.get("failure_reason") or "the reviewer judged the result incomplete"
         return {"skill": skill["name"], "observation": f"a run that ended after `{tools[-1]}` failed review: {reason}."}
-    known = set(skill.get("tool_sequence") or [])
+    known = set(procedure(skill.get("tool_sequence")))
     for i, tool in enumerate(tools):
         if tool not in known:
             after = f" after `{tools[i - 1]}`" if i else " first"

@@ -87,7 +87,7 @@ def _correction(inputs: dict) -> tuple[str, str] | None:
 
 
 def _governing(inputs: dict, reflection: dict) -> str | None:
-    from learning.skills import jaccard
+    from learning.procedures import jaccard
 
     best, best_score = None, 0.5
     for s in reflection.get("skills") or []:

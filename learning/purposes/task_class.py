@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from core import words as vocabulary
+from learning import procedures
 
 # verbs of a tool that only looks: reading never names the work, it serves the acting tool
 READ_VERBS = frozenset(
@@ -99,12 +100,6 @@ class Action:
         return [w for w in (self.verb, *self.object) if w]
 
 
-def _builtins() -> frozenset[str]:
-    from learning.tools import REGISTRY  # the agent's own memory tools are how it works, never what it did
-
-    return frozenset(REGISTRY)
-
-
 def ask_words(ask: str) -> list[str]:
     return [vocabulary.stem(w) for w in vocabulary.words(ask)]
 
@@ -115,9 +110,9 @@ def _named(action: Action, asked: set[str]) -> tuple[int, int]:
 
 
 def acting(tools: list[str], ask: str) -> Action | None:
-    """The tool the run's work class is named for, or None for a run of no tool but the agent's own."""
-    builtin = _builtins()
-    actions = [Action.of(t) for t in tools if t not in builtin]
+    """The tool the run's work class is named for, or None for a run of no tool but the agent's own (its memory
+    and skill tools are how it works, never what it did: ``learning.procedures``)."""
+    actions = [Action.of(t) for t in procedures.procedure(tools)]
     if not actions:
         return None
     acts = [a for a in actions if a.acts]
@@ -209,6 +204,14 @@ def without_courtesy(sentence: str) -> str:
     return rest[:1].upper() + rest[1:] if rest else sentence
 
 
-def phrase(action: Action | None, name_: str) -> str:
-    """The class of work in words: ``update reservation flights``."""
-    return name_.replace("-", " ") if name_ else (" ".join(action.words()) if action else "")
+def _shouted(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return sum(c.isupper() for c in letters) * 2 > len(letters)
+
+
+def phrase(action: Action | None, name_: str, asks: list[str] = ()) -> str:
+    """The class of work in words: ``update reservation flights``; a word the asks write in capitals is written
+    so (``fix CI``, ``review PR``: an acronym lowercased reads as another word), unless the ask is shouted."""
+    words = name_.split("-") if name_ else (action.words() if action else [])
+    capitals = {w.lower(): w for a in asks if not _shouted(a) for w in re.findall(r"\b[A-Z][A-Z0-9]+\b", a)}
+    return " ".join(capitals.get(w, w) for w in words)

@@ -18,7 +18,7 @@ from core.event_types import SkillSynthesized
 from core.statements import Compiled
 from crewlet.errors import Conflict
 from crewlet.models import Seat
-from learning import limits, skills
+from learning import limits, procedures, skills
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.purposes.describe import turn_inputs
@@ -34,7 +34,7 @@ def wired(learning) -> bool:
 
 
 def _alike(tools, skill_tools, threshold: float) -> bool:
-    return bool(skill_tools) and skills.jaccard(tools, skill_tools) >= threshold
+    return bool(skill_tools) and procedures.jaccard(tools, skill_tools) >= threshold
 
 
 def duplicate_of(seat: Seat, tools, threshold: float):
@@ -59,7 +59,8 @@ def applies(ctx) -> str | None:
         return "synthesis_disabled"
     if not ctx.settled:
         return "unsettled"
-    if len(set(ctx.tools_called)) < knobs.min_tool_calls:  # distinct tools the turn called: one tool five times is one
+    # distinct work tools the turn called: one tool five times is one, and the memory tools are none
+    if len(set(procedures.procedure(ctx.tools_called))) < knobs.min_tool_calls:
         return "too_few_tools"
     cap = knobs.max_skills_per_agent
     held = [tools for (tools,) in _held_tools(cap).rows(ctx.seat.pk)] if cap > 0 else []
@@ -90,7 +91,7 @@ def prior_runs(ctx) -> list[str]:
         .values_list("tool_sequence", "ask_head", "label_head")[: knobs.episode_fetch_limit]
     )
     return [ask or label or "" for seq, ask, label in rows
-            if seq and skills.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold]
+            if seq and procedures.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold]
 
 
 def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_turn_id: str = "", now=None):
@@ -119,13 +120,16 @@ def run(ctx):
     """The draft (the model call; no writes); returns the write that stores it."""
     inputs = turn_inputs(ctx)
     prior = prior_runs(ctx)
+    # the drafter sees the steps of the work: the memory and skill tools are how the agent learns, not steps
+    inputs.update(tool_sequence=procedures.procedure(ctx.tool_sequence), tools_called=procedures.procedure(ctx.tools_called))
     inputs.update(mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
                   existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
     draft = ctx.consult(skill_draft.NAME, inputs)
 
     def write() -> dict:
         skill, why = write_draft(
-            seat=ctx.seat, draft=draft, tool_sequence=ctx.tool_sequence, trigger="inline", origin_turn_id=ctx.run_id,
+            seat=ctx.seat, draft=draft, tool_sequence=procedures.procedure(ctx.tool_sequence), trigger="inline",
+            origin_turn_id=ctx.run_id,
             now=ctx.now,
         )
         if skill is None:

@@ -22,4 +22,5 @@ TOOL = Tool(
     description="Call once you have read your team's onboarding pages, so the First-turn onboarding block stops.",
     arguments=MarkOnboardedArgs,
     handler=handle,
+    step_of_work=False,
 )

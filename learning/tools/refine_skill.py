@@ -72,5 +72,6 @@ TOOL = Tool(
     "corrected body; don't wait to be asked.",
     arguments=RefineSkillArgs,
     handler=handle,
+    step_of_work=False,
     withdrawn=withdrawn,
 )

@@ -84,5 +84,6 @@ TOOL = Tool(
     "to your own memory, written as a fact rather than an instruction to yourself.",
     arguments=ReflectAndPersistArgs,
     handler=handle,
+    step_of_work=False,
     needs_run_id=True,
 )

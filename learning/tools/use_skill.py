@@ -52,4 +52,5 @@ TOOL = Tool(
     "the task in front of you.",
     arguments=UseSkillArgs,
     handler=handle,
+    step_of_work=False,
 )

@@ -7,7 +7,7 @@ from core import events
 from core.event_types import AdminAction
 from core.providers.embeddings import embed_one
 from crewlet.errors import Forbidden
-from learning import diary, limits, skill_actions, skills
+from learning import diary, limits, procedures, skill_actions, skills
 from learning.models import DiaryEntry, Episode, SkillVersion, SynthesizedSkill
 
 
@@ -120,8 +120,8 @@ def test_marking_a_stale_skill_used_revives_it(seat):
 
 
 def test_jaccard_is_order_insensitive():
-    assert skills.jaccard(["a", "b", "c"], ["c", "a", "b"]) == 1.0
-    assert skills.jaccard(["a", "b"], ["b", "c"]) == pytest.approx(1 / 3)
+    assert procedures.jaccard(["a", "b", "c"], ["c", "a", "b"]) == 1.0
+    assert procedures.jaccard(["a", "b"], ["b", "c"]) == pytest.approx(1 / 3)
 
 
 def test_episode_similarity_reads_raw_rows_only(seat):

@@ -79,3 +79,10 @@ def test_an_ask_to_fix_a_thing_names_the_work_for_fixing_it_not_for_the_tool_tha
     assert task_class.name(["use_skill", "run_tests", "open_pr"], ["Ship the fix."]) == "open-pr"  # nothing named is fixed
     assert task_class.name([*TAU, "update_reservation_flights"], ["Can you fix my flights? The dates are wrong."]) \
         == "fix-reservation-flights"
+
+
+def test_an_acronym_the_ask_wrote_in_capitals_stays_in_capitals():
+    action = task_class.acting(["read_ci_log", "rerun_ci"], "CI on main is red, can you fix it?")
+    assert task_class.phrase(action, "fix-ci", ["CI on main is red, can you fix it?"]) == "fix CI"
+    assert task_class.phrase(action, "fix-ci", ["ci on main is red, fix it"]) == "fix ci"
+    assert task_class.phrase(action, "fix-ci", ["CI IS RED AGAIN, FIX IT"]) == "fix ci"  # a shouted ask says nothing

@@ -136,3 +136,14 @@ def test_the_prompt_says_twice_that_noop_is_correct():
     system = skill_refinement.SYSTEM
     assert system.count("NOOP is correct") + system.count("NOOP is the right answer") == 2
     assert "task" not in system.lower() and "plan" not in system.lower()
+
+
+def test_loading_the_skill_and_recalling_past_turns_are_no_step_the_skill_lacked(seat, make_turn):
+    """A runtime that loads the offered skill and recalls its past turns before it acts calls ``use_skill`` and
+    ``query_episodes`` in every run: the skill's procedure did not miss them."""
+    skill = make_skill(seat)
+    run = ["use_skill", "query_episodes", *TOOLS, "reflect_and_persist"]
+    reflect_turn(make_turn(skills_offered=[skill.pk], tool_sequence=run, tools_called=run).pk)
+    skill.refresh_from_db()
+    assert skill.version == 1 and "What practice added" not in skill.body
+    assert worker(seat)["result"] == {"refined": False, "why": "noop"}

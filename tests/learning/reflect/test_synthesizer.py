@@ -5,7 +5,7 @@ import json
 from core import events
 from core.event_types import ReflectionCompleted, SkillSynthesized
 from crewlet.config import schema
-from learning import skills
+from learning import procedures, skills
 from learning.models import SynthesizedSkill
 from learning.reflect import reflect_turn, synthesizer
 from tests.learning.reflect.conftest import human
@@ -76,7 +76,7 @@ def test_duplicate_by_tool_set_jaccard_is_order_insensitive(seat, make_turn, ctx
 def test_a_tool_set_below_the_threshold_is_not_a_duplicate(seat, make_turn, ctx_of):
     skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline",
                   tool_sequence=RELEASE[:3] + ["other_tool"])
-    assert skills.jaccard(RELEASE, RELEASE[:3] + ["other_tool"]) < 0.8
+    assert procedures.jaccard(RELEASE, RELEASE[:3] + ["other_tool"]) < 0.8
     assert synthesizer.applies(ctx_of(release_turn(make_turn))) is None
 
 
@@ -138,9 +138,9 @@ def test_the_draft_prompt_names_woken_by_asked_and_what_it_did(seat, make_turn, 
 CI_FIX = ["read_ci_log", "git_checkout", "apply_patch", "rerun_ci", "mattermost_post_message"]
 
 
-def ci_turn(make_turn, said: str):
+def ci_turn(make_turn, said: str, tools=CI_FIX):
     return make_turn(conversation_kind="chat", label="Message from Dana", interactions=[human(said, handle="dana", name="Dana")],
-                     tool_sequence=CI_FIX, tools_called=CI_FIX)
+                     tool_sequence=tools, tools_called=tools)
 
 
 def test_a_skill_is_named_for_what_the_alike_runs_were_asked_not_only_the_turn_that_drafted_it(seat, make_turn):
@@ -150,7 +150,8 @@ def test_a_skill_is_named_for_what_the_alike_runs_were_asked_not_only_the_turn_t
     reflect_turn(ci_turn(make_turn, "Now the release branch is red too.").pk)
     skill = SynthesizedSkill.objects.get()
     assert skill.name == "fix-ci"
-    assert skill.body.split("## When to use\n")[1].startswith('When asked to fix ci, as in: "Dana: CI on main is red again')
+    assert skill.body.split("## When to use\n")[1].startswith('When asked to fix CI, as in: "Dana: CI on main is red again')
+    assert "\n# Fix CI\n" in skill.body and skill.description.startswith("Fix CI: ")  # an acronym as the ask wrote it
 
 
 def test_the_draft_prompt_shows_what_the_alike_runs_before_were_asked(seat, make_turn, scripted):
@@ -158,3 +159,45 @@ def test_the_draft_prompt_shows_what_the_alike_runs_before_were_asked(seat, make
     reflect_turn(ci_turn(make_turn, "Now the release branch is red too.").pk)
     text = "\n".join(m["content"] for m in draft_calls(scripted)[-1]["messages"])
     assert "similar tool run: 1; the newest were asked:\n- " in text and "can you fix it?" in text
+
+
+# what a runtime that uses this service's tools calls around its work: recall first, load a skill, save a fact
+MEMORY_TOOLS = ["query_episodes", "refresh_memory", "use_skill"]
+
+
+def test_the_memory_and_skill_tools_are_no_tools_of_the_work_for_min_tool_calls(seat, make_turn, scripted):
+    """Six distinct tools, but two of them did the work: no skill is drafted and no model is asked."""
+    run = MEMORY_TOOLS + ["read_ci_log", "reflect_and_persist", "mattermost_post_message"]
+    reflect_turn(ci_turn(make_turn, "CI on main is red again, can you fix it?", tools=run).pk)
+    assert events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["synthesizer"]["gate"] == "too_few_tools"
+    assert draft_calls(scripted) == []
+
+
+def test_a_skill_drafted_from_a_run_that_recalled_first_has_only_the_work_as_steps(seat, make_turn, scripted):
+    """make example: the agent calls query_episodes before it reads the CI log."""
+    run = ["query_episodes", *CI_FIX, "reflect_and_persist"]
+    reflect_turn(ci_turn(make_turn, "CI on main is red again, can you fix it?", tools=run).pk)
+    reflect_turn(ci_turn(make_turn, "Now the release branch is red too.", tools=run).pk)
+    skill = SynthesizedSkill.objects.get()
+    assert skill.tool_sequence == CI_FIX
+    assert "query_episodes" not in skill.body and "reflect_and_persist" not in skill.body
+    assert "1. Call `read_ci_log`." in skill.body
+    prompt = "\n".join(m["content"] for m in draft_calls(scripted)[-1]["messages"])
+    assert "query_episodes" not in prompt and "read_ci_log, git_checkout" in prompt
+
+
+def test_a_recorded_run_keeps_every_tool_it_called(seat, make_turn):
+    """What is stored is what happened: the episode's tools are as called, memory tools included."""
+    from learning.models import Episode
+
+    run = ["query_episodes", *CI_FIX]
+    reflect_turn(ci_turn(make_turn, "CI on main is red again, can you fix it?", tools=run).pk)
+    assert Episode.objects.get(seat=seat).tool_sequence == run
+
+
+def test_unlike_work_wrapped_in_the_same_memory_calls_is_not_alike():
+    fix = ["query_episodes", "refresh_memory", "read_ci_log", "rerun_ci", "reflect_and_persist"]
+    deploy = ["query_episodes", "refresh_memory", "read_ci_log", "deploy_service", "reflect_and_persist"]
+    assert procedures.jaccard(fix, deploy) == 1 / 3  # the memory tools counted, 4 / 6: pooled at 0.6
+    assert procedures.jaccard(["mcp__crewlet__query_episodes", "read_ci_log"], ["read_ci_log"]) == 1.0
+    assert procedures.procedure(["mcp__crewlet__use_skill", "search_knowledge", "deploy"]) == ["search_knowledge", "deploy"]
