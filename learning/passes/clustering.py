@@ -90,7 +90,7 @@ def _inputs(seat: Seat, cluster: Cluster) -> dict:
     }
 
 
-def synthesize_for_seat(seat: Seat, *, now=None) -> dict:
+def synthesize_for_seat(seat: Seat, *, now=None, dry_run: bool = False) -> dict:
     """At most one model call and one draft for one seat."""
     knobs = config.knobs_for_seat(seat)
     why = _skip(seat, knobs)
@@ -104,6 +104,11 @@ def synthesize_for_seat(seat: Seat, *, now=None) -> dict:
         if duplicate_of(seat, cluster.representative.tool_sequence, s.duplicate_jaccard_threshold):
             learned += 1  # already learned: skipped, not a stop
             continue
+        if dry_run:  # what the drafter would be offered, without asking it
+            return {"seat": seat.handle, "drafted": False, "why": "dry_run", "already_learned": learned,
+                    "would_offer": {"cluster_size": cluster.size,
+                                    "tools": procedures.procedure(cluster.representative.tool_sequence),
+                                    "turns": [e.run_id for e in cluster.members[:EXAMPLES_SHOWN]]}}
         return _draft(seat, cluster, now=now or timezone.now()) | {"already_learned": learned}
     return {"seat": seat.handle, "drafted": False, "why": "no_cluster", "already_learned": learned}
 
@@ -128,15 +133,19 @@ def _draft(seat: Seat, cluster: Cluster, *, now) -> dict:
     return {"seat": seat.handle, "drafted": True, "skill_id": skill.pk, "name": skill.name, "cluster_size": cluster.size}
 
 
-def run_clustered_synthesis(*, seat: Seat | None = None, now=None) -> dict:
-    """One pass: every active seat (or one), at most one draft each; a seat that fails is reported."""
+def run_clustered_synthesis(*, seat: Seat | None = None, now=None, dry_run: bool = False) -> dict:
+    """One pass: every active seat (or one), at most one draft each; a seat that fails is reported. A dry run
+    asks no model and writes nothing: it reports the cluster each seat's drafter would be offered."""
     seats = [seat] if seat is not None else list(Seat.objects.filter(active=True).select_related("role", "company"))
     results = []
     for s in seats:
         try:
-            results.append(synthesize_for_seat(s, now=now))
+            results.append(synthesize_for_seat(s, now=now, dry_run=dry_run))
         except Exception as exc:  # one seat's failure never costs the others their pass
             log.exception("clustered synthesis failed for %s", s.handle)
             results.append({"seat": s.handle, "drafted": False, "why": f"error: {type(exc).__name__}: {exc}"})
     drafted = [r for r in results if r.get("drafted")]
-    return {"seats": len(results), "drafted": len(drafted), "results": results}
+    report = {"seats": len(results), "drafted": len(drafted), "results": results}
+    if dry_run:
+        report.update(dry_run=True, would_offer=sum(1 for r in results if r.get("would_offer")))
+    return report

@@ -66,3 +66,22 @@ def load_embedder(stdout) -> None:
 def summary_lines(result: dict) -> list[str]:
     """The result's scalar fields, one per line, for the plain summary."""
     return [f"  {key}: {value}" for key, value in result.items() if not isinstance(value, (list, dict))]
+
+
+def seat_lines(result: dict) -> list[str]:
+    """One line per seat of a pass that reports each seat (``results``): what a dry run found there."""
+    lines = []
+    for row in result.get("results") or []:
+        if not isinstance(row, dict) or "seat" not in row:
+            continue
+        fields = "  ".join(f"{k}={_compact(v)}" for k, v in row.items() if k != "seat")
+        lines.append(f"  {row['seat']}: {fields}")
+    return lines
+
+
+def _compact(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_compact(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_compact(v) for v in value) + "]"
+    return str(value)

@@ -8,7 +8,7 @@ from django.core.management import BaseCommand, CommandError
 
 from crewlet.models import Seat
 from learning import schedules
-from learning.management.commands._progress import bar, summary_lines
+from learning.management.commands._progress import bar, seat_lines, summary_lines
 from learning.passes import duties
 
 
@@ -56,7 +56,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(result, indent=2, default=str))
             return
         self.stdout.write(f"pass {name}{' (dry run)' if dry_run else ''}:")
-        for line in summary_lines(result):
+        for line in summary_lines(result) + (seat_lines(result) if dry_run else []):
             self.stdout.write(line)
         changed = changes(result)
         verb = "would change" if dry_run else "changed"
@@ -67,7 +67,7 @@ CHANGE_KEYS = (
     "non_terminal_dropped", "tool_free_dropped", "consolidated_dropped", "clusters_folded", "episodes_compacted",
     "compacted_evicted", "exemplars_evicted", "staled", "archived", "filled", "held_refused", "held_unusable",
     "held_empty", "continued", "diary_short_deleted", "prefetch_snapshots_deleted", "refresh_ledgers_deleted",
-    "drafted", "promoted", "drafts",
+    "drafted", "promoted", "drafts", "would_offer",
 )
 
 

@@ -156,3 +156,21 @@ def test_clustered_and_inline_share_the_skill_draft_purpose(seat, scripted):
     assert "3 of the agent's recent turns ran this same shape" in call["messages"][1]["content"]
     assert skills.catalogue(seat).count() == skills_before + 1
     assert SynthesizedSkill.objects.get().name == "create-release-branch"
+
+
+def test_a_dry_run_names_the_cluster_each_seat_would_offer_and_asks_no_model(seat, scripted):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    for i in range(3):
+        Episode.objects.filter(pk=episode(seat, ["query_episodes", *TRIAGE], age_minutes=i).pk).update(run_id=f"alert-{i}")
+    out = StringIO()
+    call_command("run_pass", "clustering", "--dry-run", stdout=out)
+    text = out.getvalue()
+    assert "would_offer: 1" in text and text.strip().endswith("would change: would_offer=1")
+    seat_line = next(line for line in text.splitlines() if line.startswith(f"  {seat.handle}: "))
+    assert "cluster_size: 3" in seat_line and f"tools: [{', '.join(TRIAGE)}]" in seat_line  # the steps of the work
+    assert "turns: [alert-0, alert-1, alert-2]" in seat_line
+    assert not SynthesizedSkill.objects.exists() and scripted.calls == []
+    assert not Episode.objects.filter(consolidated_into_skill__isnull=False).exists()
