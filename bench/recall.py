@@ -365,7 +365,8 @@ def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outc
 def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
     """Each query's whole ``query_episodes`` call, once as shipped and once with its ranking swapped for
     ``vector_only_ranked`` (``unittest.mock.patch`` of ``episode_search.ranked``, the one function
-    ``episodes.recall`` ranks with, and only around that arm's call), interleaved query by query, each
+    ``episodes.recall`` ranks with, and of ``held_places``, so no place is held for the nearest by meaning, only
+    around that arm's call), interleaved query by query, each
     the best of LATENCY_REPEATS, the arms' order alternating between repeats. Both arms embed the query
     (the configured embedder, through the embed pool), rank, read the recalled rows, count the
     unreachable ones and render the hits: what a caller of the tool waits for.
@@ -394,7 +395,9 @@ def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
                     ms, ok = call(q)
                     f = min(f, ms)
                 else:
-                    with mock.patch.object(episode_search, "ranked", swapped):
+                    # nor does it hold places for the nearest by meaning (a statement the vector-only path never ran)
+                    with mock.patch.object(episode_search, "ranked", swapped), \
+                            mock.patch.object(episode_search, "held_places", lambda limit: 0):
                         ms, ok = call(q)
                     o = min(o, ms)
                     ranked_alone += ok

@@ -877,3 +877,40 @@ def _pg_text_found(corpus: Corpus, words: list[str], shortlist: int, ctes: list[
     ctes.append(f"txt AS (SELECT id, d, s FROM ({found}) f ORDER BY s DESC, id DESC LIMIT (SELECT %s))")
     params.append(shortlist)
     return ctes, params
+
+
+def nearest_by_meaning(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float], model: str,
+                       k: int, max_distance: float | None = None) -> list[tuple[int, float]]:
+    """The ``k`` rows of ``scope`` nearest ``vector`` by meaning alone, as ``(row id, distance)``, nearest first
+    (ties to the newest id), none farther than ``max_distance``: for a corpus with pieces, each row by its nearest
+    piece (every piece of the scope compared: a row whose own vector a long text diluted is outside ``search``'s
+    vector shortlist, and its pieces are compared there only for the pool); else by the row's own vector. One
+    statement; the row's own vector is not read for a corpus with pieces (measured over the recall bench's seats:
+    a row's nearest piece or own vector, whichever nearer, ranked the same top two for every query)."""
+    vendor = connection.vendor
+    if vendor not in ("sqlite", "postgresql"):
+        raise NotImplementedError(f"no vector search for {vendor}")
+    dim = len(vector)
+    query = _QV if vendor == "postgresql" else "%s"  # PostgreSQL: the binary vector once, as a CTE's value
+    head = "WITH qv AS (SELECT %s::vector AS v) " if vendor == "postgresql" else ""
+    first = [] if vendor == "postgresql" else [to_blob(vector)]
+    tail = [max_distance] if max_distance is not None else []
+    if corpus.pieces is not None:
+        p = corpus.pieces
+        nearest = (f"SELECT p.{p.fk} AS id, MIN({distance_sql(vendor, 'p.embedding', dim, query)}) AS d "
+                   f"FROM {p.table} p JOIN {corpus.table} t ON t.id = p.{p.fk} "
+                   f"WHERE p.embedding_model = %s AND p.embedding_dim = %s AND ({scope}) GROUP BY p.{p.fk}")
+        params = [*first, model, dim, *scope_params, *tail]
+    else:
+        nearest = (f"SELECT t.id AS id, {distance_sql(vendor, 't.embedding', dim, query)} AS d FROM {corpus.table} t "
+                   f"WHERE t.embedding_model = %s AND ({scope})")
+        params = [*first, model, *scope_params, *tail]
+    bound = "d <= %s" if max_distance is not None else "d IS NOT NULL"
+    sql = f"{head}SELECT id, d FROM ({nearest}) n WHERE {bound} ORDER BY d, id DESC LIMIT {int(k)}"
+    if vendor == "sqlite":
+        rows = _sqlite_run(sql, params)
+    else:
+        from pgvector import Vector as PgVector
+
+        rows = _pg_prepared(sql, [PgVector(np.asarray(vector, dtype=np.float32)), *params])
+    return [(int(i), float(d)) for i, d in rows if d is not None]

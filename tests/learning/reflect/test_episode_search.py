@@ -233,3 +233,48 @@ def test_a_close_call_is_a_flat_top_of_at_least_five_rows():
     assert not episode_search.close_call([0.9, 0.85, 0.8, 0.75, 0.70])  # 0.2 apart: the best stands out
     assert not episode_search.close_call([0.9, 0.9, 0.9, 0.9])  # four rows: nothing to judge it by
     assert not episode_search.close_call([])
+
+
+WORD_TURNS = [  # each shares a word of the question, none is about undoing a release
+    "The deploy train leaves at three today.",
+    "I'll be back on Monday after the offsite.",
+    "Bad weather delayed the team lunch.",
+    "Roll call for the standup is at nine.",
+    "The deploy dashboard shows the queue depth.",
+    "Back up your laptop before the upgrade.",
+    "That was a bad call by the referee.",
+    "Who approves the deploy calendar for December?",
+]
+BUDGET = ("Quarterly numbers are due Friday: revenue by region, churn by plan, the hiring plan for the platform and "
+          "data teams, the office move budget with the furniture quote, the travel budget for the offsite, the "
+          "conference sponsorships, the contractor renewals and the licences we can cut before the renewal date.")
+
+
+def test_the_turn_nearest_by_meaning_keeps_one_place_in_five_however_the_words_rank(local_embedder, seat, make_turn, call,
+                                                                                   monkeypatch):
+    """The answer to "How do I roll back a bad deploy?" says "revert a broken release": no word of the question.
+    Its own line is the nearest by meaning of all the seat's turns, but its pooled vector also carries the long
+    message it answered and falls out of the vector half's pool, and the turns that share the question's words
+    fill the fused ranking (as LoCoMo's "national park or a theme park?" is answered by a camping trip). The
+    answer is held the last of five places. A pool of five rows a half stands for a seat of thousands of turns."""
+    from core import hybrid
+
+    monkeypatch.setattr(hybrid, "SHORTLIST", 5)
+    for body in OTHER_TURNS + WORD_TURNS:
+        reflect(make_turn, seat, body)
+    answer = human("To revert a broken release, run deployctl undo with the previous build id.", handle="maya",
+                   name="Maya")
+    turn = make_turn(seat, interactions=[human(BUDGET, handle="ravi", name="Ravi"), answer],
+                     plan_summary="Replied in the thread.")
+    reflect_turn(turn.pk)
+    run_fill(seat=seat)
+    target = Episode.objects.get(run_id=turn.run_id)
+    query = "How do I roll back a bad deploy?"
+    vector = embed_one(query, budget=None).vector
+    model = "all-MiniLM-L6-v2"
+    fused = [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model=model, query=query, limit=5).rows]
+    assert target.pk not in fused  # the words and the pooled vectors alone leave it out
+    assert episode_search.nearest_by_meaning(seat=seat, vector=vector, model=model, k=1) == [target.pk]
+    assert found(call, query, limit=5)[-1] == target.run_id  # the last of five places
+    assert found(call, query, limit=5)[:4] == [Episode.objects.get(pk=i).run_id for i in fused[:4]]
+    assert target.run_id not in found(call, query, limit=3)  # three places (the turn start's) hold none
