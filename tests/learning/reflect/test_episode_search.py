@@ -119,6 +119,10 @@ def test_search_reads_only_the_seats_own_turns_of_the_querys_model(local_embedde
     hits = found(call, "QZX-4471 payroll export", limit=5)
     assert theirs.run_id not in hits and stale.run_id not in hits
     assert hits == [mine.run_id]  # only the seat's own row of the query's model is within reach
+    vector = embed_one("QZX-4471 payroll export", budget=None).vector  # the held places reach no farther
+    assert set(episode_search.nearest_by_meaning(seat=seat, vector=vector, model="all-MiniLM-L6-v2", k=5)) <= {mine.pk}
+    assert episode_search.nearest_by_meaning(seat=seat, vector=vector, model="all-MiniLM-L6-v2", k=5,
+                                             outcome="failed") == []
     assert call("query_episodes", query="QZX-4471 payroll export").data["unreachable"] == 1
 
 
@@ -278,3 +282,13 @@ def test_the_turn_nearest_by_meaning_keeps_one_place_in_five_however_the_words_r
     assert found(call, query, limit=5)[-1] == target.run_id  # the last of five places
     assert found(call, query, limit=5)[:4] == [Episode.objects.get(pk=i).run_id for i in fused[:4]]
     assert target.run_id not in found(call, query, limit=3)  # three places (the turn start's) hold none
+
+
+def test_the_nearest_by_meaning_is_among_the_first_five_and_the_second_among_the_first_ten():
+    fused = list(range(1, 11))
+    assert episode_search.with_nearest(fused, [11, 12], 10) == [1, 2, 3, 4, 11, 5, 6, 7, 8, 12]
+    assert episode_search.with_nearest(fused, [8, 1], 10) == [1, 2, 3, 4, 8, 5, 6, 7, 9, 10]  # moved up, not doubled
+    assert episode_search.with_nearest(fused, [3, 9], 10) == fused  # already in their places
+    assert episode_search.with_nearest([1, 2, 3], [9, 8], 10) == [1, 2, 3, 9, 8]  # a short ranking: appended
+    assert episode_search.with_nearest(fused[:5], [11], 5) == [1, 2, 3, 4, 11]
+    assert [episode_search.held_places(n) for n in (1, 3, 4, 5, 9, 10, 20)] == [0, 0, 0, 1, 1, 2, 4]
