@@ -30,19 +30,25 @@ def _own() -> frozenset[str]:
 
 def own_tool(name: str) -> bool:
     """Whether ``name`` is one of this service's learning builtins, bare or MCP-prefixed."""
-    if name.startswith(MCP_PREFIX):
-        name = name.rsplit("__", 1)[-1]
-    return name in _own()
+    own = _own()
+    return name in own or (name.startswith(MCP_PREFIX) and name.rsplit("__", 1)[-1] in own)
+
+
+@functools.lru_cache(maxsize=4096)
+def _work(names: frozenset[str]) -> frozenset[str]:
+    """A set of tool names less the service's own (a seat's runs repeat a few tool sets: remembered)."""
+    return frozenset(n for n in names if not own_tool(n))
 
 
 def procedure(tools: Iterable[str] | None) -> list[str]:
     """The run's work tools in order, repeats kept (``own_tool`` ones left out)."""
-    return [t for t in tools or [] if not own_tool(str(t))]
+    return [t for t in tools or () if not own_tool(t)]
 
 
 def jaccard(a, b) -> float:
     """Tool-SET Jaccard of two runs' procedures: order-insensitive, so a permutation of one procedure is
-    the same skill. Two empty sets are no evidence of sameness, so 0."""
-    sa, sb = set(procedure(a)), set(procedure(b))
+    the same skill. Two empty sets are no evidence of sameness, so 0. (Called for every alike run a
+    reflection reads, up to ``episode_fetch_limit``: kept to set operations.)"""
+    sa, sb = _work(frozenset(a or ())), _work(frozenset(b or ()))
     union = sa | sb
     return len(sa & sb) / len(union) if union else 0.0
