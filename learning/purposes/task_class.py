@@ -14,6 +14,7 @@ a name or an identifier: the greeting a conversation opens with is not what it w
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import words as vocabulary
@@ -209,7 +210,7 @@ def _shouted(text: str) -> bool:
     return sum(c.isupper() for c in letters) * 2 > len(letters)
 
 
-def phrase(action: Action | None, name_: str, asks: list[str] = ()) -> str:
+def phrase(action: Action | None, name_: str, asks: Sequence[str] = ()) -> str:
     """The class of work in words: ``update reservation flights``; a word the asks write in capitals is written
     so (``fix CI``, ``review PR``: an acronym lowercased reads as another word), unless the ask is shouted."""
     words = name_.split("-") if name_ else (action.words() if action else [])
