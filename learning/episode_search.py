@@ -87,9 +87,8 @@ def held_places(limit: int) -> int:
 
 
 def nearest_by_meaning(*, seat: Seat, vector, model: str, k: int, outcome: str | None = None) -> list[int]:
-    """The ``k`` raw turns nearest the query by the nearest of their vectors (the pooled one or one of their
-    lines': ``episode_pieces``), nearest first, none farther than ``RECALL_MAX_DISTANCE``; the same reach as
-    ``ranked`` (``core.hybrid.nearest_by_meaning``)."""
+    """The ``k`` raw turns nearest the query by the nearest of their own lines (``episode_pieces``), nearest first,
+    none farther than ``RECALL_MAX_DISTANCE``; the same reach as ``ranked`` (``core.hybrid.nearest_by_meaning``)."""
     scope, params = _scope(seat, model, len(vector), outcome)
     return [i for i, _d in hybrid.nearest_by_meaning(CORPUS, scope=scope, scope_params=params, vector=vector,
                                                       model=model, k=k, max_distance=RECALL_MAX_DISTANCE)]

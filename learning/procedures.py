@@ -23,7 +23,8 @@ MCP_PREFIX = "mcp__"
 
 @functools.cache
 def _own() -> frozenset[str]:
-    from learning.tools import REGISTRY  # the builtins import the skill store, which compares procedures
+    # imported here: the builtins' modules import the reflection, which reads procedures
+    from learning.tools import REGISTRY
 
     return frozenset(name for name, tool in REGISTRY.items() if not tool.step_of_work)
 
