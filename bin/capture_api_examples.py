@@ -127,9 +127,39 @@ def capture(tokens: dict[str, str]) -> dict:
     return recorder.captured
 
 
+def fresh_transcripts(handle: str) -> None:
+    """The fixture sessions ingested afresh for ``handle`` (``learning.transcripts.ingest``, as ``make demo`` does),
+    after the demo's own transcript rows are removed from this copy: the demo's run ends with every shard decided
+    and every recommendation installed, which leaves the transcript routes nothing to act on."""
+    from crewlet.models import Seat
+    from learning.demo.transcripts import FIXTURES
+    from learning.transcripts.ingest import ingest
+    from learning.transcripts.models import (
+        Draft,
+        Recommendation,
+        Shard,
+        TranscriptEpisode,
+        TranscriptSession,
+        TranscriptSource,
+    )
+
+    for model in (Recommendation, Draft, Shard, TranscriptEpisode, TranscriptSession, TranscriptSource):
+        model.objects.all().delete()
+    work = Path(tempfile.mkdtemp(prefix="crewlet-capture-sessions-"))
+    sessions, repo = work / "sessions", work / "repo"
+    sessions.mkdir()
+    repo.mkdir()
+    (repo / "CLAUDE.md").write_text("# Acme API\n\n## Rules\n\n- Use `ruff` for linting.\n")
+    for path in sorted(FIXTURES.glob("*.jsonl")):
+        shutil.copy(path, sessions / path.name)
+    ingest(paths=[str(sessions)], seat=Seat.objects.get(handle=handle), repo=str(repo))
+
+
 def transcripts(seat_client, operator) -> None:
     """A shard published and one rejected (the seat's own), a recommendation reviewed and installed."""
     from learning.transcripts.models import Recommendation, Shard
+
+    fresh_transcripts("ana")
 
     mine = Shard.objects.filter(seat__handle="ana").order_by("id")
     candidate = mine.filter(status__in=Shard.OPEN).first()
