@@ -17,6 +17,9 @@ class BlockResult:
 
     @property
     def hit(self) -> bool:
+        """The block surfaced something: a text that only says nothing was found (a count of 0) is a miss."""
+        if self.selection_count is not None:
+            return bool(self.text) and self.selection_count > 0
         return bool(self.text)
 
     @property

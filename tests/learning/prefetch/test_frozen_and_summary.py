@@ -1,11 +1,14 @@
 """Frozen at turn start, and prefetch_summary with its per-block telemetry and denominator."""
 
 import types
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from core.models import Event
 from knowledge.pages import save_page
+from learning import health
 from learning.models import PrefetchSnapshot, SynthesizedSkill
 from learning.prefetch import BLOCKS, PrefetchRequest, assemble, prefetch
 from learning.prefetch.blocks import BlockResult
@@ -59,10 +62,15 @@ def test_summary_records_per_block_hit_bytes_selection_count_and_embedding(seat,
     assert payload["summary"] == f"prefetch: {hits}/{len(BLOCKS)} hits"
 
 
-def test_knowledge_hint_is_a_hit_with_zero_selection_count(seat, run, serve_native):
+def test_a_block_that_says_nothing_was_found_is_a_miss(seat, run, serve_native):
     serve_native(scope=["ENG"])  # searched; no page in scope
-    payload = run(ask="rotate the signing key")["summary"]
-    assert payload["relevant_knowledge_hit"] is True and payload["relevant_knowledge_selection_count"] == 0
+    result = run(ask="rotate the signing key")
+    payload = result["summary"]
+    knowledge = next(b for b in result["blocks"] if b["name"] == "relevant_knowledge")
+    assert "No knowledge-base page was surfaced" in knowledge["text"]  # the hint is still shown
+    assert payload["relevant_knowledge_hit"] is False and payload["relevant_knowledge_selection_count"] == 0
+    turns, rates = health.prefetch_hit_rates(since=timezone.now() - timedelta(days=1), seat=seat)
+    assert {r.block: r.rate for r in rates}["relevant_knowledge"] == 0.0
 
 
 def test_the_denominator_is_the_length_of_the_block_list(seat, run, monkeypatch):

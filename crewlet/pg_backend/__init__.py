@@ -1,1 +1,0 @@
-"""Django's PostgreSQL backend, with bulk inserts cut to what one server-bound statement may carry."""
