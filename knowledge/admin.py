@@ -6,6 +6,9 @@ Thin: every decision is ``knowledge.review.publish_draft`` / ``reject_draft``, w
 
 from __future__ import annotations
 
+import json
+
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed
@@ -131,9 +134,11 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
 
     @admin.action(description="Publish selected drafts", permissions=["publish"])
     def publish_selected(self, request, queryset):
+        containers = sorted(set(queryset.values_list("container_key", flat=True)))
         done = _run(request, review.publish_draft, queryset)
         if done:
-            messages.success(request, f"Published {done} page(s); agents can now find them.")
+            who = "; ".join(f"{key}: {review.readers_sentence(key)}" for key in containers)
+            messages.success(request, f"Published {done} page(s). {who}.")
 
     @admin.action(description="Reject (delete) selected drafts", permissions=["publish"])
     def reject_selected(self, request, queryset):
@@ -176,8 +181,9 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
             return redirect(reverse("admin:knowledge_draftpage_change", args=[pk]))
         self.log_change(request, published, "Published the auto-draft")  # the index's "Recent actions"
         url = reverse("admin:knowledge_page_change", args=[published.pk])
-        messages.success(request, format_html('Published <a href="{}" id="published-link">“{}”</a>; agents can now find it.',
-                                              url, published.title))
+        messages.success(request, format_html('Published <a href="{}" id="published-link">“{}”</a> to {}; {}.',
+                                              url, published.title, published.container_key,
+                                              review.readers_sentence(published.container_key)))
         return redirect(url)
 
     def edit_view(self, request, pk):
@@ -213,17 +219,44 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
         return super().changelist_view(request, extra_context)
 
 
+class LabelsField(forms.CharField):
+    """A page's labels as one line of words separated by commas (stored as a JSON list)."""
+
+    def prepare_value(self, value):
+        return ", ".join(str(v) for v in value) if isinstance(value, list) else (value or "")
+
+    def to_python(self, value):
+        value = (value or "").strip()
+        if value.startswith("["):  # a JSON list, as the API and older forms send it
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                raise forms.ValidationError("labels: not a JSON list; write words separated by commas") from None
+            return [str(v).strip() for v in parsed if str(v).strip()] if isinstance(parsed, list) else []
+        return [label for label in (part.strip() for part in value.split(",")) if label]
+
+
+class PageForm(forms.ModelForm):
+    labels = LabelsField(required=False, help_text="Words separated by commas, e.g. deploy, runbook.")
+
+    class Meta:
+        model = Page
+        fields = "__all__"
+
+
 @admin.register(Page)
 class PageAdmin(_PageDisplay, admin.ModelAdmin):
     """Every page, published ones included; an auto-draft's decision is made in the review queue."""
+
+    form = PageForm
 
     list_display = ("title", "container_key", "state", "parent", "source_seats", "updated_at")
     list_filter = ("state", "container_key")
     search_fields = ("title", "body")
     ordering = ("container_key", "title")
     # state is never set in the form: a page is published by the review path (``knowledge.review``)
-    readonly_fields = ("state", "provenance", "version_history", "rendered_body", "embedding_model", "embedding_dim",
-                       "created_at", "updated_at")
+    readonly_fields = ("state", "read_by", "provenance", "version_history", "rendered_body", "embedding_model",
+                       "embedding_dim", "created_at", "updated_at")
     fields = ("container_key", "title", "parent", "author", "labels", "body", *readonly_fields)
     raw_id_fields = ("parent",)
     actions = ["publish_selected"]
@@ -231,11 +264,21 @@ class PageAdmin(_PageDisplay, admin.ModelAdmin):
     def has_publish_permission(self, request):
         return review.can_publish(request.user)
 
+    @admin.display(description="agents who can read it")
+    def read_by(self, page):
+        if not page.pk:
+            return "—"
+        if page.state != Page.PUBLISHED:
+            return "none while it is a draft (drafts are hidden from every agent's search)"
+        return review.readers_sentence(page.container_key).replace(" can now find", " can find")
+
     @admin.action(description="Publish selected auto-drafts", permissions=["publish"])
     def publish_selected(self, request, queryset):
+        containers = sorted(set(queryset.values_list("container_key", flat=True)))
         done = _run(request, review.publish_draft, queryset)
         if done:
-            messages.success(request, f"Published {done} page(s).")
+            who = "; ".join(f"{key}: {review.readers_sentence(key)}" for key in containers)
+            messages.success(request, f"Published {done} page(s). {who}.")
 
     def save_model(self, request, obj, form, change):
         review.save_page(page=obj, user=request.user, created=not change)

@@ -44,6 +44,29 @@ def published_title(title: str) -> str:
     return title
 
 
+def readers(container_key: str) -> list[str]:
+    """The handles of the active seats whose read scope holds ``container_key``: the agents whose
+    ``search_knowledge`` (and turn-start knowledge block) can reach a page published there."""
+    from crewlet.models import Seat
+    from knowledge import searcher
+
+    backend = searcher.get_searcher()
+    return [seat.handle for seat in Seat.objects.filter(active=True).order_by("handle")
+            if backend.can_search(seat) and container_key in searcher.accessible_containers(seat)]
+
+
+def readers_sentence(container_key: str) -> str:
+    """Who can find a page in ``container_key``, or, when nobody can, how to widen the read scope."""
+    from knowledge import searcher
+
+    handles = readers(container_key)
+    if handles:
+        return f"the agents of {', '.join(handles)} can now find it with search_knowledge"
+    scope = ", ".join(searcher.accessible_containers()) or "nothing"
+    return (f"no agent can find it yet: {container_key} is not in any seat's read scope (knowledge.scope reads "
+            f"{scope}); add \"{container_key}\" to knowledge.scope in the company config to let agents read it")
+
+
 def embedding_text(page: Page) -> str:
     return f"{page.title}\n\n{page.body}"
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from crewlet import config
+from knowledge import review
 from knowledge.models import Page
 from knowledge.pages import save_page
 from knowledge.searcher import accessible_containers, search_knowledge_answer
@@ -96,7 +97,8 @@ def show_promotion(ctx, report: dict) -> None:
                  f"{', '.join(s['name'] for s in draft.source.get('skills', []))}")
         for line in [x for x in draft.body.splitlines() if x.strip()][:BODY_PREVIEW_LINES]:
             ctx.line(f"     | {line}")
-        ctx.line("     (hidden from every agent's search until a lead publishes it)")
+        ctx.line("     (hidden from every agent's search until a lead publishes it; once published, "
+                 f"{review.readers_sentence(draft.container_key).replace(' can now find', ' can find')})")
 
 
 def run(ctx) -> None:

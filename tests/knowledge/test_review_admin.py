@@ -8,6 +8,8 @@ from django.urls import reverse
 from core.models import Event
 from knowledge.models import Page
 from knowledge.review import review_queue
+from knowledge.searcher import search_knowledge_answer
+from tests.factories import SeatFactory
 from tests.review_fixtures import make_draft
 
 pytestmark = pytest.mark.django_db
@@ -227,3 +229,45 @@ def test_a_leads_new_page_is_published_since_they_hold_the_publish_permission(cl
     client.post(reverse("admin:knowledge_page_add"), {**NEW_PAGE, "state": "draft"})
     page = Page.objects.get(title="Rotate the keys")
     assert page.state == Page.PUBLISHED and page.embedding_model == "hashing-256"
+
+
+def test_publishing_names_the_agents_who_can_now_find_the_page_and_they_do(client, lead, serve_native):
+    serve_native(scope=["ENG", "PLAT"])
+    ana, bo = SeatFactory(handle="ana"), SeatFactory(handle="bo")
+    draft = make_draft(container="PLAT", title="Ship a reviewed PR", body="Run the tests, then open the PR for review.")
+    client.force_login(lead)
+
+    response = client.post(reverse("admin:knowledge_draftpage_publish", args=[draft.pk]), follow=True)
+
+    html = response.content.decode()
+    assert "to PLAT; the agents of ana, bo can now find it with search_knowledge" in html
+    assert "the agents of ana, bo can find it with search_knowledge" in html  # the page says who reads it
+    for seat in (ana, bo):
+        assert "Ship a reviewed PR" in search_knowledge_answer(seat, "open the PR for review").text
+
+
+def test_publishing_where_no_seat_reads_says_so_and_how_to_widen_the_scope(client, lead, serve_native):
+    serve_native(scope=["ENG"])
+    SeatFactory(handle="ana")
+    draft = make_draft(container="PLAT", title="Ship a reviewed PR")
+    client.force_login(lead)
+
+    html = client.post(reverse("admin:knowledge_draftpage_publish", args=[draft.pk]), follow=True).content.decode()
+
+    assert "agents can now find it" not in html and "the agents of" not in html
+    assert "no agent can find it yet: PLAT is not in any seat&#x27;s read scope" in html
+    assert "add &quot;PLAT&quot; to knowledge.scope" in html
+
+
+def test_labels_are_edited_as_words_separated_by_commas(client, lead):
+    page = Page.objects.create(container_key="ENG", title="Onboarding", body="old", state=Page.PUBLISHED,
+                               labels=["deploy", "runbook"])
+    client.force_login(lead)
+    url = reverse("admin:knowledge_page_change", args=[page.pk])
+
+    assert 'value="deploy, runbook"' in client.get(url).content.decode()
+    client.post(url, {"container_key": "ENG", "title": "Onboarding", "body": "old", "labels": "deploy, on-call ,",
+                      "author": ""})
+
+    page.refresh_from_db()
+    assert page.labels == ["deploy", "on-call"]
