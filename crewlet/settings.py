@@ -1,14 +1,11 @@
-"""Django settings. ``DATABASE_URL`` selects the engine; the default is an SQLite file under var/."""
+"""Django settings. ``DATABASE_URL`` names the PostgreSQL database; unset, it is the embedded one
+under var/ (``crewlet.embedded_db``)."""
 
 import os
 from pathlib import Path
 from typing import Any
 
-from crewlet import sqlite_driver
-
-sqlite_driver.install()
-
-import dj_database_url  # noqa: E402
+import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CREWLET_VAR_DIR", BASE_DIR / "var"))
@@ -67,44 +64,18 @@ TEMPLATES = [
     }
 ]
 
-_default_sqlite = f"sqlite:///{VAR_DIR / 'crewlet.sqlite3'}"
-DATABASES = {"default": dj_database_url.parse(os.environ.get("DATABASE_URL", _default_sqlite))}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # A file test database (not :memory:) so threaded tests and qcluster workers share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
-    # cached_statements: the driver's cache of prepared statements per connection (pysqlite3: 100 by default)
-    # keeps the most used ones and, once full, evicts the newest entry for each statement it has not seen:
-    # two statements first run after it filled (a migration fills it: ~400 one-off statements) then evicted
-    # each other on every run and were prepared again each time -- in bench/recall.py's interleaved loop
-    # the fused statement read 1.4-2.1 ms against 0.55-0.6 ms alone (tau-bench seat), and in
-    # bench/prefetch_latency.py every statement of a turn start was prepared every turn (a rich turn start,
-    # the cache filled first as a migration fills it: 20.2-22.1 ms of CPU, 18.5 with 1,024). A prepared
-    # ORM statement holds about 6 kB, so 1,024 of them are a few MB per connection at most.
-    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE", "cached_statements": 1024}
+if os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
 else:
-    DATABASES["default"].setdefault("TEST", {})
-    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        DATABASES["default"]["ENGINE"] = "crewlet.pg_backend"  # bulk inserts within the server's 65,535 parameters
-    # Parameters bound by the server, and a statement run twice on a connection prepared there (parsed
-    # and planned once): a reflection pass costs about a fifth less CPU, client and server together
-    # (bench/reflect_throughput.py). Behind a pooler in transaction mode, CREWLET_PG_PREPARE_THRESHOLD=off.
-    _prepare = os.environ.get("CREWLET_PG_PREPARE_THRESHOLD", "2").strip().lower()
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        server_side_binding=True, prepare_threshold=None if _prepare in ("", "off", "none") else int(_prepare))
-# SQLite's fsync policy for every connection (WAL mode). FULL (the default) syncs the log on every
-# commit, so a turn answered 202 survives a power loss. NORMAL syncs only at checkpoints: several
-# times the commit rate, but a power loss (not a process crash) can drop the last commits -- turns
-# that were already answered as stored. Opt in only where that is acceptable.
-SQLITE_SYNCHRONOUS_LEVELS = ("FULL", "NORMAL", "EXTRA")
-CREWLET_SQLITE_SYNCHRONOUS = os.environ.get("CREWLET_SQLITE_SYNCHRONOUS", "FULL").strip().upper()
-if CREWLET_SQLITE_SYNCHRONOUS not in SQLITE_SYNCHRONOUS_LEVELS:
+    from crewlet import embedded_db
+
+    DATABASES = {"default": dj_database_url.parse(embedded_db.url(VAR_DIR / "pgdata"))}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     from django.core.exceptions import ImproperlyConfigured
 
-    raise ImproperlyConfigured(
-        f"CREWLET_SQLITE_SYNCHRONOUS must be one of {', '.join(SQLITE_SYNCHRONOUS_LEVELS)}, not {CREWLET_SQLITE_SYNCHRONOUS!r}"
-    )
-# Persistent connections, checked before reuse: a request (or an enqueue) no longer opens a backend
-# or reloads sqlite-vec each time. CREWLET_DB_CONN_MAX_AGE=0 goes back to one connection a request.
+    raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...) with pgvector")
+# Persistent connections, checked before reuse: a request (or an enqueue) does not open a backend
+# each time. CREWLET_DB_CONN_MAX_AGE=0 makes it one connection a request.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 

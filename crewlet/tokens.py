@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from crewlet.errors import BadInput, Forbidden, NotFound
 from crewlet.models import ApiToken, Seat, hash_token
-from crewlet.token_lookup import live_token
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -23,10 +22,12 @@ def authenticate(raw: str) -> ApiToken | None:
     """The live token with this raw value (not revoked, not expired), or None; marks it used.
 
     One indexed SELECT on the token's sha256 hash loads the token with its company, seat, role and
-    unit (``token_lookup``); the last-used stamp is written at most once a minute.
+    unit; the last-used stamp is written at most once a minute.
     """
     now = timezone.now()
-    token = live_token(hash_token(raw), now)
+    live = ApiToken.objects.select_related("company", "seat", "seat__role", "seat__unit").filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now), token_hash=hash_token(raw), revoked=False)
+    token = next(iter(live), None)  # the hash is unique: one row at most, no ORDER BY or LIMIT needed
     if token is not None and (token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
