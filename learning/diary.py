@@ -1,12 +1,11 @@
-"""The diary store: ``write`` (both writers), ``recall`` (vector half), ``recent`` (recency half).
+"""The diary store: ``write`` (both writers), ``recall`` (hybrid), ``recent`` (recency half).
 
 A note is stored verbatim, embedded before its insert (``prepare``, outside any write transaction)
-under a two-second budget, and stored without a vector when one cannot be had (``store``). Expired short notes are excluded by the read's own
-predicate; the retention sweep deletes them.
+under a two-second budget, and stored without a vector when one cannot be had (``store``). Expired
+short notes are excluded by the read's own predicate; the retention sweep deletes them.
 
-The similarity half is hybrid (``core.hybrid``, in SQL): the query's vector ranking fused with its
-content words' full-text ranking (``diary_fts`` on SQLite, the seat's postings of ``search_tsv`` --
-``agent_diary_postings`` -- on PostgreSQL, both kept on write), over the seat's live notes with a vector of the query's model.
+Recall is hybrid (``core.hybrid``): the query's vector ranking fused by rank with its content words'
+full-text ranking over the seat's live notes.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from django.utils import timezone
 from core import hybrid
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
+from core.scrub import scrub_secrets
 from core.statements import Bound, Compiled
 from core.words import search_words
 from crewlet.models import Seat
@@ -34,8 +34,7 @@ log = logging.getLogger("learning.diary")
 MEMORY_VECTOR_LIMIT = 50  # memoryVectorLimit
 MEMORY_RECENCY_LIMIT = 50  # memoryRecencyLimit
 RECALL_MAX_DISTANCE = 0.9  # the relevance floor of the vector ranking (a row past it is found by words or not at all)
-CORPUS = hybrid.Corpus(table="agent_diary", fts="diary_fts", fts_weights="1.0", seat_tokens=True,
-                       postings="agent_diary_postings", text="t.content")
+CORPUS = hybrid.Corpus(table="agent_diary")
 
 
 def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
@@ -66,6 +65,7 @@ def prepare(
     *, seat: Seat, content: str, kind: str, ttl_days: int | None = None, source: str = "", turn_id: str = "", now=None
 ) -> DiaryEntry:
     """Check and embed one note without touching the database (so no write lock is held while embedding)."""
+    content = scrub_secrets(content)  # the one scrubber, before the note is embedded or stored
     limits.check_note(content)
     if kind not in (DiaryEntry.LONG, DiaryEntry.SHORT):
         raise limits.BadInput(f"kind must be {DiaryEntry.LONG!r} or {DiaryEntry.SHORT!r}, got {kind!r}")
@@ -127,22 +127,14 @@ def recall_ids(*, seat: Seat, vector, model: str, query: str = "", limit: int = 
     if not vector:
         return []
     now = now or timezone.now()
-    scope = ("t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s) AND t.embedding IS NOT NULL"
-             " AND t.embedding_model = %s AND t.embedding_dim = %s")
-    params = [seat.pk, connection.ops.adapt_datetimefield_value(now), model, len(vector)]
+    scope = "t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"
     return [i for i, _score in hybrid.ranked(
-        CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
-        words=search_words(query) if query.strip() else [], limit=limit, seat=seat.pk,
-        max_distance=RECALL_MAX_DISTANCE)]
+        CORPUS, scope=scope, scope_params=[seat.pk, now], vector=vector, model=model,
+        words=search_words(query) if query.strip() else [], limit=limit, max_distance=RECALL_MAX_DISTANCE)]
 
 
 def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
     return live(seat, now).order_by("-created_at", "-id")
-
-
-# the memory pool's newest half (``recent``'s own queryset), compiled once (core.statements)
-_NEWEST_IDS = Compiled(lambda seat_id, now: _newest(Seat(pk=seat_id), now).values("id")[:MEMORY_RECENCY_LIMIT],
-                       -1, _PROBE_TIME)
 
 
 def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[DiaryEntry]:
@@ -180,56 +172,16 @@ class PoolNote:
 
 
 POOL_FIELDS = tuple(f.name for f in fields(PoolNote))
-# the pool's rows in ONE statement: the recalled ids and the seat's newest live notes (``recent``'s own
-# queryset, as a subquery), each half a SELECT of its own: PostgreSQL planned the two halves joined by
-# OR as a sequential scan of every seat's notes against a hashed subplan (7.7 ms over 10,000 notes;
-# the two SELECTs: two index scans, 0.47 ms). A note in both halves comes back twice; it is one note.
-_POOL_SQL = "SELECT {columns} FROM agent_diary WHERE id IN ({newest})"
-_POOL_RECALLED_SQL = "SELECT {columns} FROM agent_diary WHERE id IN ({recalled}) UNION ALL " + _POOL_SQL
 
 
 def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[PoolNote]:
-    """The hybrid pool: recall (50, by meaning and ``query``'s words) ∪ recent (50), deduped by id,
-    recall's order first then recent's; the two halves are the bound.
-
-    Both halves' rows come back in one statement with the columns the filter and the digest read
-    (``POOL_FIELDS``), each column through the backend's and its field's converters.
-    """
+    """The hybrid pool: recall (50, by meaning and ``query``'s words) then recent (50), deduped by id."""
     now = now or timezone.now()
     ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
-    newest_sql, newest_params = _NEWEST_IDS.statement(seat.pk, now)
-    sql = (_POOL_RECALLED_SQL if ids else _POOL_SQL).format(
-        columns=", ".join(POOL_FIELDS), recalled=", ".join(["%s"] * len(ids)), newest=newest_sql)
-    params = [*ids, *newest_params]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        fetched = cursor.fetchall()
-    converters = _pool_converters()
-    rows = [_pool_note(row, converters) for row in fetched]
-    by_id = {e.id: e for e in rows}
-    recalled_ids = set(ids)
-    newest = sorted((e for e in rows if e.id not in recalled_ids), key=lambda e: (e.created_at, e.id), reverse=True)
-    return [by_id[i] for i in ids if i in by_id] + newest
-
-
-def _pool_converters() -> list:
-    """The engine's and the fields' converters for the pool's columns, as the ORM's compiler applies them."""
-    by_name = {f.name: f for f in DiaryEntry._meta.concrete_fields}
-    out = []
-    for index, name in enumerate(POOL_FIELDS):
-        column = by_name[name].get_col(DiaryEntry._meta.db_table)
-        converters = [*connection.ops.get_db_converters(column), *column.field.get_db_converters(connection)]
-        if converters:
-            out.append((index, column, converters))
-    return out
-
-
-def _pool_note(row, converters: list) -> PoolNote:
-    values = list(row)
-    for index, column, functions in converters:
-        for convert in functions:
-            values[index] = convert(values[index], column, connection)
-    return PoolNote(*values)
+    recalled = {row[0]: PoolNote(*row) for row in DiaryEntry.objects.filter(id__in=ids).values_list(*POOL_FIELDS)}
+    newest = [PoolNote(*row) for row in _newest(seat, now).values_list(*POOL_FIELDS)[:MEMORY_RECENCY_LIMIT]
+              if row[0] not in recalled]
+    return [recalled[i] for i in ids if i in recalled] + newest
 
 
 # one fixed statement (the ORM's UPDATE of the same rows cost more to compile than to run)

@@ -124,10 +124,6 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, o
     ranking = episode_search.ranked(seat=seat, vector=vector, model=model, query=query,
                                     limit=max(limit, episode_search.CLOSE_CALL_RANK), outcome=outcome)
     ids = [i for i, _score in ranking.rows[:limit]]
-    held = episode_search.held_places(limit)
-    if held:  # the nearest by meaning keep their places however the words ranked them
-        ids = episode_search.with_nearest(ids, episode_search.nearest_by_meaning(
-            seat=seat, vector=vector, model=model, k=held, outcome=outcome), limit)
     rows = {row[0]: row for row in _by_ids(len(ids)).rows(*ids)} if ids else {}
     turns = [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
     # nothing is like the query when its nearest turn is far by meaning and no turn read says all it asks about

@@ -1,12 +1,10 @@
-"""The native backend: pages in our own tables, searched by vector similarity and text, fused in SQL.
+"""The native backend: pages in our own tables, searched by meaning and words fused by rank (``core.hybrid``).
 
-One statement (``core.hybrid``) ranks the visible set by meaning and by words and fuses the two by
-score: published pages in the readable containers, never a draft, the Auto-Drafted Skills parent,
-anything beneath it, or an ``[Auto-draft]`` title. Words are matched by full-text search (SQLite
-``page_fts``, PostgreSQL ``search_tsv``; both kept on write, the title weighing double). The query
-is embedded under the knowledge search's two-second budget; a query that cannot be embedded is
-still searched by its words (``served_mode`` "text" instead of "hybrid"), and a page without a
-vector of the query's model is still found by its words.
+A search sees published pages in the readable containers, never a draft, the Auto-Drafted Skills
+parent, anything beneath it, or an ``[Auto-draft]`` title. Words are matched against a generated
+``tsvector`` in which the title weighs more than the body. A query that cannot be embedded within
+the knowledge search's budget is still searched by its words (``served_mode`` "text"), and a page
+without a vector of the query's model is still found by its words.
 """
 
 from __future__ import annotations
@@ -46,8 +44,7 @@ log = logging.getLogger("knowledge.native")
 
 NATIVE_MAX_DISTANCE = 0.7  # cosine distance: past this a page is not "similar" (it may still be found by words)
 MAX_QUERY_WORDS = 8
-CORPUS = hybrid.Corpus(table="knowledge_page", fts="page_fts", fts_weights="2.0, 1.0", title_weight=2.0,
-                       text="t.title || ' ' || t.body")
+CORPUS = hybrid.Corpus(table="knowledge_page")
 SNIPPET_CHARS = 240
 EXCLUDED_PARENT_DEPTH = 4  # ancestors checked in SQL; deeper chains are checked per hit in Python
 
@@ -79,7 +76,7 @@ def ranked(qs, query: str, limit: int) -> tuple[list[int], bool]:
     words = query_words(query)
     if result.vector is None and not words:
         return [], False
-    scope_sql, scope_params = qs.values("id").query.get_compiler(using=qs.db).as_sql()
+    scope_sql, scope_params = qs.values("id").query.sql_with_params()
     ids = [page_id for page_id, _score in hybrid.ranked(
         CORPUS, scope=f"t.id IN ({scope_sql})", scope_params=scope_params, vector=result.vector,
         model=result.model, words=words, limit=limit, max_distance=NATIVE_MAX_DISTANCE)]

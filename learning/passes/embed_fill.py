@@ -29,10 +29,6 @@ time across minutes (``memory_fill_input_continued``), its pieces' vectors kept 
   releases every held row and clears the "alone" marks); accepted, it was the notes', which are isolated as above;
 - a minute that runs out starts the next at the seat it ran out at.
 
-Each run (paused or not) also keeps SQLite's full-text indexes merged toward one segment
-(``core.hybrid.merge_text_indexes``: a bounded write, no provider budget), so the hybrid searches'
-MATCH reads one segment rather than one per recent write.
-
 The pause, the cursor and the provider fingerprint live in the ``learning.embed_fill.state``
 duty row's ``last_result`` (no table of its own).
 """
@@ -49,7 +45,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core import events, hybrid
+from core import events
 from core.event_types import MemoryFillConfigurationRefused
 from core.providers.embeddings.base import get_embedder, pieces_of
 from core.providers.errors import ProviderError
@@ -57,7 +53,7 @@ from crewlet import config
 from crewlet.models import Seat
 from knowledge.models import Page
 from knowledge.pages import embed_text as page_text
-from learning import diary, episode_search, episodes
+from learning import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import fill_ledger
 from learning.passes.fill_pieces import fill_pieces
@@ -146,13 +142,6 @@ def save_state(state: dict) -> None:
     Duty.objects.update_or_create(name=STATE_DUTY, defaults={"last_result": state})
 
 
-def text_indexes() -> list[str]:
-    """The FTS5 indexes of every hybrid search: turns, notes, knowledge pages."""
-    from knowledge.backends.native import CORPUS as PAGES
-
-    return [episode_search.CORPUS.fts, diary.CORPUS.fts, PAGES.fts]
-
-
 def release_holds() -> int:
     """An apply that changes the provider tries every held row again at once, with its neighbours
     (what was refused alone was refused by the old provider)."""
@@ -216,11 +205,10 @@ def run_fill(
         return {"ran": False, "why": "embeddings are off (providers.embeddings.kind = none)"}
     spec = config.current().providers.embeddings
     state, released = _state_for(spec)
-    merged = {} if dry_run else {"text_indexes_merged": hybrid.merge_text_indexes(text_indexes())}
     paused = parse_datetime(state["paused_until"]) if state.get("paused_until") else None
     if paused and paused > now:
         save_state(state)
-        return {"ran": False, "paused_until": paused.isoformat(), "why": state.get("paused_why", ""), **merged}
+        return {"ran": False, "paused_until": paused.isoformat(), "why": state.get("paused_why", "")}
     state.pop("paused_until", None)
     seats = _seats_from(state.get("cursor_seat_id"), seat)
     if dry_run:
@@ -232,7 +220,7 @@ def run_fill(
     minute_requests, minute_bytes = fill_ledger.spent(minute.started)
     return {"ran": True, "model": embedder.model, "dim": embedder.dim, "minute": minute.started.isoformat(),
             "minute_requests": minute_requests, "minute_bytes": minute_bytes,
-            "released_holds": released, "stopped": stopped, **paused_now, **merged, **minute.report}
+            "released_holds": released, "stopped": stopped, **paused_now, **minute.report}
 
 
 def _fill_seats(seats, minute: Minute, state: dict, *, cursor_moves: bool, only_model=None, progress=None) -> str:
