@@ -3,12 +3,12 @@
 ``publish`` takes an instance of a class in the catalogue (``core.event_types``); readers get
 instances back (``latest``, ``recorded``), old rows included. Inside ``batched()`` telemetry is
 held and written in one bulk insert when the outermost batch closes (a reflection pass: one INSERT
-for its events); an event that is not telemetry is always written at once.
+for its events); an event that is not telemetry is always written at once. Every string of a payload
+is scrubbed of secrets (``core.scrub``) before it is written.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from collections.abc import Iterator
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic
 from django.db import DatabaseError, transaction
 
 from core.event_types import E, EventPayload, load
-from core.statements import Insert
+from core.scrub import scrub_json
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -58,7 +58,7 @@ def batched(*, isolated: bool = True) -> Iterator[list]:
     elif isolated:
         _insert(held)
     elif held:
-        _rows().write(held)
+        _model().objects.bulk_create(held)
 
 
 def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = "", trace_id: str = ""):
@@ -69,7 +69,7 @@ def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = 
         raise TypeError(f"publish takes an event from core.event_types, not {type(event).__name__}")
     fields = dict(
         name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=trace_id or turn_id or "",
-        payload=event.model_dump(mode="json"),
+        payload=scrub_json(event.model_dump(mode="json")),
     )
     if not event.BEST_EFFORT:
         return Event.objects.create(**fields)
@@ -95,7 +95,8 @@ def publish_many(items: list[tuple[EventPayload, Any, str]]) -> None:
     for event, _seat, _turn in items:
         if not isinstance(event, EventPayload):
             raise TypeError(f"publish_many takes events from core.event_types, not {type(event).__name__}")
-    rows = [Event(name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "", payload=event.model_dump(mode="json"))
+    rows = [Event(name=event.NAME, seat=seat, turn_id=turn_id or "", trace_id=turn_id or "",
+                  payload=scrub_json(event.model_dump(mode="json")))
             for event, seat, turn_id in items]
     held = _open_batch()
     if held is not None:
@@ -104,12 +105,10 @@ def publish_many(items: list[tuple[EventPayload, Any, str]]) -> None:
     _insert(rows)
 
 
-@functools.cache
-def _rows() -> Insert:
-    """The events' one insert (``core.statements.Insert``: a pass writes one every turn)."""
+def _model():
     from core.models import Event
 
-    return Insert(Event)
+    return Event
 
 
 def _insert(rows: list) -> None:
@@ -118,7 +117,7 @@ def _insert(rows: list) -> None:
         return
     try:
         with transaction.atomic():
-            _rows().write(rows)
+            _model().objects.bulk_create(rows)
     except DatabaseError:
         log.warning("%d telemetry event(s) could not be written", len(rows), exc_info=True)
 

@@ -5,15 +5,10 @@ the stored turn's omitted fields, ``refresh_memory``'s senders. The turn start w
 
 from __future__ import annotations
 
-from core.statements import Compiled
 from learning.models import PrefetchSnapshot
-
-# every turn start reads it first: compiled once (core.statements)
-_FROZEN = Compiled(lambda seat_id, run_id: PrefetchSnapshot.objects.filter(seat_id=seat_id, run_id=run_id)
-                   .order_by("id").values_list("rendered", flat=True)[:1], -1, "\0run-id")
 
 
 def stored(*, seat_id: int, run_id: str) -> dict | None:
     """The seat's frozen prefix for this run id (run ids are unique per seat), or None."""
-    rows = _FROZEN.rows(seat_id, run_id)
-    return rows[0][0] if rows else None
+    return (PrefetchSnapshot.objects.filter(seat_id=seat_id, run_id=run_id)
+            .order_by("id").values_list("rendered", flat=True).first())

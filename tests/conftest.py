@@ -37,6 +37,12 @@ def test_config(**overrides) -> schema.Config:
 
 
 @pytest.fixture(autouse=True)
+def _plain_http(settings):
+    """The test client and live_server speak plain HTTP: no redirect to HTTPS (production settings redirect)."""
+    settings.SECURE_SSL_REDIRECT = False
+
+
+@pytest.fixture(autouse=True)
 def _serve_test_config():
     from core.providers.embeddings import reset_embedder
     from core.providers.llm import reset_providers
@@ -56,13 +62,9 @@ def _serve_test_config():
 def pytest_runtest_teardown(item, nextitem):
     """After each test's teardown (its database rolled back or flushed), wait for every auxiliary
     call it left running past a deadline: one still out would take the next test's scripted
-    answers. A call that never returns fails the test that left it.
+    answers. A call that never returns fails the test that left it."""
+    from core import late_spend
 
-    Before it, the side readers' connections are closed (``core.side_reads``): the last test's teardown
-    drops the test database, which an open connection would keep."""
-    from core import late_spend, side_reads
-
-    side_reads.close_readers()
     result = yield
     left = late_spend.wait(LATE_CALL_WAIT_SECONDS)
     if left:

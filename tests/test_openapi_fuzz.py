@@ -20,8 +20,7 @@ from crewlet.wsgi import application
 
 def served(environ, start_response):
     """The app as a WSGI server runs it: the response closed once its body is read (werkzeug's test client,
-    which schemathesis calls through, leaves that to whoever holds the response; the work a response
-    leaves for after it is sent runs on close: ``core.after_response``)."""
+    which schemathesis calls through, leaves that to whoever holds the response)."""
     response = application(environ, start_response)
     try:
         return [b"".join(response)]

@@ -1,19 +1,14 @@
 """Build the MCP ``Server`` for the seat a connection authenticated as.
 
-``build_server(seat_for)`` takes a callable that answers the seat of the current request: fixed
-for a stdio process (the token was checked at start), read from the bearer token over HTTP.
+``build_server(seat_for)`` takes a callable that answers the seat of the current request, checking
+its token on every call: the stdio process's one token, each HTTP request's bearer token. A token
+revoked or expired mid-session refuses the session's next call (``seat_for`` raises ``Forbidden``).
 Django's ORM is synchronous, so each call runs in a worker thread with fresh connections, as a
 request would.
-
-What a call leaves for after its answer (``core.after_response``: the turn start's bookkeeping) runs once
-the handler has returned its result to the SDK, on the same worker thread, so the agent's next call starts
-after it and finds it written (``AfterSent``). The SDK sends the result itself and tells no one when it has;
-the work runs beside that send, never before the result is handed over.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Callable
@@ -25,7 +20,6 @@ from django.db import close_old_connections
 from mcp.server import Server
 from pydantic import ValidationError
 
-from core import after_response
 from crewlet.errors import CrewletError
 from learning import tools
 from learning.api.agents import PrefetchIn, PrefetchOut, to_request
@@ -58,14 +52,7 @@ def list_definitions(seat: Seat) -> list[dict]:
     return [_prefetch_definition(), *tools.definitions(seat, "mcp")]
 
 
-def call(seat: Seat, name: str, arguments: dict, *, default_run_id: str) -> tuple[types.CallToolResult, list]:
-    """Run one call as the seat: its result, and the work it left for after the result is sent."""
-    with after_response.deferring() as queue:
-        result = _call(seat, name, arguments, default_run_id=default_run_id)
-    return result, queue
-
-
-def _call(seat: Seat, name: str, arguments: dict, *, default_run_id: str) -> types.CallToolResult:
+def call(seat: Seat, name: str, arguments: dict, *, default_run_id: str) -> types.CallToolResult:
     """Run one call as the seat; a refusal is an error result naming the field, never an exception."""
     try:
         if name == PREFETCH_TOOL:
@@ -98,29 +85,9 @@ def _in_thread(fn, *args, **kwargs):
         close_old_connections()
 
 
-class AfterSent:
-    """The work calls left for after their results: each queue run once its handler has returned, on the
-    worker thread the calls run on; ``drain`` waits for what is still running (a stdio server, before it exits)."""
-
-    def __init__(self) -> None:
-        self._running: set[asyncio.Task] = set()
-
-    def start(self, queue: list) -> None:
-        if queue:
-            task = asyncio.get_running_loop().create_task(sync_to_async(_in_thread)(after_response.run, queue))
-            self._running.add(task)
-            task.add_done_callback(self._running.discard)
-
-    async def drain(self) -> None:
-        while self._running:
-            await asyncio.gather(*self._running, return_exceptions=True)
-
-
-def build_server(seat_for: Callable[[object], object], *, default_run_id: str | None = None,
-                 after: AfterSent | None = None) -> Server:
+def build_server(seat_for: Callable[[object], object], *, default_run_id: str | None = None) -> Server:
     """The MCP server; ``seat_for(ctx)`` is the seat the request acts as (sync, runs off the loop)."""
     fallback = default_run_id or f"mcp-{uuid.uuid4().hex[:12]}"
-    after = after or AfterSent()
 
     async def on_list_tools(ctx, params) -> types.ListToolsResult:
         seat = await sync_to_async(_in_thread)(seat_for, ctx)
@@ -128,11 +95,12 @@ def build_server(seat_for: Callable[[object], object], *, default_run_id: str | 
         return types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in listed])
 
     async def on_call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        seat = await sync_to_async(_in_thread)(seat_for, ctx)
+        try:
+            seat = await sync_to_async(_in_thread)(seat_for, ctx)
+        except CrewletError as exc:  # the token was revoked or expired since the last call
+            return _result(False, exc.message, {"detail": exc.message, **exc.extra})
         arguments = dict(params.arguments or {})
-        result, queue = await sync_to_async(_in_thread)(call, seat, params.name, arguments, default_run_id=fallback)
-        after.start(queue)
-        return result
+        return await sync_to_async(_in_thread)(call, seat, params.name, arguments, default_run_id=fallback)
 
     return Server("crewlet-learning", version="1", instructions=INSTRUCTIONS,
                   on_list_tools=on_list_tools, on_call_tool=on_call_tool)

@@ -1,5 +1,5 @@
-"""Serve the MCP server over stdio (one seat, checked at start) or streamable HTTP (each request's
-bearer token names its seat). Both authenticate with the seat's own API token (``crewlet.tokens``).
+"""Serve the MCP server over stdio (one seat's token, checked at start and on every call) or streamable
+HTTP (each request's bearer token names its seat). Both authenticate with the seat's own API token (``crewlet.tokens``).
 """
 
 from __future__ import annotations
@@ -14,22 +14,21 @@ from starlette.applications import Starlette
 
 from crewlet import tokens
 from crewlet.errors import Forbidden
-from learning.mcp_server.server import AfterSent, build_server
+from learning.mcp_server.server import build_server
 
 MCP_PATH = "/mcp"
 
 
 def serve_stdio(*, token: str, handle: str) -> None:
-    """Check the token against the seat, then serve MCP on this process's stdin/stdout until EOF."""
-    seat = tokens.seat_for(token, handle)  # Forbidden (one line) before any protocol byte
+    """Check the token against the seat, then serve MCP on this process's stdin/stdout until EOF; every
+    call checks the token again (one indexed read), so a revoked or expired token stops the next call."""
+    tokens.seat_for(token, handle)  # Forbidden (one line) before any protocol byte
     close_old_connections()
-    after = AfterSent()
-    server = build_server(lambda ctx: seat, default_run_id=None, after=after)
+    server = build_server(lambda ctx: tokens.seat_for(token, handle), default_run_id=None)
 
     async def main():
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
-        await after.drain()  # the last calls' work after their answers, before the process ends
 
     anyio.run(main)
 

@@ -5,27 +5,19 @@ prefix back without recomputing anything, so the provider's prompt cache stays v
 in order (their auxiliary calls run concurrently under one deadline) and finish in order; a block
 that raises renders nothing and never fails the turn.
 
-The frozen prefix is written (its own statement) before the turn start answers, so a repeat of the
-run id from any server process, ``POST /turns`` and ``refresh_memory`` find it; a start that loses the
-race to freeze its run id answers the winner's prefix. Its other writes (the spend, the stamps, the
-events: one transaction) are made, served over HTTP, once the response is sent
-(``core.after_response``): the runtime waits for its prefix, not for the bookkeeping. Measured on the
-prefetch bench's PostgreSQL seats (hashing embedder, 80 interleaved turn starts each, 2-core host):
-rich p50 13.9 ms with every write before the response, 11.9 ms with only the frozen prefix before it,
-10.6 ms with all of them after (the floor 5.6 ms). All of them after was tried and not kept: with two
-gunicorn workers, 65 of 200 repeats sent as soon as the first answer arrived reached the other worker
-before the prefix was written and were computed again, their answers not the frozen prefix.
+The frozen prefix is committed before the turn start answers, so a repeat of the run id from any
+server process, ``POST /turns`` and ``refresh_memory`` find it; a start that loses the race to freeze
+its run id answers the winner's prefix. The turn start's other writes (the spend, the stamps, the
+events, now and then the pruning) are made in the same transaction.
 """
 
 from __future__ import annotations
 
 import logging
-from functools import partial
 from typing import TYPE_CHECKING
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
-from core import after_response
 from learning import frozen_prefix
 from learning.models import PrefetchSnapshot
 from learning.prefetch import (
@@ -79,9 +71,8 @@ def _finish(name: str, finisher) -> BlockResult:
         return BlockResult(name)
 
 
-# the blocks that start once the ask's vector is back; the others start before it: the database-only
-# ones, and the episode recall, which starts first and waits for the vector on a reader's connection
-# (similar_work), so it runs while this thread reads the rest
+# the blocks that start once the ask's vector is back; the others start before it (the episode recall
+# waits for the vector in its finish, so the database-only blocks read theirs while the ask embeds)
 VECTOR_BLOCKS = (personal_memory,)
 
 
@@ -129,29 +120,20 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     }
     summary.publish(ctx, built)
 
-    try:  # the frozen prefix, before the response: a repeat of the run id finds it, from any process
-        with transaction.atomic():
-            snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
+    def freeze() -> None:
+        snapshot = PrefetchSnapshot.objects.create(run_id=request.run_id, seat=seat, rendered=rendered)
+        if snapshot.pk % bounds.SNAPSHOT_PRUNE_EVERY == 0:
+            bound_snapshots(seat)
+
+    try:  # the frozen prefix and the turn start's other writes, in one transaction
+        ctx.commit(freeze)
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
         ctx.charge_alone()
         stored = frozen_prefix.stored(seat_id=seat.pk, run_id=request.run_id)
         if stored is not None:
             return {**stored, "frozen": True}
         raise
-    after_response.later(partial(_bookkeeping, ctx, snapshot.pk))
     return {**rendered, "frozen": False}
-
-
-def _bookkeeping(ctx: PrefetchContext, snapshot_id: int) -> None:
-    """The turn start's other writes in ONE transaction (over HTTP, once the response is sent): the blocks'
-    deferred writes (spend, skill stamp, notes' use), the announced events in one insert (summary,
-    skill_used, knowledge_read, skill_revived, auxiliary_spend), and now and then the pruning."""
-
-    def prune() -> None:
-        if snapshot_id % bounds.SNAPSHOT_PRUNE_EVERY == 0:
-            bound_snapshots(ctx.seat)
-
-    ctx.commit(prune)
 
 
 def bound_snapshots(seat: Seat) -> None:

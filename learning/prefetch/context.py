@@ -9,34 +9,22 @@ A call still running at the deadline, or one no block collected, is handed to ``
 cancelled if it was never sent, else charged when it returns (``release_uncollected``).
 
 The turn start's writes (auxiliary spend, the skill offer stamp, the notes' use stamp) are not
-made where they arise: blocks ``defer`` them, and the prefetch commits them in one transaction
-once the frozen prefix is written (``commit``; over HTTP, once the response is sent); its telemetry
-events (the summary, the guidance's ``skill_used``, the knowledge search's ``knowledge_read``, a
-revived skill's ``skill_revived``) are ``announce``d and written there in one bulk insert with the
-spend's. Every collected call's attempts are charged together: one charge of their summed tokens.
-
-That transaction is tried first with no savepoint at all (most turn starts fail nowhere); if
-anything in it fails it is rolled back whole and run again with each write under a savepoint of
-its own, so a write that fails costs only itself.
-
-Measured and not taken (PostgreSQL, 2 busy cores, interleaved A/B): sending that transaction's
-writes in psycopg's pipeline mode (the frozen prefix last, no answer awaited before it). Its
-writes are five statements of 0.06-0.27 ms each on the server; what a turn start waits for is
-CPU (psycopg's and the backend's), not round trips: the commit phase took 6.48 ms pipelined
-against 6.13 ms sent one by one (medians of 150 interleaved turn starts each), and six UPDATEs
-and a COMMIT 1.58 ms pipelined, 1.55 ms one by one, 1.48 ms as one multi-statement string.
+made where they arise: blocks ``defer`` them, and the prefetch commits them in one transaction with
+the frozen prefix (``commit``); its telemetry events (the summary, the guidance's ``skill_used``, the
+knowledge search's ``knowledge_read``, a revived skill's ``skill_revived``) are ``announce``d and
+written there in one bulk insert with the spend's. Every collected call's attempts are charged
+together: one charge of their summed tokens. Each deferred write keeps its own failure to itself
+(a savepoint of its own), so a write that fails costs only itself.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
-from functools import partial
 
-from django.db import DatabaseError, transaction
+from django.db import transaction
 
 from core import aux, events, late_spend
 from core.providers.embeddings import EmbedResult, PendingEmbed, begin_embed_one
@@ -70,7 +58,6 @@ class PrefetchContext:
     _attempts: list = field(default_factory=list, repr=False)
     _embedding_pending: PendingEmbed | None = field(default=None, repr=False)
     _uncollected: set = field(default_factory=set, repr=False)
-    _vector_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def start(cls, *, seat: Seat, request: PrefetchRequest) -> PrefetchContext:
@@ -112,10 +99,9 @@ class PrefetchContext:
         """
         if self.thin:
             raise RuntimeError("a thin trigger embeds nothing")
-        with self._vector_lock:  # the episode recall asks on a reader thread (similar_work), the rest here
-            if self._embedding is None:
-                # within the budget counted from when it was sent; not started by a worker yet: embedded here
-                self._embedding = self._sent_embed().results(here_if_unstarted=True)[0]
+        if self._embedding is None:
+            # within the budget counted from when it was sent; not started by a worker yet: embedded here
+            self._embedding = self._sent_embed().results(here_if_unstarted=True)[0]
         return self._embedding
 
     @property
@@ -126,8 +112,8 @@ class PrefetchContext:
         return EMBEDDING_STATUS.get(self._embedding.status, "failed")
 
     def defer(self, write) -> None:
-        """Queue a turn-start write for the prefetch's one transaction: a callable taking ``isolated``
-        (False: no savepoint of its own, a failure raises; True: it keeps its own failures to itself)."""
+        """Queue a turn-start write for the prefetch's one transaction: a callable that keeps its own
+        failures to itself (a savepoint of its own; a failure logged or announced, never raised)."""
         self._deferred.append(write)
 
     def announce(self, event) -> None:
@@ -135,51 +121,19 @@ class PrefetchContext:
         self._announced.append(event)
 
     def commit(self, first) -> None:
-        """The turn start's ONE transaction after its frozen prefix: ``first()`` (the prefixes' pruning),
-        the spend, the deferred writes and the announced events.
-
-        First with no savepoint: a failure anywhere rolls all of it back, and it runs again with each
-        write (the spend among them) under a savepoint of its own, one that fails logged and rolled
-        back alone; the writes that report their own failures (the skill stamp announces
-        ``skill_telemetry_write_failed``) still do.
-        """
-        announced = list(self._announced)
-        try:
-            with transaction.atomic():
-                first()
-                self._flush(isolated=False)
-            return
-        except DatabaseError:
-            log.info("a turn-start write failed for %s; written again, each on its own", self.seat.handle,
-                     exc_info=True)
-            self._announced = announced  # what the rolled-back writes announced is announced again
-        with transaction.atomic():
+        """The turn start's ONE transaction: ``first()`` (the frozen prefix, whose failure fails it),
+        the spend, the deferred writes and the announced events (one bulk insert)."""
+        with transaction.atomic(), events.batched():
             first()
-            self._flush(isolated=True)
+            aux.record_attempts(self.seat, tuple(self._attempts))
+            for write in self._deferred:
+                write()
+            events.publish_many([(event, self.seat, self.turn_id) for event in self._announced])
 
     def charge_alone(self) -> None:
         """For a start that lost the race to freeze its run id: the calls it made were made on the
         seat's behalf, so they are charged all the same; its other writes are the winner's."""
         aux.record_attempts(self.seat, tuple(self._attempts))
-
-    def _flush(self, *, isolated: bool) -> None:
-        writes = [partial(aux.record_attempts, self.seat, tuple(self._attempts)), *self._deferred]
-        if not isolated:
-            with events.batched(isolated=False):  # the spend's events and the announced ones: one INSERT
-                for write in writes:
-                    write(isolated=False)
-                self._publish_announced()
-            return
-        for write in writes:
-            try:
-                with transaction.atomic():
-                    write(isolated=True)
-            except DatabaseError:
-                log.warning("a turn-start write failed for %s", self.seat.handle, exc_info=True)
-        self._publish_announced()  # best effort, one INSERT
-
-    def _publish_announced(self) -> None:
-        events.publish_many([(event, self.seat, self.turn_id) for event in self._announced])
 
     def arm_deadline(self) -> None:
         """Start the one auxiliary deadline, past the recall (the embed has already run)."""

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError
+from django.db import DatabaseError
 
-from core.statements import Compiled, in_model_order
 from crewlet.models import Seat
 from learning import limits
 from learning.models import Turn
@@ -29,27 +28,15 @@ HEADING = "## What you last said and did in this conversation"
 
 
 # what a ledger entry reads of a turn
-TURN_FIELDS = in_model_order(Turn, ("id", "run_id", "review_outcome", "payload", "received_at"))
-
-
-def _turns(seat_id: int, conversation_id: str):
-    return Turn.objects.filter(seat=Seat(pk=seat_id), conversation_id=conversation_id).order_by("-received_at", "-id")
-
-
-# every turn start in a conversation reads it: compiled once (core.statements)
-_LATEST = Compiled(lambda seat_id, conversation_id: _turns(seat_id, conversation_id)
-                   .values_list(*TURN_FIELDS)[: bounds.LEDGER_TURNS], -1, "\0conversation")
-_LATEST_BUT = Compiled(lambda seat_id, conversation_id, run_id: _turns(seat_id, conversation_id).exclude(run_id=run_id)
-                       .values_list(*TURN_FIELDS)[: bounds.LEDGER_TURNS], -1, "\0conversation", "\0run-id")
+TURN_FIELDS = ("id", "run_id", "review_outcome", "payload", "received_at")
 
 
 def latest_turns(*, seat: Seat, conversation_id: str, exclude_run_id: str = "") -> list[Turn]:
     """The seat's latest turns in the conversation, newest first, but the one named (this turn)."""
+    turns = Turn.objects.filter(seat=seat, conversation_id=conversation_id)
     if exclude_run_id:
-        rows = _LATEST_BUT.rows(seat.pk, conversation_id, exclude_run_id)
-    else:
-        rows = _LATEST.rows(seat.pk, conversation_id)
-    return [Turn.from_db(DEFAULT_DB_ALIAS, TURN_FIELDS, row) for row in rows]
+        turns = turns.exclude(run_id=exclude_run_id)
+    return list(turns.only(*TURN_FIELDS).order_by("-received_at", "-id")[: bounds.LEDGER_TURNS])
 
 
 def turn_entry(turn: Turn, *, newest: bool) -> str:

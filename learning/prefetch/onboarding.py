@@ -6,15 +6,13 @@ so the hint fires again for the new structure.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError
+from django.db import DatabaseError
 from django.db.models import Q
 from django.utils import timezone
 
-from core.statements import Compiled, in_model_order
 from crewlet.models import Seat
 from knowledge.models import Page
 from learning.models import OnboardingMarker
@@ -38,17 +36,12 @@ def chain_hash(seat: Seat) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
-# every turn start reads it: compiled once (core.statements)
-_MARKER = Compiled(lambda seat_id: OnboardingMarker.objects.filter(seat=Seat(pk=seat_id)).order_by("pk")
-                   .values_list("chain_hash", "onboarded_at")[:1], -1)
-
-
 def onboarded_at(seat: Seat):
     """When the seat onboarded for its CURRENT unit chain, or None."""
-    marker = _MARKER.rows(seat.pk)
-    if not marker or marker[0][0] != chain_hash(seat):
+    marker = OnboardingMarker.objects.filter(seat=seat).order_by("pk").values_list("chain_hash", "onboarded_at").first()
+    if marker is None or marker[0] != chain_hash(seat):
         return None
-    return marker[0][1]
+    return marker[1]
 
 
 def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:
@@ -58,24 +51,14 @@ def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:
     return marker
 
 
-# the block names each page: its body and vector are not read
-PAGE_FIELDS = in_model_order(Page, ("id", "title", "container_key"))
-
-
-@functools.cache
-def _pages_read(containers: int) -> Compiled:
-    """The onboarding pages of ``containers`` containers: compiled once a chain length (core.statements)."""
-    return Compiled(lambda *keys: Page.objects.filter(container_key__in=keys, state=Page.PUBLISHED).filter(
-        Q(title__icontains="onboarding") | Q(labels__icontains="onboarding")
-    ).order_by("container_key", "title").values_list(*PAGE_FIELDS)[:ONBOARDING_PAGES],
-        *(f"\0container-{i}" for i in range(containers)))
-
-
 def onboarding_pages(seat: Seat) -> list[Page]:
+    """The published onboarding pages of the seat's unit chain (named only: body and vector not read)."""
     containers = [u.knowledge_container for u in chain(seat) if u.knowledge_container]
     if not containers:
         return []
-    return [Page.from_db(DEFAULT_DB_ALIAS, PAGE_FIELDS, row) for row in _pages_read(len(containers)).rows(*containers)]
+    pages = Page.objects.filter(container_key__in=containers, state=Page.PUBLISHED).filter(
+        Q(title__icontains="onboarding") | Q(labels__icontains="onboarding"))
+    return list(pages.only("id", "title", "container_key").order_by("container_key", "title")[:ONBOARDING_PAGES])
 
 
 def start(ctx: PrefetchContext):

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import logging
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError
+from django.db import DatabaseError
 
-from core.statements import Compiled, in_model_order
 from crewlet.models import Seat
 from learning.models import CounterpartyProfile
 from learning.prefetch.blocks import BlockResult, done
@@ -22,19 +21,8 @@ NAME = "counterparty_profiles"
 
 
 # what a profile block reads of a profile
-PROFILE_FIELDS = in_model_order(CounterpartyProfile, ("id", "subject_handle", "subject_external_id", "display_name",
-                                                      "communication_style", "past_decisions", "sensitivities", "topics"))
-
-
-def _profile_read(subject: str) -> Compiled:
-    """The seat's profile of a sender by ``subject`` (its handle or its external id) on one platform:
-    every turn start reads one a sender, compiled once (core.statements)."""
-    return Compiled(lambda seat_id, platform, value: CounterpartyProfile.objects.filter(
-        observer=Seat(pk=seat_id), subject_platform=platform, **{subject: value},
-    ).order_by("id").values_list(*PROFILE_FIELDS)[:1], -1, "\0platform", "\0subject")
-
-
-_BY_HANDLE, _BY_EXTERNAL_ID = _profile_read("subject_handle"), _profile_read("subject_external_id")
+PROFILE_FIELDS = ("id", "subject_handle", "subject_external_id", "display_name",
+                  "communication_style", "past_decisions", "sensitivities", "topics")
 
 
 def profile_for(seat: Seat, sender: Sender) -> CounterpartyProfile | None:
@@ -44,12 +32,13 @@ def profile_for(seat: Seat, sender: Sender) -> CounterpartyProfile | None:
     Mattermost, so another platform's profile is never shown in its place.
     """
     if sender.handle:
-        rows = _BY_HANDLE.rows(seat.pk, sender.platform, sender.handle)
+        subject = {"subject_handle": sender.handle}
     elif sender.external_id:
-        rows = _BY_EXTERNAL_ID.rows(seat.pk, sender.platform, sender.external_id)
+        subject = {"subject_external_id": sender.external_id}
     else:
         return None
-    return CounterpartyProfile.from_db(DEFAULT_DB_ALIAS, PROFILE_FIELDS, rows[0]) if rows else None
+    return (CounterpartyProfile.objects.filter(observer=seat, subject_platform=sender.platform, **subject)
+            .only(*PROFILE_FIELDS).order_by("id").first())
 
 
 def _items(values) -> str:

@@ -11,7 +11,7 @@ import logging
 
 from django.db import DatabaseError
 
-from core import aux, side_reads
+from core import aux
 from crewlet import config
 from learning import episodes, rewrites
 from learning.prefetch import bounds, hints, past_turns
@@ -38,28 +38,11 @@ RECALL_OUTCOMES = {
 
 
 def start(ctx: PrefetchContext):
-    """The recall is sent to a reader's connection (``core.side_reads``) before any other block starts:
-    it waits there for the ask's vector and runs while this thread reads everything else.
-
-    Measured and not taken (PostgreSQL, the prefetch bench's seats, real MiniLM, 2 cores, 63 rich turn
-    starts each way, interleaved): the recall's words ranked by a statement of their own on the reader while
-    the model still embeds the ask, then one statement ranking by meaning and fusing the two once the vector
-    is back -- the same ids and scores (22 of 22 asks compared), and the statement after the vector 10.3-12.1
-    -> 5.8-6.6 ms. The turn start did not gain: p50 25.9 ms as it is against 26.2 ms. The words' statement
-    reads the seat's rows once more (for their count and lengths) and ran 9-12 ms beside the embed and the
-    request's own reads, three consumers on two cores, so the embed itself finished later (up to 14 ms
-    against ~8). Ranked instead on the request's own thread once its database-only reads were done (where it
-    otherwise waits for the vector; the reader then waited for those rows, or ran the one statement when the
-    vector came first): 33.6 / 34.3 ms against 33.8 / 34.2 ms (two runs of 63, busier host), no gain either.
-    Measured again once the words' half had become cheap (SQLite, the seat's own tokens: ~2 ms), the words'
-    statement on the reader before the vector and the fused one after it, 200 rich turn starts each way,
-    interleaved, the same rows shown: real MiniLM 24.3 -> 23.2 ms p50 (-1.0 paired); the hashing embedder, whose
-    vector is back before the words' statement ends, 11.4 -> 13.0 ms (+1.6). Not taken for 4% on one embedder."""
+    """The recall runs when the block is finished, after the database-only blocks have read theirs."""
     if ctx.thin:  # the only way to know whether there are matching episodes is the query the gate skips
         return done(BlockResult(NAME, f"{HEADING}\n{hints.EmptyRecallHint}", selection_count=0,
                                 extra={"recall": "gated"}))
-    recalled = side_reads.beside(_recall, ctx)
-    return lambda: _finish_recalled(ctx, recalled)
+    return lambda: _finish_recalled(ctx)
 
 
 def _recall(ctx: PrefetchContext) -> episodes.Recalled:
@@ -70,9 +53,9 @@ def _recall(ctx: PrefetchContext) -> episodes.Recalled:
                            limit=bounds.SIMILAR_WORK_HITS)
 
 
-def _finish_recalled(ctx: PrefetchContext, recalled) -> BlockResult:
+def _finish_recalled(ctx: PrefetchContext) -> BlockResult:
     try:
-        hits, close_call, unlike = recalled()
+        hits, close_call, unlike = _recall(ctx)
     except DatabaseError:
         log.warning("episode recall failed for %s", ctx.seat.handle, exc_info=True)
         return BlockResult(NAME, selection_count=0, extra={"recall": "failed"})

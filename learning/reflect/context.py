@@ -6,7 +6,6 @@ because the record is all a pass has: a field left off it is a fact no worker ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -15,8 +14,6 @@ from django.utils import timezone
 
 from crewlet import config
 from learning.turn_record import Interaction, TurnRecord
-
-SELF_PERSISTED = "self_persisted"
 
 
 @dataclass
@@ -29,7 +26,6 @@ class TurnContext:
     now: datetime = field(default_factory=timezone.now)
     notes: dict = field(default_factory=dict)
     spend: list = field(default_factory=list)  # the pass's auxiliary calls, charged once when it commits
-    reads: dict = field(default_factory=dict)  # what the pass's batched read fetched, by name (``pass_reads``)
 
     @classmethod
     def of(cls, turn, *, now: datetime | None = None) -> TurnContext:
@@ -37,32 +33,16 @@ class TurnContext:
 
         return cls(turn=turn, seat=turn.seat, record=record_of(turn), now=now or timezone.now())
 
-    def fetched(self, name: str, query: Callable[[], Any]) -> list:
-        """The rows of the read ``query()`` builds (a queryset, or a compiled ``core.statements.Bound``):
-        as the pass's batched read fetched them under ``name``, else read now (a context used outside
-        a pass, or a read the pass did not batch). Built only when read here: building a queryset
-        costs about as much CPU as running it."""
-        if name not in self.reads:
-            self.reads[name] = list(query())
-        return self.reads[name]
-
-    def reads_wanted(self) -> dict:
-        """The context's own batched read: whether the builtin ``reflect_and_persist`` ran under this run id."""
-        if self.record.self_persisted or not self.run_id or not self.settled:
-            return {}
-        return {SELF_PERSISTED: self._self_persisted_query()}
-
-    def _self_persisted_query(self):
-        from learning.tools.reflect_and_persist import called
-
-        return called(self.run_id, seat=self.seat)
-
     @property
     def self_persisted(self) -> bool:
         """The record's flag, or the builtin having been called under this run id (either writer suffices)."""
         if self.record.self_persisted:
             return True
-        return bool(self.run_id) and bool(self.fetched(SELF_PERSISTED, self._self_persisted_query))
+        if "self_persisted" not in self.notes:
+            from learning.tools.reflect_and_persist import self_persisted
+
+            self.notes["self_persisted"] = self_persisted(self.run_id, seat=self.seat)
+        return self.notes["self_persisted"]
 
     # --- the record's fields, under the names the spec gives them ---------------------------
     @property

@@ -5,15 +5,12 @@ no_workers, no_role, role_opted_out, no_budget, duplicate, no_engagement, then e
 A failed worker is logged and reported by name; the others still run and the pass completes.
 
 A pass has two halves. The first (``run_pass`` up to ``_commit``) opens no transaction: the gates,
-the reads (fetched together once the pass-wide gates open: ``pass_reads``), every model call (its
-spend deferred) and every embed; each worker's ``run`` returns what it would write. The second is
-ONE transaction: the skill-reflection signal, each worker's
-writes in its own savepoint (a failed write is rolled back alone, with the events it announced),
+the reads, every model call (its spend deferred) and every embed; each worker's ``run`` returns
+what it would write. The second is ONE transaction: the skill-reflection signal, each worker's
+writes in its own savepoint (a failed write is rolled back alone, with the events it announced;
+a failed episodist rolls back the whole pass, since a turn is never reflected without its episode),
 the pass's spend in one charge, its events in one bulk insert, and the turn's ``reflected_at``.
-The write half is first tried with no savepoint (one round trip fewer a worker); a failure
-anywhere rolls that try back and it runs again with the savepoints, so a failed worker still
-costs only its own writes. A pass that cannot commit still charges its spend and leaves the turn
-for a later pass.
+A pass that cannot commit still charges its spend and leaves the turn for a later pass.
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ from django.utils import timezone
 
 from core import aux, budgets, events
 from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
-from learning import turn_rows
-from learning.reflect import pass_reads, registry, skill_reflection
+from learning.models import Turn
+from learning.reflect import episodist, registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
 
@@ -43,6 +40,10 @@ NO_ENGAGEMENT = "no_engagement"
 GATES = (NO_WORKERS, NO_ROLE, ROLE_OPTED_OUT, NO_BUDGET, DUPLICATE, NO_ENGAGEMENT)
 # The one transient refusal: a turn skipped for it stays reflectable when the ceiling moves.
 TRANSIENT_GATES = (NO_BUDGET,)
+
+
+class EpisodeNotFiled(Exception):
+    """The episodist failed: the pass is rolled back whole and the turn left for a later pass."""
 
 
 @dataclass
@@ -91,26 +92,8 @@ def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
     return None
 
 
-def _fetch_reads(ctx: TurnContext, wired: list) -> None:
-    """The pass's reads in one round trip (``pass_reads``); a read that fails here is read again by
-    whoever needs it, so a failure costs round trips, never the pass."""
-    if not pass_reads.saves_round_trips():
-        return
-    try:
-        wanted = {**ctx.reads_wanted(), **skill_reflection.reads(ctx)}
-        for worker in wired:
-            if hasattr(worker, "reads"):
-                wanted.update(worker.reads(ctx))
-        ctx.reads.update(pass_reads.fetch_together(wanted))
-    except Exception:
-        log.warning("the batched reads of turn %s failed; each is read when needed", ctx.run_id, exc_info=True)
-
-
-def _write_signal(ctx: TurnContext, *, isolated: bool = True) -> None:
+def _write_signal(ctx: TurnContext) -> None:
     """Write the skill-reflection signal; a failed write is logged and never skips the pass."""
-    if not isolated:
-        skill_reflection.accumulate(ctx)
-        return
     try:
         with transaction.atomic():  # a savepoint: a failed write leaves the pass's transaction usable
             skill_reflection.accumulate(ctx)
@@ -130,15 +113,12 @@ def _prepare_worker(worker, ctx: TurnContext):
         return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
 
 
-def _apply_worker(name: str, prepared, ctx: TurnContext, *, isolated: bool = True) -> WorkerOutcome:
-    """The second half, inside the pass's transaction: the worker's writes, in their own savepoint
-    when ``isolated`` (otherwise a failure propagates: the whole write half is retried isolated)."""
+def _apply_worker(name: str, prepared, ctx: TurnContext) -> WorkerOutcome:
+    """The second half, inside the pass's transaction: the worker's writes, in their own savepoint."""
     if isinstance(prepared, (WorkerSkipped, WorkerFailed)):
         return prepared
     if not callable(prepared):
         return WorkerRan(result=prepared or {})
-    if not isolated:
-        return WorkerRan(result=prepared() or {})
     try:
         with transaction.atomic(), events.batched():  # a failed write takes its own events with it
             return WorkerRan(result=prepared() or {})
@@ -161,7 +141,6 @@ def run_pass(ctx: TurnContext) -> PassResult:
     if result.gate:
         prepared = {w.NAME: WorkerSkipped(gate=result.gate) for w in wired}
     else:
-        _fetch_reads(ctx, wired)
         skill_reflection.earned(ctx)  # this turn's own signal counts for its own persistence pass
         ctx.notes["skill_reflection_gate"] = skill_reflection.applies(ctx)
         for worker in wired:
@@ -170,36 +149,28 @@ def run_pass(ctx: TurnContext) -> PassResult:
     return result
 
 
-def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: float, *, isolated: bool) -> None:
-    """ONE transaction: the signal, the workers' writes, the spend, the events, the turn's mark.
-
-    Not ``isolated``: no savepoints at all, and any failure rolls the whole of it back (the first
-    try of every pass: most passes fail nowhere). ``isolated``: each worker's writes (and the
-    signal, and the events) in a savepoint of their own, a failure costing only its own writes.
-    """
-    ctx.notes.pop(skill_reflection.NAME, None)  # what an earlier, rolled-back try applied
-    with transaction.atomic(), events.batched(isolated=isolated):
+def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:
+    """ONE transaction: the signal, the workers' writes (each in a savepoint), the spend, the events,
+    the turn's mark."""
+    with transaction.atomic(), events.batched():
         if ctx.notes.get("signal_due") and skill_reflection.earned(ctx):
-            _write_signal(ctx, isolated=isolated)
-        result.workers = {name: _apply_worker(name, p, ctx, isolated=isolated) for name, p in prepared.items()}
+            _write_signal(ctx)
+        result.workers = {name: _apply_worker(name, p, ctx) for name, p in prepared.items()}
+        if episodist.NAME in result.failed:  # the turn's own record: a pass without it is no reflection
+            raise EpisodeNotFiled(f"turn {ctx.run_id}: the episode could not be filed")
         if not result.gate:
             result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)
-        aux.record_batch(ctx.seat, ctx.spend, isolated=isolated)
+        aux.record_batch(ctx.seat, ctx.spend)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         _publish(ctx, result)
         if not result.reflectable_again:
-            turn_rows.mark_reflected(ctx.turn.pk, timezone.now())
+            Turn.objects.filter(pk=ctx.turn.pk).update(reflected_at=timezone.now())
 
 
 def _commit(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:
     """The write half: ONE transaction, or (it failed) the spend charged alone and the turn left."""
     try:
-        try:
-            _write_half(ctx, result, prepared, started, isolated=False)
-        except Exception:
-            log.info("turn %s: a write failed; the pass's writes are retried, each worker in its own savepoint",
-                     ctx.run_id, exc_info=True)
-            _write_half(ctx, result, prepared, started, isolated=True)
+        _write_half(ctx, result, prepared, started)
     except Exception:
         log.exception("reflection pass for turn %s could not commit; left for a later pass", ctx.run_id)
         result.committed = False

@@ -17,15 +17,12 @@ from core import events
 from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_many, get_embedder
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
-from core.statements import Compiled
-from crewlet.models import Seat
 from learning import episodes
 from learning.models import Episode
 
 log = logging.getLogger("learning.reflect.episodist")
 
 NAME = "episodist"
-CANDIDATES = "episode_candidates"  # the batched read of the episodes this pass may replace
 EPISODE_EMBED_BUDGET = DIARY_EMBED_BUDGET  # one short text; a row without a vector is filled later
 
 
@@ -125,48 +122,22 @@ def run(ctx):
     return write
 
 
-def _by_run(seat_id: int, run_id: str):
-    return Episode.objects.filter(seat=Seat(pk=seat_id), kind=Episode.RAW, run_id=run_id).exclude(run_id="").values_list(
-        "id", "run_id")
-
-
-def _by_work_key(seat_id: int, work_key: str):
-    return Episode.objects.filter(seat=Seat(pk=seat_id), kind=Episode.RAW, work_key=work_key).values_list("id", "run_id")
-
-
-# every engaged turn reads them: compiled once (core.statements); the UNION's seat is bound once an arm
-_BY_RUN = Compiled(_by_run, -1, "\0run-id")
-_BY_WORK_KEY = Compiled(_by_work_key, -1, "\0work-key")
-_BY_EITHER = Compiled(lambda seat_id, run_id, seat_again, work_key: _by_run(seat_id, run_id).union(
-    _by_work_key(seat_again, work_key), all=True), -1, "\0run-id", -2, "\0work-key")
-
-
-def _candidates(ctx, run_id: str, work_key: str):
-    """The ids (and run ids) of the episodes this pass may replace: ONE statement, a UNION of two
-    lookups each on its own index (the run id's unique one, the work key's): an OR of the two would
-    scan every episode of the seat. None when the turn has neither key."""
-    if run_id and work_key:
-        return _BY_EITHER.bound(ctx.seat.pk, run_id, ctx.seat.pk, work_key)
-    if run_id:
-        return _BY_RUN.bound(ctx.seat.pk, run_id)
-    if work_key:
-        return _BY_WORK_KEY.bound(ctx.seat.pk, work_key)
-    return None
-
-
-def reads(ctx) -> dict:
-    """What ``write`` reads, for the pass's batched read (``pass_reads``): the seat's passes are
-    serialised by its lock, so the episode to replace is the same before the transaction as in it."""
-    candidates = _candidates(ctx, ctx.run_id, ctx.record.work_key)
-    return {CANDIDATES: candidates} if candidates is not None else {}
-
-
 def _existing(ctx, fields: dict) -> int | None:
-    """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a re-run)."""
-    if not (fields["run_id"] or fields["work_key"]):
+    """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a re-run).
+
+    One statement, a UNION of two lookups each on its own index (the run id's unique one, the work
+    key's): an OR of the two would scan every episode of the seat."""
+    run_id, work_key = fields["run_id"], fields["work_key"]
+    raw = Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
+    lookups = []
+    if run_id:
+        lookups.append(raw.filter(run_id=run_id).values_list("id", "run_id"))
+    if work_key:
+        lookups.append(raw.filter(work_key=work_key).values_list("id", "run_id"))
+    if not lookups:
         return None
-    rows = sorted(ctx.fetched(CANDIDATES, lambda: _candidates(ctx, fields["run_id"], fields["work_key"])))
-    mine = [pk for pk, run_id in rows if fields["run_id"] and run_id == fields["run_id"]]
+    rows = sorted(lookups[0].union(*lookups[1:], all=True))
+    mine = [pk for pk, row_run_id in rows if run_id and row_run_id == run_id]
     found = mine or [pk for pk, _ in rows]
     return found[0] if found else None
 

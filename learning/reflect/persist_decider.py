@@ -25,7 +25,6 @@ log = logging.getLogger("learning.reflect.persist_decider")
 NAME = "persist_decider"
 RECENT_NOTES_SHOWN = 50
 KINDS = {"LONG": DiaryEntry.LONG, "SHORT": DiaryEntry.SHORT}
-RECENT_NOTES = "recent_notes"  # the batched read of the notes the decision is shown
 
 
 def wired(learning) -> bool:
@@ -42,18 +41,9 @@ def applies(ctx) -> str | None:
     return None
 
 
-def _recent_notes(ctx):
-    return diary.recent_texts_read(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
-
-
-def reads(ctx) -> dict:
-    """What ``run`` reads, for the pass's batched read (``pass_reads``): the notes it is shown."""
-    return {RECENT_NOTES: _recent_notes(ctx)} if ctx.settled else {}
-
-
 def build_inputs(ctx, *, reflect: bool) -> dict:
     inputs = turn_inputs(ctx)
-    inputs["recent_notes"] = [content for (content,) in ctx.fetched(RECENT_NOTES, lambda: _recent_notes(ctx))]
+    inputs["recent_notes"] = diary.recent_texts(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
     if reflect:
         inputs["skill_reflection"] = {
             "skills": skill_reflection.catalogue_inputs(ctx.seat),

@@ -10,17 +10,14 @@ auxiliary call or write is logged and reported under ``failed``, and the later s
 from __future__ import annotations
 
 import copy
-import functools
 import logging
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from core import aux, events
 from core.event_types import CounterpartyProfileUpdated
-from core.statements import Compiled, Update
-from crewlet.models import Seat
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
 
@@ -28,7 +25,6 @@ log = logging.getLogger("learning.reflect")
 
 NAME = "profiler"
 MAX_ITEMS = 20  # per list: the oldest observations give way, a profile is not a transcript
-PROFILES = "counterparty_profiles"  # the batched read of the senders' profiles
 
 
 def wired(learning) -> bool:
@@ -66,9 +62,6 @@ def _merge(old: list, new: list) -> list:
 
 
 MERGED = ("display_name", "communication_style", *profile_update.FIELDS, "observations")
-# the merge's conditional UPDATE (the row as it was read, by its id and observation count), one fixed
-# statement: every engaged turn with a known sender writes one (core.statements)
-_MERGE = Update(CounterpartyProfile, (*MERGED, "updated_at"), ("id", "observations"))
 
 
 def _key(ctx, sender) -> dict:
@@ -76,42 +69,15 @@ def _key(ctx, sender) -> dict:
             "subject_platform": sender.platform}
 
 
-PROFILE_COLUMNS = tuple(f.attname for f in CounterpartyProfile._meta.concrete_fields)  # the whole row, in from_db's order
-
-
-def _matching(seat_id: int, *keys: str):
-    """The seat's profiles of these senders, ``keys`` three a sender (handle, external id, platform)."""
-    match = Q()
-    for handle, external_id, platform in zip(keys[0::3], keys[1::3], keys[2::3], strict=True):
-        match |= Q(subject_handle=handle, subject_external_id=external_id, subject_platform=platform)
-    return CounterpartyProfile.objects.filter(observer=Seat(pk=seat_id)).filter(match).values_list(*PROFILE_COLUMNS)
-
-
-@functools.lru_cache(maxsize=16)  # a statement a distinct count, bounded
-def _profiles_read(senders: int) -> Compiled:
-    """Every engaged turn reads its senders' profiles: compiled once a number of senders (core.statements)."""
-    return Compiled(_matching, -1, *(f"\0{part}{n}" for n in range(senders) for part in ("handle", "id", "platform")))
-
-
-def _profiles(ctx, subjects):
-    keys = [part for sender, _ in subjects for part in sender.key]
-    return _profiles_read(len(subjects)).bound(ctx.seat.pk, *keys)
-
-
-def reads(ctx) -> dict:
-    """What ``run`` reads, for the pass's batched read (``pass_reads``): the senders' profiles."""
-    if ctx.internal_trigger:
-        return {}
-    subjects = subjects_of(ctx)
-    return {PROFILES: _profiles(ctx, subjects)} if subjects else {}
-
-
 def _known(ctx, subjects) -> dict[tuple, CounterpartyProfile]:
     """The profiles the seat already keeps of these senders: ONE read for the whole pass."""
     if not subjects:
         return {}
-    rows = ctx.fetched(PROFILES, lambda: _profiles(ctx, subjects))
-    profiles = [CounterpartyProfile.from_db(DEFAULT_DB_ALIAS, PROFILE_COLUMNS, row) for row in rows]
+    match = Q()
+    for sender, _ in subjects:
+        handle, external_id, platform = sender.key
+        match |= Q(subject_handle=handle, subject_external_id=external_id, subject_platform=platform)
+    profiles = CounterpartyProfile.objects.filter(observer=ctx.seat).filter(match)
     return {(p.subject_handle, p.subject_external_id, p.subject_platform): p for p in profiles}
 
 
@@ -145,7 +111,8 @@ def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> Co
     if existing is not None:
         merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
         _merged(merged, sender, answer)
-        if _MERGE.run((existing.pk, existing.observations), (*(getattr(merged, f) for f in MERGED), timezone.now())):
+        as_read = CounterpartyProfile.objects.filter(pk=existing.pk, observations=existing.observations)
+        if as_read.update(**{f: getattr(merged, f) for f in MERGED}, updated_at=timezone.now()):
             return merged
     else:
         profile = CounterpartyProfile(**_key(ctx, sender))

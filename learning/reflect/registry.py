@@ -2,9 +2,8 @@
 
 A worker is a module exposing ``NAME``, ``wired(learning) -> bool`` (whether the engine builds it
 at all under the company-wide ``[learning]`` knobs), ``applies(turn_ctx) -> gate name or None`` and
-``run(turn_ctx) -> dict`` (what it did, for the reflection record); optionally ``reads(turn_ctx) ->
-{name: queryset or core.statements.Bound}``, what it will read, fetched with the pass's other reads
-(``pass_reads``) and found by the worker through ``turn_ctx.fetched(name, build_read)``.
+``run(turn_ctx)``: the worker's outcome, or the write (a callable) the dispatcher runs in the pass's
+transaction.
 """
 
 from __future__ import annotations

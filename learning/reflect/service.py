@@ -1,6 +1,6 @@
 """``reflect_turn``: the pass for one stored turn, under the seat's lock, at most once per turn.
 
-Under the one lease the task also drains the seat's other unreflected turns, oldest first, its own
+Under the one lock the task also drains the seat's other unreflected turns, oldest first, its own
 among them (at most ``DRAIN_TURNS`` turns or ``DRAIN_SECONDS``): a turn whose own task was lost
 (a worker killed mid-pass, a failed enqueue) is taken by the seat's next task instead of waiting
 for the backlog sweep, and a queue of one seat's turns pays for its lock once and for one flush
@@ -10,15 +10,12 @@ drained returns after one row read.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from contextlib import nullcontext
 
-from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Case, Q, Value, When
 
-from core.statements import Compiled
 from crewlet.models import Seat
 from learning.models import Turn
 from learning.reflect import dispatcher, durability
@@ -26,35 +23,21 @@ from learning.reflect.lock import LockTimeout, seat_lock
 
 log = logging.getLogger("learning.reflect")
 
-DRAIN_TURNS = 20  # turns one task reflects under one lease, its own included
+DRAIN_TURNS = 20  # turns one task reflects under one lock, its own included
 DRAIN_SECONDS = 20.0  # no further turn is started past this; the rest wait for their own tasks
 SEAT_ROWS = ("role", "role__company", "company", "unit")  # what a pass reads of its seat, besides the seat
 
 
-# every task reads its turn's row first (most find it drained already): compiled once (core.statements)
-_STATE = Compiled(lambda turn_id: Turn.objects.filter(pk=turn_id).order_by("pk").values_list("seat_id", "reflected_at")[:1],
-                  -1)
-TURN_COLUMNS = tuple(f.attname for f in Turn._meta.concrete_fields)  # a turn's whole row, in from_db's order
-_ONE = Compiled(lambda turn_id: Turn.objects.filter(pk=turn_id).order_by().values_list(*TURN_COLUMNS), -1)
-
-
-@functools.lru_cache(maxsize=4)
-def _drain(limit: int) -> Compiled:
-    """The turn (ordered first, so the limit never leaves it out), then the seat's oldest other
-    unreflected turns; the turn's id is bound twice (its filter, its rank)."""
-    return Compiled(lambda turn_id, seat_id, turn_again: Turn.objects.filter(
-        Q(pk=turn_id) | Q(seat_id=seat_id, reflected_at__isnull=True)).order_by(
-        Case(When(pk=turn_again, then=Value(0)), default=Value(1)), "received_at", "id").values_list(*TURN_COLUMNS)[:limit],
-        -1, -2, -3)
-
-
 def _queue(turn_id: int, seat_id: int, *, drain: bool) -> list[Turn]:
-    """The turns to reflect under this lease, oldest first: ``turn_id`` always among them, and with
+    """The turns to reflect under this lock, oldest first: ``turn_id`` always among them, and with
     ``drain`` the seat's oldest other unreflected turns; then their seat's rows, read once for them
     all (each turn's pass reads the one seat instance). Each row is as it is under the lock (the
     caller skips one already reflected)."""
-    rows = _drain(DRAIN_TURNS).rows(turn_id, seat_id, turn_id) if drain else _ONE.rows(turn_id)
-    turns = [Turn.from_db(DEFAULT_DB_ALIAS, TURN_COLUMNS, row) for row in rows]
+    if drain:  # the turn ranked first, so the limit never leaves it out
+        turns = list(Turn.objects.filter(Q(pk=turn_id) | Q(seat_id=seat_id, reflected_at__isnull=True)).order_by(
+            Case(When(pk=turn_id, then=Value(0)), default=Value(1)), "received_at", "id")[:DRAIN_TURNS])
+    else:
+        turns = list(Turn.objects.filter(pk=turn_id))
     if not turns:
         return []
     seats = Seat.objects.select_related(*SEAT_ROWS).in_bulk({turn.seat_id for turn in turns})  # one, but for a moved turn
@@ -83,8 +66,7 @@ def reflect_turn(turn_id: int, *, now=None, drain: bool = True) -> dict:
     under the lock, so two deliveries of one task never both run its pass. A pass closed by
     ``no_budget`` leaves the turn unreflected (the ceiling may move) and ends the drain.
     """
-    rows = _STATE.rows(turn_id)
-    row = rows[0] if rows else None
+    row = Turn.objects.filter(pk=turn_id).values_list("seat_id", "reflected_at").first()
     if row is None:
         log.info("reflect_turn %s: the turn is gone", turn_id)
         return {"turn": turn_id, "status": "gone"}

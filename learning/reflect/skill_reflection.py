@@ -17,7 +17,6 @@ from datetime import timedelta
 
 from core import events
 from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
-from core.statements import Compiled, Update
 from crewlet.errors import Conflict
 from crewlet.models import Seat
 from learning import limits, skill_actions, skills
@@ -29,7 +28,6 @@ log = logging.getLogger("learning.reflect.skill_reflection")
 NAME = "skill_reflection"
 MAX_ROUNDS = 3  # a read asks again with the body; a pass never loops past this
 WRITE_ACTIONS = ("patch", "add_reference", "create", "archive")
-STATE = "conversation_state"  # the batched read of the conversation's signal
 
 
 def _knobs(ctx):
@@ -60,33 +58,11 @@ def accumulate(ctx) -> list[str]:
     if not reasons:
         return []
     fields = {"reflection_signal": True, "signal_reason": ",".join(reasons)}
-    if not _SIGNAL.run((ctx.seat.pk, ctx.conversation_id), tuple(fields.values())):
-        state, _ = ConversationState.objects.get_or_create(seat=ctx.seat, conversation_id=ctx.conversation_id)
-        ConversationState.objects.filter(pk=state.pk).update(**fields)
+    conversation = ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id)
+    if not conversation.update(**fields):  # the conversation's first signal: its row is made first
+        ConversationState.objects.get_or_create(seat=ctx.seat, conversation_id=ctx.conversation_id)
+        conversation.update(**fields)
     return reasons
-
-
-# the signal set on the conversation's row, one fixed statement (core.statements)
-_SIGNAL = Update(ConversationState, ("reflection_signal", "signal_reason"), ("seat", "conversation_id"))
-
-
-# every engaged turn reads it: compiled once (core.statements)
-_STATE = Compiled(lambda seat_id, conversation_id: ConversationState.objects.filter(
-    seat=Seat(pk=seat_id), conversation_id=conversation_id).order_by("pk").values_list(
-    "reflection_signal", "last_skill_reflection_at")[:1], -1, "\0conversation")
-
-
-def _state(ctx):
-    """The conversation's signal and its last reflection (one row, or none yet)."""
-    return _STATE.bound(ctx.seat.pk, ctx.conversation_id)
-
-
-def reads(ctx) -> dict:
-    """What ``applies`` reads, for the pass's batched read (``pass_reads``)."""
-    knobs = _knobs(ctx)
-    if not knobs.enabled or ctx.scheduled or not ctx.conversation_id:
-        return {}
-    return {STATE: _state(ctx)}
 
 
 def applies(ctx) -> str | None:
@@ -98,8 +74,9 @@ def applies(ctx) -> str | None:
         return "scheduled_conversation"
     if not ctx.conversation_id:
         return "no_conversation"
-    state = ctx.fetched(STATE, lambda: _state(ctx))
-    signal, last = state[0] if state else (False, None)
+    state = ConversationState.objects.filter(seat=ctx.seat, conversation_id=ctx.conversation_id).order_by("pk").values_list(
+        "reflection_signal", "last_skill_reflection_at").first()
+    signal, last = state or (False, None)
     if not ctx.notes.get("signal_reasons") and not signal:
         return "no_signal"
     if last is not None and ctx.now - last < timedelta(seconds=knobs.cooldown_secs):

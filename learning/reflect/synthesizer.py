@@ -8,14 +8,12 @@ name, summary or body is dropped; a name the seat already has is rejected by the
 
 from __future__ import annotations
 
-import functools
 import logging
 
 from django.db.models.functions import Substr
 
 from core import aux, events
 from core.event_types import SkillSynthesized
-from core.statements import Compiled
 from crewlet.errors import Conflict
 from crewlet.models import Seat
 from learning import limits, procedures, skills
@@ -45,12 +43,12 @@ def duplicate_of(seat: Seat, tools, threshold: float):
     return None
 
 
-@functools.lru_cache(maxsize=16)
-def _held_tools(cap: int) -> Compiled:
+def _held_tools(seat: Seat, cap: int) -> list:
     """The tool sequences of at most ``cap`` of the seat's skills, archived included: ``skills.at_cap``
-    (fewer than ``cap`` rows: every skill held) and ``duplicate_of``'s question in ONE read, compiled
-    once a cap (core.statements): every settled turn with enough tools asks both."""
-    return Compiled(lambda seat_id: skills.held(Seat(pk=seat_id)).order_by("id").values_list("tool_sequence")[:cap], -1)
+    (fewer than ``cap`` rows: every skill held) and ``duplicate_of``'s question in ONE read."""
+    if cap <= 0:
+        return []
+    return list(skills.held(seat).order_by("id").values_list("tool_sequence", flat=True)[:cap])
 
 
 def applies(ctx) -> str | None:
@@ -63,7 +61,7 @@ def applies(ctx) -> str | None:
     if len(set(procedures.procedure(ctx.tools_called))) < knobs.min_tool_calls:
         return "too_few_tools"
     cap = knobs.max_skills_per_agent
-    held = [tools for (tools,) in _held_tools(cap).rows(ctx.seat.pk)] if cap > 0 else []
+    held = _held_tools(ctx.seat, cap)
     if skills.full(len(held), cap):  # at most ``cap`` were read: as many as held, or enough to be full
         return "max_skills_per_agent"
     if any(_alike(ctx.tool_sequence, tools, knobs.duplicate_jaccard_threshold) for tools in held):

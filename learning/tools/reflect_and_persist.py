@@ -15,7 +15,6 @@ from pydantic import Field
 
 from core import events
 from core.event_types import ReflectAndPersistCalled
-from core.statements import Bound, Compiled
 from crewlet.errors import BadInput
 from crewlet.models import Seat
 from learning import diary, limits
@@ -42,15 +41,6 @@ def calls(run_id: str, *, seat: Seat):
     return events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id)
 
 
-# a reflection pass asks it of every engaged turn: compiled once (core.statements)
-_CALLED = Compiled(lambda seat_id, run_id: calls(run_id, seat=Seat(pk=seat_id)).values_list("pk")[:1], -1, "\0run-id")
-
-
-def called(run_id: str, *, seat: Seat) -> Bound:
-    """The first ``calls`` row's id, as a read not run yet (empty: the builtin was not called)."""
-    return _CALLED.bound(seat.pk, run_id)
-
-
 def self_persisted(run_id: str, *, seat: Seat) -> bool:
     """Whether the seat's turn with this run id called reflect_and_persist (the reflection intake's question)."""
     return bool(run_id) and calls(run_id, seat=seat).exists()
@@ -62,7 +52,7 @@ def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:
         raise BadInput("arguments.content: a note needs some text", field="arguments.content")
     kind = KINDS[args.kind]
     try:
-        # Embed first, outside the write transaction: SQLite's IMMEDIATE mode would hold the write lock meanwhile.
+        # Embed first, outside the write transaction: no transaction stays open while the model runs.
         entry = diary.prepare(seat=call.seat, content=args.content, kind=kind, ttl_days=args.ttl_days,
                               source="reflect_and_persist", turn_id=call.run_id)
         with transaction.atomic():

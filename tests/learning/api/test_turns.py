@@ -233,20 +233,20 @@ def test_the_route_and_its_schema_are_in_the_openapi_document(client):
     assert schema["additionalProperties"] is False
 
 
-def test_the_reflection_task_is_written_in_the_turns_own_transaction(seat, seat_token, api_client,
-                                                                      django_capture_on_commit_callbacks):
+def test_the_reflection_task_enqueued_on_commit_reflects_the_turn(seat, seat_token, api_client,
+                                                                  django_capture_on_commit_callbacks):
     from django.utils.module_loading import import_string
 
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:  # nothing runs after the commit
+    with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, record(seat), token=seat_token)
 
-    assert response.status_code == 202 and callbacks == []
-    task = OrmQ.objects.get().task  # already queued: no gap between the commit and the enqueue
+    assert response.status_code == 202
+    task = OrmQ.objects.get().task
     import_string(task["func"])(*task["args"])  # what a qcluster worker does with it
     assert Turn.objects.get().reflected_at is not None
 
 
-def test_a_turn_whose_transaction_rolls_back_after_the_enqueue_leaves_no_task(seat):
+def test_a_turn_whose_transaction_rolls_back_leaves_no_task(seat, django_capture_on_commit_callbacks):
     from django.db import transaction
 
     from learning.turn_record import TurnRecord
@@ -255,10 +255,12 @@ def test_a_turn_whose_transaction_rolls_back_after_the_enqueue_leaves_no_task(se
     class Abort(Exception):
         pass
 
-    with pytest.raises(Abort), transaction.atomic():
-        store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
-        assert OrmQ.objects.count() == 1  # queued inside the transaction...
-        raise Abort  # ...which then fails
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        with pytest.raises(Abort), transaction.atomic():
+            store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
+            assert not OrmQ.objects.exists()  # nothing is queued before the turn commits...
+            raise Abort  # ...and it never does
+    assert callbacks == []
     assert not Turn.objects.exists() and not OrmQ.objects.exists()
 
 
@@ -278,7 +280,8 @@ def test_a_record_that_carries_its_ask_and_skills_never_reads_the_prefetch_snaps
     assert [q for q in queries.captured_queries if "prefetchsnapshot" in q["sql"]]
 
 
-def test_the_queue_logs_no_line_per_enqueued_turn_but_its_other_lines_pass(seat, seat_token, api_client):
+def test_the_queue_logs_no_line_per_enqueued_turn_but_its_other_lines_pass(seat, seat_token, api_client,
+                                                                           django_capture_on_commit_callbacks):
     import logging
 
     seen = []
@@ -290,7 +293,8 @@ def test_the_queue_logs_no_line_per_enqueued_turn_but_its_other_lines_pass(seat,
     logger, handler = logging.getLogger("django-q"), Keep()
     logger.addHandler(handler)
     try:
-        assert api_client.post(URL, record(seat), token=seat_token).status_code == 202
+        with django_capture_on_commit_callbacks(execute=True):
+            assert api_client.post(URL, record(seat), token=seat_token).status_code == 202
         assert OrmQ.objects.count() == 1
         logger.info("Q Cluster crewlet starting.")
     finally:
@@ -298,12 +302,12 @@ def test_the_queue_logs_no_line_per_enqueued_turn_but_its_other_lines_pass(seat,
     assert seen == ["Q Cluster crewlet starting."]
 
 
-def test_an_accepted_turn_is_one_read_and_two_inserts(seat, seat_token, api_client):
+def test_an_accepted_turn_is_one_read_and_two_inserts(seat, seat_token, api_client, django_capture_on_commit_callbacks):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     assert api_client.post(URL, record(seat), token=seat_token).status_code == 202  # the token's last-used stamp is fresh
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks(execute=True):
         assert api_client.post(URL, record(seat, ask="check the export", skills_offered=[]), token=seat_token).status_code == 202
     sqls = [q["sql"] for q in queries.captured_queries]
     reads, inserts = [s for s in sqls if s.startswith("SELECT")], [s for s in sqls if s.startswith("INSERT")]
@@ -313,7 +317,8 @@ def test_an_accepted_turn_is_one_read_and_two_inserts(seat, seat_token, api_clie
     assert len(sqls) - len(reads) - len(inserts) <= 2, sqls
 
 
-def test_a_task_insert_that_fails_leaves_the_turn_stored_for_the_backlog_sweep(seat, seat_token, api_client, caplog):
+def test_a_task_insert_that_fails_leaves_the_turn_stored_for_the_backlog_sweep(seat, seat_token, api_client, caplog,
+                                                                              django_capture_on_commit_callbacks):
     from django.db import DatabaseError, connection
 
     def queue_table_broken(execute, sql, params, many, context):
@@ -321,7 +326,7 @@ def test_a_task_insert_that_fails_leaves_the_turn_stored_for_the_backlog_sweep(s
             raise DatabaseError("queue table locked")
         return execute(sql, params, many, context)
 
-    with connection.execute_wrapper(queue_table_broken):
+    with connection.execute_wrapper(queue_table_broken), django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, record(seat), token=seat_token)
     assert response.status_code == 202
     turn = Turn.objects.get()

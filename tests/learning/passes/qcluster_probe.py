@@ -31,11 +31,3 @@ def probe(log_path: str, hold_seconds: float = 1.0) -> dict:
 def mark(log_path: str) -> str:
     _append(log_path, {"pid": os.getpid(), "at": time.time(), "broker": os.environ.get("CREWLET_Q_REDIS", "orm")})
     return "marked"
-
-
-def hold(log_path: str, seconds: float) -> str:
-    """Record its start, sleep, record its end: a task in flight for the lifeline tests."""
-    _append(log_path, {"pid": os.getpid(), "at": time.time(), "phase": "start"})
-    time.sleep(seconds)
-    _append(log_path, {"pid": os.getpid(), "at": time.time(), "phase": "end"})
-    return "held"
