@@ -23,7 +23,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "crewlet.apps.CrewletConfig",  # before django_q: its qcluster command wraps django-q2's
+    "crewlet.apps.CrewletConfig",
     "django_q",
     "django_htmx",
     "ninja",  # serves /api/v1/docs with its bundled Swagger UI assets (no CDN)
@@ -34,7 +34,6 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "core.after_response.AfterResponseMiddleware",  # a view's ``later`` work runs once its response is sent
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files (admin, API docs) under gunicorn too
     "django.contrib.sessions.middleware.SessionMiddleware",
