@@ -20,7 +20,7 @@ from core.purposes import Purpose, read_json, says_nothing, system_user
 # A standing rule applies to work of its kind whatever the topic; a stated preference is about its person.
 RULE_WORDS = frozenset({"always", "every", "never", "whenever", "must"})
 # "Ana prefers ...", "Ana's team uses ...", "Ana is on vacation ...": a note about a person (or their team)
-# (a handle as it is written: "mia_li_3668 prefers ...")
+# (a handle as it is written: "ana_k_42 prefers ...")
 PERSON_NOTE = re.compile(r"^(?P<name>[A-Z][\w.-]*|[a-z][\w.-]*[_\d][\w.-]*)(?:'s team)?(?:'s)?\s+(?:\w+\s+)?"
                          r"(?:prefers|likes|loves|enjoys|hates|dislikes|avoids|is|was|works|lives|uses|owns|"
                          r"has|wants|needs|asked|said|user|username|timezone|email)\b")

@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import re
 
-# words between "I" and its verb ("I just moved", "I really love"), verbs whose form is the same after any subject
+# words between "I" and its verb ("I just moved", "I really love")
 ADVERBS = ("also|just|really|still|always|usually|never|often|even|only|sometimes|already|actually|definitely|"
            "mostly|generally|too|now|currently|recently|finally|totally|absolutely|honestly|personally|truly|"
            "seriously|occasionally|rarely|typically|normally|basically|literally|probably|certainly|simply|"
            "especially|particularly|mainly|then|ever|once")  # listed: a word ending in "ly" may be the verb ("I fly", "I reply")
-SAME_FORM = {"can", "could", "will", "would", "shall", "should", "may", "might", "must", "had", "did", "can't",
-             "cannot", "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't", "got", "made", "went",
-             "was", "are", "were"}  # "are", "were": "Mel and I are" -> "Mel and Ana are"
+# the one list of irregular past forms the offline rules share (only forms that are never a present: not "put",
+# "read"): a past after "I" or "never" tells what happened ("I never got the email"), and a past keeps its form
+# after any subject
+IRREGULAR_PAST = frozenset(
+    """was were been had did said got gotten made went gone knew known took taken saw seen came thought gave given
+    told found left felt kept began begun brought heard held ran met paid sat stood lost spent grew grown won
+    bought sent built fell led meant understood wrote written flew flown drove driven drew
+    drawn ate eaten drank sang swam chose chosen became forgot forgotten sold spoke spoken broke broken""".split()
+)
+MODALS = frozenset({"can", "could", "will", "would", "shall", "should", "may", "might", "must", "can't", "cannot",
+                    "couldn't", "won't", "wouldn't", "shouldn't", "didn't", "mustn't"})
+SAME_FORM = MODALS | IRREGULAR_PAST | {"are"}  # a verb whose form is the same after any subject ("Mel and I are")
 _THIRD_FORM = {"have": "has", "do": "does", "don't": "doesn't", "haven't": "hasn't", "am": "is", "go": "goes"}
 _THEY_FORM = {"am": "are", "was": "were", "wasn't": "weren't"}  # a later "I am" is "they are"
 # a word after "I" that is no verb ("Mel and I and the kids", "taller than I am" has its verb)

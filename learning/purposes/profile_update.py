@@ -84,28 +84,28 @@ def _style(messages: list[str]) -> str:
     return f"Writes {style}" + (f"; {', '.join(traits)}" if traits else "") + "."
 
 
-# a sender's imperative said of them: what they decided ("Let's go with Thursday 06:00 UTC" -> "Maya decided to go
-# with Thursday 06:00 UTC") or asked ("Don't touch the production queue" -> "Ravi asked not to touch the production
-# queue"). Kept as said, a profile read in a later turn, away from the thread, gave the agent an order in the
-# person's words with no one saying it -- and "Let's go with Thursday" no longer says who chose Thursday.
+# a profile is read in later turns, away from the thread: it holds statements about the person, never an order in
+# their words. "Let's ..." is what they decided ("Let's go with Thursday" -> "Maya decided to go with Thursday"); a
+# sentence that asks or instructs ("Don't touch the queue", "..., so don't book reviews before 9am") is not kept.
 _LETS = re.compile(r"^(?:let['’]?s|let us)\s+(?P<neg>not\s+)?(?P<rest>\S.*)$", re.I)
-_ASKED = re.compile(r"^(?:(?:please|pls|kindly)[\s,]+)?(?:(?P<dont>don['’]?t|do not)|(?P<never>never)|(?P<avoid>avoid))\s+"
-                    r"(?P<rest>\S.*)$", re.I)
 
 
-def _about(sentence: str, who: str) -> str:
-    """A sender's sentence as a statement about them ("we" their team only when it names work; an imperative as
-    what they decided or asked)."""
+def _about(sentence: str, who: str) -> str | None:
+    """A sender's sentence as a statement about them ("we" their team only when it names work; "let's" as what
+    they decided), or None for a question, a request or an instruction."""
     group = personal_we(sentence)
     text = h.LEAD_WORDS.sub("", sentence.strip()).strip() or sentence.strip()
     if m := _LETS.match(text):
-        lead, rest = f"{who} decided {'not ' if m['neg'] else ''}to ", m["rest"]
-    elif m := _ASKED.match(text):
-        lead = f"{who} asked {'not to ' if m['dont'] else 'never to ' if m['never'] else 'to avoid '}"
-        rest = m["rest"]
-    else:
-        return h.finish(third_person(sentence, who, group=group))
-    return h.finish(lead + third_person(rest, who, named=True, group=group))
+        if h.statement(m["rest"]) is None:
+            return None
+        return h.finish(f"{who} decided {'not ' if m['neg'] else ''}to " + third_person(m["rest"], who, named=True, group=group))
+    if h.statement(sentence) is None:
+        return None
+    return h.finish(third_person(sentence, who, group=group))
+
+
+def _said(sentences_: list[str], pattern: re.Pattern, who: str) -> list[str]:
+    return [line for line in (_about(s, who) for s in sentences_ if pattern.search(s)) if line][:3]
 
 
 def observe(inputs: dict) -> dict:
@@ -114,8 +114,8 @@ def observe(inputs: dict) -> dict:
     who = inputs.get("subject") or "They"
     return {
         "communication_style": _style(messages),
-        "past_decisions": [_about(s, who) for s in said if DECISION.search(s)][:3],
-        "sensitivities": [_about(s, who) for s in said if SENSITIVE.search(s)][:3],
+        "past_decisions": _said(said, DECISION, who),
+        "sensitivities": _said(said, SENSITIVE, who),
         "topics": topics.topics(messages, subject=who, limit=MAX_NEW,
                                 known=(inputs.get("existing") or {}).get("topics") or []),
     }

@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 from core import words as vocabulary
+from learning.purposes.person import IRREGULAR_PAST
 
 MIN_SENTENCES = 2  # the head noun turns up in at least this many of the person's sentences
 MAX_PHRASE_WORDS = 3
@@ -77,12 +78,6 @@ VERBS = frozenset(
     start finish fix add remove delete move return upgrade downgrade confirm apply transfer request
     reserve choose pick cook bake hike swim dance sing attend celebrate mean motivate inspire sound matter
     miss hurt care reach remind agree""".split()
-)
-IRREGULAR_PAST = frozenset(
-    """was were been had did said got made went gone knew known took taken saw seen came thought looked gave
-    given told found left felt kept began begun brought heard held ran met paid sat stood lost spent grew
-    grown won bought sent built fell cut read led understood wrote written flew flown drew drawn sang swam
-    chose chosen""".split()
 )
 NAMEISH = re.compile(r"^[A-Z][A-Za-z'-]*$")
 # "ID", "LGBTQ", "EWR": a word of a phrase ("the LGBTQ community"), not a name -- but never its head, which would

@@ -93,11 +93,11 @@ def test_the_refiner_is_noop_unless_the_run_adds_a_step_or_fails_review():
 
 def test_a_profile_reads_style_decisions_and_sensitivities():
     answer = profile_update.parse(profile_update.offline(
-        {"subject": "Tom", "messages": ["Let's go with Thursday.", "Please avoid Friday deploys, I'm worried about weekends."]}
+        {"subject": "Tom", "messages": ["Let's go with Thursday.", "Please avoid Friday deploys.", "I'm worried about weekends."]}
     ))
     assert answer["communication_style"].startswith("Writes terse")
     assert answer["past_decisions"] == ["Tom decided to go with Thursday."]
-    assert answer["sensitivities"] == ["Tom asked to avoid Friday deploys, they're worried about weekends."]
+    assert answer["sensitivities"] == ["Tom is worried about weekends."]  # the request is no line of a profile
 
 
 @pytest.mark.parametrize("said,decisions,sensitivities", [
@@ -105,12 +105,12 @@ def test_a_profile_reads_style_decisions_and_sensitivities():
     # as an order with no one giving it, and no longer said who chose Thursday
     ("Fine by me. Let's go with Thursday 06:00 UTC.", ["Maya decided to go with Thursday 06:00 UTC."], []),
     ("Ok, let's not ship my branch today.", ["Maya decided not to ship their branch today."], []),
-    ("Can you reproduce this against staging first? Don't touch the production queue.", [],
-     ["Maya asked not to touch the production queue."]),
-    ("Never deploy on Fridays, our customers hate it.", [],
-     ["Maya asked never to deploy on Fridays, Maya's team's customers hate it."]),
+    # an instruction is never a line of a profile, alone or after a statement
+    ("Can you reproduce this against staging first? Don't touch the production queue.", [], []),
+    ("Never deploy on Fridays, our customers hate it.", [], []),
+    ("Lena is in Tokyo this month, so don't book reviews before 9am her time.", [], []),
 ])
-def test_an_imperative_in_a_profile_says_who_decided_or_asked(said, decisions, sensitivities):
+def test_a_profile_says_who_decided_and_holds_no_instruction(said, decisions, sensitivities):
     answer = profile_update.parse(profile_update.offline({"subject": "Maya", "messages": [said]}))
     assert (answer["past_decisions"], answer["sensitivities"]) == (decisions, sensitivities)
 
