@@ -182,36 +182,117 @@ def memory_tab(*, seat: Seat) -> dict:
     }
 
 
-SEARCH_LIMIT = 50
+SEARCH_PAGE_SIZE = 20  # rows of each kind on one page of results
+SEARCH_POOL = 500  # ranked rows of each kind counted and paged through
+SEARCH_EMBED_BUDGET = 2.0  # seconds: a person is waiting on the search box
 
 
 @dataclass(frozen=True)
 class SearchResults:
+    """One page of a search: each kind's rows on this page, and each kind's count of matches."""
+
     query: str
-    notes: list
-    episodes: list
-    profiles: list
+    notes: list = field(default_factory=list)
+    episodes: list = field(default_factory=list)
+    profiles: list = field(default_factory=list)
+    skills: list = field(default_factory=list)
+    counts: dict = field(default_factory=dict)  # kind -> rows matched
+    page: int = 1
+    pages: int = 1
+    by_meaning: bool = False  # the query was embedded, so notes and episodes were ranked by meaning too
 
     @property
     def total(self) -> int:
-        return len(self.notes) + len(self.episodes) + len(self.profiles)
+        return sum(self.counts.values())
+
+    @property
+    def previous_page(self) -> int | None:
+        return self.page - 1 if self.page > 1 else None
+
+    @property
+    def next_page(self) -> int | None:
+        return self.page + 1 if self.page < self.pages else None
 
 
-def search(*, seat: Seat, query: str) -> SearchResults:
-    """Case-insensitive text search over the seat's live notes, its episodes and its counterparty profiles."""
+def _every_word(fields: tuple[str, ...], words: list[str]) -> Q:
+    """Rows holding every word of the query in one of ``fields`` (the word half where nothing is embedded)."""
+    condition = Q()
+    for word in words:
+        any_field = Q()
+        for name in fields:
+            any_field |= Q(**{f"{name}__icontains": word})
+        condition &= any_field
+    return condition
+
+
+def _then(ranked: list[int], more) -> list[int]:
+    seen = set(ranked)
+    return (list(ranked) + [i for i in more if i not in seen])[:SEARCH_POOL]
+
+
+def _in_order(model_rows, ids: list[int]) -> list:
+    by_id = {row.pk: row for row in model_rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def search(*, seat: Seat, query: str, page: int | str = 1) -> SearchResults:
+    """The seat's memory searched by the query's words (and its meaning, when it can be embedded).
+
+    Notes and episodes go through the agents' own hybrid recall (``diary.recall_ids``,
+    ``episode_search.ranked``), so a lead finds what the seat's agent would, followed by any other
+    row holding every word; profiles and skills, which no recall ranks, match when they hold every
+    word. Each kind is counted and paged alike.
+    """
+    from core.providers.embeddings import embed_one
+    from core.words import search_words
+    from learning import episode_search
+
     q = " ".join((query or "").split())
     if not q:
-        return SearchResults("", [], [], [])
+        return SearchResults("")
     if len(q) > 200:
         raise BadInput("q: a search is at most 200 characters")
-    notes = diary.live(seat).filter(content__icontains=q).order_by("-created_at", "-id")[:SEARCH_LIMIT]
-    episodes = Episode.objects.filter(seat=seat).filter(
-        Q(task_summary__icontains=q) | Q(ask__icontains=q) | Q(plan_summary__icontains=q) | Q(common_task_pattern__icontains=q)
-    ).order_by("-started_at", "-id")[:SEARCH_LIMIT]
-    profiles = CounterpartyProfile.objects.filter(observer=seat).filter(
-        Q(subject_handle__icontains=q) | Q(display_name__icontains=q) | Q(communication_style__icontains=q)
-    ).order_by("-updated_at", "-id")[:SEARCH_LIMIT]
-    return SearchResults(q, list(notes), list(episodes), list(profiles))
+    try:
+        page = int(page or 1)
+    except (TypeError, ValueError):
+        raise BadInput("page: a page number is a whole number from 1") from None
+    if page < 1:
+        raise BadInput("page: a page number is a whole number from 1")
+    words = search_words(q)
+    embedded = embed_one(q, budget=SEARCH_EMBED_BUDGET)
+    vector, model = embedded.vector, embedded.model
+    note_ids = episode_ids = []
+    if vector:
+        note_ids = diary.recall_ids(seat=seat, vector=vector, model=model, query=q, limit=SEARCH_POOL)
+        episode_ids = [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model=model, query=q,
+                                                           limit=SEARCH_POOL).rows]
+    # then every row holding all the words that the recall left out (one not embedded yet, a compacted turn)
+    note_ids = _then(note_ids, diary.live(seat).filter(_every_word(("content",), words))
+                     .order_by("-created_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
+    episode_ids = _then(episode_ids, Episode.objects.filter(seat=seat).filter(
+        _every_word(("task_summary", "ask", "plan_summary", "common_task_pattern"), words))
+        .order_by("-started_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
+    profile_ids = list(CounterpartyProfile.objects.filter(observer=seat).filter(
+        _every_word(("subject_handle", "display_name", "communication_style"), words))
+        .order_by("-updated_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
+    skill_ids = list(SynthesizedSkill.objects.filter(seat=seat).filter(
+        _every_word(("name", "description", "body"), words))
+        .order_by("-use_count", "name").values_list("pk", flat=True)[:SEARCH_POOL])
+    found = {"notes": note_ids, "episodes": episode_ids, "profiles": profile_ids, "skills": skill_ids}
+    counts = {kind: len(ids) for kind, ids in found.items()}
+    pages = max(1, -(-max(counts.values()) // SEARCH_PAGE_SIZE))
+    if page > pages:
+        raise BadInput(f"page: the search has {pages} page{'s' if pages != 1 else ''}")
+    shown = {kind: ids[(page - 1) * SEARCH_PAGE_SIZE: page * SEARCH_PAGE_SIZE] for kind, ids in found.items()}
+    return SearchResults(
+        q,
+        notes=_in_order(diary.live(seat).filter(pk__in=shown["notes"]), shown["notes"]),
+        episodes=_in_order(Episode.objects.filter(seat=seat, pk__in=shown["episodes"]).defer("embedding"),
+                           shown["episodes"]),
+        profiles=_in_order(CounterpartyProfile.objects.filter(pk__in=shown["profiles"]), shown["profiles"]),
+        skills=_in_order(SynthesizedSkill.objects.filter(pk__in=shown["skills"]), shown["skills"]),
+        counts=counts, page=page, pages=pages, by_meaning=bool(vector),
+    )
 
 
 def note_of(*, seat: Seat, pk: int):

@@ -83,7 +83,7 @@ def home_page(request):
 @page_view(*access.MEMORY)
 def memory(request, handle):
     seat = selectors.seat_by_handle(handle)
-    found = selectors.search(seat=seat, query=request.GET.get("q", ""))
+    found = selectors.search(seat=seat, query=request.GET.get("q", ""), page=request.GET.get("page", 1))
     context = {**selectors.memory_tab(seat=seat), "found": found, "nav": "seats", **_note_perms(request)}
     if request.htmx and request.GET.get("q") is not None:
         return render(request, "learning/_search_results.html", context)

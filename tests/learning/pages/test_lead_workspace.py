@@ -256,6 +256,7 @@ def test_a_leads_forget_and_correct_land_in_recent_actions(client, lead, seat):
 # ---- the memory page: results refresh in place; profile lists only with text ---------------------------
 
 def test_search_results_refresh_in_place_after_a_forget_or_a_correction(client, lead, seat):
+    from html import unescape
     from urllib.parse import unquote
 
     gone = note(seat, "The billing export runs nightly")
@@ -265,8 +266,8 @@ def test_search_results_refresh_in_place_after_a_forget_or_a_correction(client, 
     page = client.get(memory, {"q": "billing export"}).content.decode()
     results = page[page.index('<div id="search-results"'):page.index('id="latest-reflection"')]
     assert 'hx-trigger="memory-changed from:body"' in results and "2 matches" in results
-    refresh = unquote(results.split('hx-get="', 1)[1].split('"', 1)[0])
-    assert refresh == f"{memory}?q=billing export"
+    refresh = unescape(unquote(results.split('hx-get="', 1)[1].split('"', 1)[0]))
+    assert refresh == f"{memory}?q=billing export&page=1"
 
     forgot = client.post(reverse("learning_pages:forget_note", args=["ana", gone.pk]), HTTP_HX_REQUEST="true")
     corrected = client.post(reverse("learning_pages:correct_note", args=["ana", fixed.pk]),

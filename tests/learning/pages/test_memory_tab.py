@@ -166,3 +166,50 @@ def test_the_memory_pages_need_a_logged_in_staff_user(client, seat):
     response = client.get(reverse("learning_pages:memory", args=[seat.handle]))
 
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+# ---- the search box: the agents' own word-and-meaning recall, counted and paged -------------------------
+
+def search_results(client, seat, **params) -> str:
+    html = client.get(reverse("learning_pages:memory", args=[seat.handle]), params).content.decode()
+    return html[html.index('<div id="search-results"'):html.index('id="latest-reflection"')]
+
+
+def test_the_search_finds_every_word_wherever_it_stands_and_counts_each_kind(client, lead, seat, other_seat):
+    from tests.learning.memory_rows import episode, note, skill
+
+    note(seat, "Before a deploy to staging, run the migration with lock_timeout set.")
+    note(seat, "The Friday lunch moved to the Thai place.")
+    note(other_seat, "staging deploy migration notes of another seat")
+    episode(seat, label="PLAT-7: staging deploy blocked", ask="the staging deploy hangs on a migration",
+            did="Set lock_timeout on the migration and redeployed.", tools=["ci"], run_id="run-7")
+    skill(seat, "staging-migration-deploy", "deploy to staging after the migration check")
+    CounterpartyProfile.objects.create(observer=seat, subject_handle="maya", subject_platform="slack",
+                                       communication_style="Asks about the staging deploy before every migration.")
+    client.force_login(lead)
+
+    html = search_results(client, seat, q="migration staging deploy")
+
+    assert "lock_timeout set" in html and "Thai place" not in html and "another seat" not in html
+    assert "PLAT-7: staging deploy blocked" in html and "staging-migration-deploy" in html and "Asks about" in html
+    counts = re.search(r'id="search-counts">([^<]*)', html).group(1)
+    assert counts.startswith("1 note, 1 episode, 1 profile, 1 skill")
+    assert "4 matches for" in html
+
+
+def test_the_search_pages_through_every_match_and_refuses_a_page_it_does_not_have(client, lead, seat):
+    from tests.learning.memory_rows import note
+
+    for i in range(selectors.SEARCH_PAGE_SIZE + 5):
+        note(seat, f"Rollback drill {i}: the canary rollback took {i} minutes")
+    client.force_login(lead)
+    url = reverse("learning_pages:memory", args=[seat.handle])
+
+    first = search_results(client, seat, q="canary rollback")
+    second = search_results(client, seat, q="canary rollback", page=2)
+
+    total = selectors.SEARCH_PAGE_SIZE + 5
+    assert f"{total} matches" in first and "page 1 of 2" in first and 'id="search-next"' in first
+    assert first.count("Rollback drill") == selectors.SEARCH_PAGE_SIZE and second.count("Rollback drill") == 5
+    assert client.get(url, {"q": "canary rollback", "page": 3}).status_code == 400
+    assert client.get(url, {"q": "canary rollback", "page": "two"}).status_code == 400
