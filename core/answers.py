@@ -140,3 +140,84 @@ def _each_valid(value: Any, handler: ValidatorFunctionWrapHandler) -> list:
 
 # ``Batch[Item]``: a list whose invalid items are dropped one by one
 Batch = Annotated[list[T], WrapValidator(_each_valid)]
+
+
+# ---- meaning: what an answer may not be, whatever its shape -----------------------------------
+
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_ONE_WORD = re.compile(r"[a-z_]+")  # a one-word literal of a template ("read", "patch") is a value, not a blank
+
+
+def normalised(text: str) -> str:
+    """Lower-case words joined by single spaces: how two texts are compared for sameness."""
+    return " ".join(re.findall(r"[^\W_]+", (text or "").lower()))
+
+
+def template_blanks(messages: list[dict]) -> frozenset[str]:
+    """The fill-in texts of the JSON templates a prompt shows (``"content": "the fact, or empty for NOOP"``,
+    ``["..."]``), normalised: a quoted string inside a ``{...}`` of the prompt that is neither a key (a colon
+    follows it) nor one of a set of alternatives (``"LONG" | "SHORT"``) nor a one-word literal."""
+    blanks: set[str] = set()
+    for message in messages:
+        text = str(message.get("content", ""))
+        for start in (m.start() for m in re.finditer(r"\{\s*\"", text)):
+            depth, end = 0, start
+            for end in range(start, min(len(text), start + 2000)):
+                depth += {"{": 1, "}": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+            span = text[start : end + 1]
+            for quoted in _QUOTED.finditer(span):
+                after = span[quoted.end() :].lstrip()[:1]
+                before = span[: quoted.start()].rstrip()[-1:]
+                if after == ":" or "|" in (after, before) or _ONE_WORD.fullmatch(quoted.group(1)):
+                    continue
+                blanks.add(normalised(quoted.group(1)))
+    return frozenset(blanks)
+
+
+def string_leaves(value: Any) -> list[tuple[str, str]]:
+    """Every string inside an answer with the field it sits under (``("topics", "dogs")``)."""
+    out: list[tuple[str, str]] = []
+
+    def walk(item: Any, where: str) -> None:
+        if isinstance(item, str):
+            out.append((where, item))
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                walk(inner, str(key))
+        elif isinstance(item, (list, tuple)):
+            for inner in item:
+                walk(inner, where)
+
+    walk(value, "answer")
+    return out
+
+
+def blank_in(text: str, blanks: frozenset[str]) -> str:
+    """The template blank ``text`` is, or holds (a blank of three words or more inside it); "" for none.
+    A text of punctuation only ("...", "…") is a blank too."""
+    norm = normalised(text)
+    if not norm:
+        return text.strip() if text.strip() else ""
+    if norm in blanks:
+        return norm
+    padded = f" {norm} "
+    return next((b for b in blanks if len(b.split()) >= 3 and f" {b} " in padded), "")
+
+
+def stems(*texts: str) -> frozenset[str]:
+    """The texts' content words folded to their singular, and every word of two letters or more
+    ("CI", "QA"): what two texts are compared by when one must come from the other."""
+    from core.words import STOPWORDS, content_words, stem, words
+
+    found: set[str] = set()
+    for text in texts:
+        found.update(stem(w) for w in content_words(text or ""))
+        found.update(w for w in words(text or "") if len(w) == 2 and w not in STOPWORDS)
+    return frozenset(found)
+
+
+def unsupported(text: str, known: frozenset[str], *, ignore: frozenset[str] = frozenset()) -> bool:
+    """Whether ``text`` shares no word with ``known`` other than those in ``ignore`` (names, say)."""
+    return not ((stems(text) - ignore) & known)

@@ -1,17 +1,26 @@
 """The auxiliary seam: the only way code reaches a chat model.
 
-Every call names its stage, purpose and turn, or is refused before any model is resolved. The
-seat's ``llm_auxiliary`` chain is tried in order (falling back to its ``llm`` chain), falling
-through on transient, configuration and truncation errors; a refusal is final. The prompt is cut
-to each alias's context window. Every attempt that reached an endpoint is charged to the seat's
-and the company's budget with the tokens it reported and recorded as one ``auxiliary_spend``
-event naming its outcome (answered, unparseable, truncated, refused, transient, ...), failed
-attempts included; an answer is then parsed by its purpose.
+Every call names its stage, purpose and turn, or is refused before any model is resolved. Before a
+model is asked, the seat's and its company's budgets are checked (an offline alias costs nothing
+and is not). The seat's ``llm_auxiliary`` chain is tried in order (falling back to its ``llm``
+chain): a transient, configuration (a prompt past the model's context window among them) or
+truncation error, an unparseable answer and an answer the purpose judges out
+(``core.purposes.judge``: a template's blank, an echo of the input, a value the input cannot
+support) each fall through to the next alias; a refusal ends the chain for this input. The prompt
+is cut to each alias's context window. Every attempt that reached an endpoint is charged to the
+seat's and the company's budget with the tokens it reported and recorded as one ``auxiliary_spend``
+event naming its outcome and, for a failed one, its reason.
+
+A call made for a turn (stages ``turn`` and ``reflection``) that no model of the chain answered
+usably (or that the budget or its deadline refused) is answered by the purpose's offline
+heuristic, the supported last resort: ``AuxResult.provider`` is then ``offline`` and ``fallback``
+says why. Background and operator calls raise instead, and are retried by their next run.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -20,8 +29,8 @@ from django.db import transaction
 
 from core import budgets, events, purposes
 from core.event_types import AuxiliarySpend, EventPayload
-from core.providers.errors import ConfigurationError, ProviderError, RefusedError
-from core.purposes import AnswerUnparseable
+from core.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
+from core.purposes import AnswerRejected, AnswerUnparseable
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -29,6 +38,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("core.aux")
 
 STAGES = ("turn", "reflection", "background", "operator")
+# the stages a turn waits on or learns from: what no model answered is answered offline
+OFFLINE_FLOOR_STAGES = ("turn", "reflection")
+OFFLINE = "offline"
+FREE_KINDS = ("offline",)  # kinds that cost nothing: asked without a budget check, never judged
+REASON_CHARS = 300
 
 
 class UnattributedCall(ValueError):
@@ -37,6 +51,18 @@ class UnattributedCall(ValueError):
 
 class NoAuxiliaryModel(ConfigurationError):
     """Neither the role's ``llm_auxiliary`` nor its ``llm`` chain names a provider."""
+
+
+class OverBudget(ProviderError):
+    """The seat or its company has spent its token budget for the window: no model is asked."""
+
+    kind = "budget"
+
+
+class PastDeadline(TransientError):
+    """The caller's deadline passed before the next alias could be asked."""
+
+    kind = "deadline"
 
 
 def _noop():
@@ -48,12 +74,13 @@ class AuxResult:
     record: Any  # () -> None: records the spend (a no-op once recorded)
     value: Any
     text: str
-    provider: str
+    provider: str  # the alias that answered, or ``offline`` for the offline floor
     model: str
     input_tokens: int
     output_tokens: int
     finish: str = "stop"
     attempts: tuple = ()  # every attempt of the call, failed ones first: one spend record each
+    fallback: str = ""  # why the offline floor answered ("" when a model did)
 
 
 def chain_for(seat: Seat) -> list[str]:
@@ -81,12 +108,19 @@ def call(
     max_tokens: int | None = None,
     defer_record: bool = False,
     aliases: list[str] | None = None,
+    deadline: float | None = None,
+    room: bool | None = None,
+    offline_floor: bool | None = None,
 ) -> AuxResult:
-    """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``.
+    """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``
+    (only where no offline floor answers: see the module docstring).
 
     ``defer_record`` (for calls made on worker threads) skips the database writes and returns a
     result whose ``record()`` the calling thread runs; nothing is ever left unrecorded. ``aliases``
-    (the operator's probe) asks those providers instead of the seat's chain.
+    (the operator's probe) asks those providers instead of the seat's chain. ``deadline`` (a
+    ``time.monotonic()`` instant) bounds every request and ends the chain when it passes. ``room``
+    is the budget check the caller already made (the turn start makes it once, on its request
+    thread); None checks here. ``offline_floor`` overrides the stage's rule.
     """
     if stage not in STAGES:
         raise UnattributedCall(f"auxiliary call refused: stage {stage!r} is not one of {', '.join(STAGES)}")
@@ -102,9 +136,10 @@ def call(
         raise NoAuxiliaryModel(
             f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)", sent=False
         )
+    floor = stage in OFFLINE_FLOOR_STAGES if offline_floor is None else offline_floor
     rendered = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
-    last_error: ProviderError | None = None
+    last_error: ProviderError | AnswerUnparseable | None = None
     attempts: list[Attempt] = []  # one per attempt that reached an endpoint, failed ones included
     from core.providers.llm import build, window
 
@@ -117,50 +152,92 @@ def call(
             error.record = _noop
         return error
 
-    for alias in chain:
+    def result(value, text, alias, completion, fallback="") -> AuxResult:
+        done = tuple(attempts)
+        if not defer_record:
+            record_attempts(seat, done)
+        return AuxResult(
+            record=partial(record_attempts, seat, done) if defer_record else _noop,
+            value=value, text=text, provider=alias, model=completion.model if completion else OFFLINE,
+            input_tokens=completion.input_tokens if completion else 0,
+            output_tokens=completion.output_tokens if completion else 0,
+            finish=completion.finish if completion else "stop", attempts=done, fallback=fallback,
+        )
+
+    for position, alias in enumerate(chain):
         spec = providers[alias]
+        following = chain[position + 1] if position + 1 < len(chain) else (OFFLINE if floor else "")
+        if spec.kind not in FREE_KINDS:
+            if room is None:
+                room = budgets.has_room(seat) is not False  # an unreadable counter asks anyway
+            if not room:
+                last_error = OverBudget(f"seat {seat.handle} or its company is over its token budget; no model asked",
+                                        sent=False)
+                log.info("%s for %s: over its token budget; %s", purpose, seat.handle,
+                         "answering offline" if floor else "no model asked")
+                if floor:
+                    break
+                raise settle(last_error)
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            last_error = PastDeadline(f"the caller's deadline passed before {alias} was asked", sent=False)
+            break
         provider = build(alias, spec)
         reserved = budget + (getattr(spec, "reasoning_tokens", 0) or 0)
         messages = window.fit(rendered, context_tokens=getattr(spec, "context_tokens", 0), reserved=reserved)
         try:
             completion = provider.complete(
-                messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=inputs
+                messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=inputs,
+                timeout=left,
             )
         except ProviderError as exc:
             exc.provider = alias
             if exc.sent:
                 model = exc.model or getattr(provider, "model", "") or ""
                 attempts.append(Attempt(stage, purpose, turn_id, alias, model, exc.input_tokens, exc.output_tokens,
-                                        exc.kind, exc.finish))
-            if isinstance(exc, RefusedError):
-                raise settle(exc) from None
-            log.warning("provider %s failed for %s (%s); trying the next", alias, purpose, exc.kind)
+                                        exc.kind, exc.finish, _reason(str(exc))))
             last_error = exc
+            if isinstance(exc, RefusedError):  # the input itself was refused: no other model is sent it
+                log.warning("%s: %s refused %s (%s); %s", purpose, alias, seat.handle, _reason(str(exc)),
+                            _next_step(OFFLINE if floor else ""))
+                break
+            log.warning("%s: %s failed (%s: %s); %s", purpose, alias, exc.kind, _reason(str(exc)),
+                        _next_step(following))
             continue
         try:
             value = spec_purpose.parse(completion.text)
+            if not completion.offline:
+                why = purposes.judge(spec_purpose, value, inputs, rendered)
+                if why:
+                    raise AnswerRejected(purpose, why, completion.text)
         except AnswerUnparseable as exc:
             exc.provider, exc.finish = alias, completion.finish
             exc.input_tokens, exc.output_tokens = completion.input_tokens, completion.output_tokens
-            attempts.append(_attempt(stage, purpose, turn_id, alias, completion, "unparseable"))
-            raise settle(exc) from None
+            outcome = "rejected" if isinstance(exc, AnswerRejected) else "unparseable"
+            attempts.append(_attempt(stage, purpose, turn_id, alias, completion, outcome, _reason(exc.reason)))
+            log.warning("%s: %s's answer %s (%s); %s", purpose, alias, "rejected" if outcome == "rejected"
+                        else "unparseable", _reason(exc.reason), _next_step(following))
+            last_error = exc
+            continue
         attempts.append(_attempt(stage, purpose, turn_id, alias, completion, "answered"))
-        done = tuple(attempts)
-        if not defer_record:
-            record_attempts(seat, done)
-        return AuxResult(
-            record=partial(record_attempts, seat, done) if defer_record else _noop,
-            value=value,
-            text=completion.text,
-            provider=alias,
-            model=completion.model,
-            input_tokens=completion.input_tokens,
-            output_tokens=completion.output_tokens,
-            finish=completion.finish,
-            attempts=done,
-        )
+        return result(value, completion.text, alias, completion)
     assert last_error is not None
-    raise settle(last_error)
+    if not floor:
+        raise settle(last_error)
+    text = spec_purpose.offline(inputs)
+    why = f"{getattr(last_error, 'provider', '') or 'the chain'}: {_reason(str(last_error))}"
+    return result(spec_purpose.parse(text), text, OFFLINE, None, fallback=why)
+
+
+def _next_step(following: str) -> str:
+    """What the seam does next, for its one log line a fall-through ("trying" only when one follows)."""
+    if following == OFFLINE:
+        return "answering offline"
+    return f"trying {following}" if following else "no alias left"
+
+
+def _reason(text: str) -> str:
+    return " ".join(str(text).split())[:REASON_CHARS]
 
 
 @dataclass(frozen=True)
@@ -174,13 +251,14 @@ class Attempt:
     model: str
     input_tokens: int
     output_tokens: int
-    outcome: str  # answered | unparseable | truncated | refused | transient | rate_limited | configuration | ...
+    outcome: str  # answered | unparseable | rejected | truncated | refused | transient | configuration | ...
     finish: str
+    reason: str = ""  # why a failed attempt failed (the error, or what the answer's check found)
 
 
-def _attempt(stage, purpose, turn_id, alias, completion, outcome) -> Attempt:
+def _attempt(stage, purpose, turn_id, alias, completion, outcome, reason="") -> Attempt:
     return Attempt(stage, purpose, turn_id, alias, completion.model, completion.input_tokens,
-                   completion.output_tokens, outcome, completion.finish)
+                   completion.output_tokens, outcome, completion.finish, reason)
 
 
 def record_batch(seat: Seat, results: list, *, isolated: bool = True) -> None:
@@ -204,7 +282,7 @@ def record_attempts(seat: Seat, attempts: tuple, *, isolated: bool = True) -> No
     spend: list[tuple[EventPayload, Any, str]] = [
         (AuxiliarySpend(stage=a.stage, purpose=a.purpose, provider=a.provider, model=a.model or "",
                         input_tokens=a.input_tokens, output_tokens=a.output_tokens, outcome=a.outcome,
-                        finish=a.finish), seat, a.turn_id)
+                        finish=a.finish, reason=a.reason), seat, a.turn_id)
         for a in attempts
     ]
     if not isolated:

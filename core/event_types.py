@@ -353,8 +353,9 @@ class AuxiliarySpend(EventPayload):
     model: str = ""
     input_tokens: int | None = None
     output_tokens: int | None = None
-    outcome: str = ""  # answered | unparseable | truncated | refused | transient | rate_limited | configuration | ...
+    outcome: str = ""  # answered | unparseable | rejected | truncated | refused | transient | configuration | ...
     finish: str = ""
+    reason: str = ""  # a failed attempt's reason: the error, or what the purpose's check found in the answer
 
 
 # --- background passes -------------------------------------------------------------------------

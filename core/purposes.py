@@ -6,6 +6,11 @@ heuristic, which returns the text a model would have answered. JSON purposes rea
 with ``read_json``: the one extraction (``core.answers``), then the purpose's pydantic ``answer``
 model, field by field.
 
+An answer that parses is then judged for meaning (``judge``): none of its texts may be a blank of
+the prompt's own JSON template, an echo of an input the purpose names (``echo_of``: the label, the
+ask, the episode shown), or fail the purpose's own ``check`` (required fields, values the input
+cannot support). A judged-out answer is ``AnswerRejected``, an ``AnswerUnparseable`` with its reason.
+
 The list lives in the module ``settings.CREWLET_PURPOSES`` names (``learning.purposes.PURPOSES``)
 and is loaded by the first lookup, so no caller has to import a purpose's module first; an unknown
 name is an ``UnknownPurpose`` naming it. ``register`` adds a purpose beside the list: for tests'
@@ -39,6 +44,14 @@ class AnswerUnparseable(ValueError):
         super().__init__(f"{purpose}: unparseable answer ({reason})")
 
 
+class AnswerRejected(AnswerUnparseable):
+    """An answer of the right shape that says nothing the input supports (a template's blank, an echo)."""
+
+    def __init__(self, purpose: str, reason: str, text: str = ""):
+        super().__init__(purpose, reason, text)
+        self.args = (f"{purpose}: answer rejected ({reason})",)
+
+
 class UnknownPurpose(KeyError):
     def __init__(self, name: str, known: list[str]):
         self.name = name
@@ -57,6 +70,10 @@ class Purpose:
     max_tokens: int = 512
     json: bool = False
     answer: type[BaseModel] | None = None  # the pydantic model a JSON answer is validated against
+    # the inputs whose texts an answer may not give back as its own (``judge``)
+    echo_of: tuple[str, ...] = ("woken_by",)
+    # ``check(value, inputs) -> reason``: what the purpose itself refuses in a parsed answer ("" accepts)
+    check: Callable[[Any, dict], str] | None = None
 
     def __hash__(self):
         return hash(self.name)
@@ -104,15 +121,59 @@ def all_purposes() -> dict[str, Purpose]:
     return dict(_listed())
 
 
+def judge(purpose: Purpose, value: Any, inputs: dict, messages: list[dict]) -> str:
+    """Why a parsed answer says nothing the input supports ("" when it may be used).
+
+    Every text of the answer is held against the blanks of the prompt's own JSON template
+    (``answers.template_blanks``) and against the inputs of ``purpose.echo_of`` given back whole;
+    then the purpose's own ``check`` runs.
+    """
+    blanks = answers.template_blanks(messages)
+    echoes: dict[str, str] = {}
+    for key in purpose.echo_of:
+        for _where, text in answers.string_leaves(inputs.get(key)):
+            norm = answers.normalised(text)
+            if len(norm) >= 3:
+                echoes.setdefault(norm, key)
+    for where, text in answers.string_leaves(value):
+        blank = answers.blank_in(text, blanks)
+        if blank:
+            return f"{where} is the prompt's template text {blank!r}"
+        echoed = echoes.get(answers.normalised(text))
+        if echoed:
+            return f"{where} repeats the input's {echoed} {text.strip()[:60]!r}"
+    return purpose.check(value, inputs) if purpose.check is not None else ""
+
+
 def read_json(purpose: str, text: str, model: type[M]) -> M:
-    """The answer's first JSON object validated against ``model``; raises ``AnswerUnparseable``."""
+    """The answer's first JSON object validated against ``model``; raises ``AnswerUnparseable``.
+
+    An object naming none of the model's fields (``{}``, or the input given back) is refused: with
+    every field at its default it would read as "nothing to do" whatever the model meant.
+    """
     value = parse_json_object(purpose, text)
+    asked = _field_names(model)
+    if not asked & set(value):
+        shown = ", ".join(sorted(value)[:5]) or "no keys"
+        raise AnswerUnparseable(purpose, f"the object names none of the fields asked for ({shown})", text)
     try:
         return model.model_validate(value)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the answer"
         raise AnswerUnparseable(purpose, f"{where}: {first['msg']}", text) from None
+
+
+def _field_names(model: type[BaseModel]) -> set[str]:
+    names = set(model.model_fields)
+    for field in model.model_fields.values():
+        alias = field.validation_alias
+        choices = getattr(alias, "choices", None)
+        if choices:
+            names.update(c for c in choices if isinstance(c, str))
+        elif isinstance(alias, str):
+            names.add(alias)
+    return names
 
 
 def parse_json_object(purpose: str, text: str) -> dict:

@@ -113,6 +113,14 @@ def _parse_classify(text: str) -> dict[int, dict]:
     return {item.id: {"tier": item.tier, "scope": item.scope} for item in read_json(CLASSIFY, text, Answer).items}
 
 
+def _check(classified: dict[int, dict], inputs: dict) -> str:
+    """Only the lessons shown are classified."""
+    shown = {item["id"] for item in inputs.get("lessons") or []}
+    unknown = [lesson_id for lesson_id in classified if lesson_id not in shown]
+    return f"item ids that are not lessons shown: {unknown[:5]}" if unknown else ""
+
+
 PURPOSE = Purpose(
-    CLASSIFY, _render_classify, _parse_classify, _offline_classify, max_tokens=800, json=True, answer=Answer
+    CLASSIFY, _render_classify, _parse_classify, _offline_classify, max_tokens=1000, json=True, answer=Answer,
+    echo_of=(), check=_check,
 )

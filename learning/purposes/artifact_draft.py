@@ -43,4 +43,16 @@ def _parse_draft(text: str) -> dict:
     return read_json(DRAFT, text, Answer).model_dump()
 
 
-PURPOSE = Purpose(DRAFT, _render_draft, _parse_draft, _offline_draft, max_tokens=1200, json=True, answer=Answer)
+def _check(draft: dict, inputs: dict) -> str:
+    """A draft has a body, and the body teaches the lessons: it shares a word with them."""
+    from core.answers import stems, unsupported
+
+    if not draft["body"].strip():
+        return "the body is empty"
+    if unsupported(draft["body"], stems(*(str(x) for x in inputs.get("lessons") or []))):
+        return "the body shares no word with the lessons"
+    return ""
+
+
+PURPOSE = Purpose(DRAFT, _render_draft, _parse_draft, _offline_draft, max_tokens=1400, json=True, answer=Answer,
+                  echo_of=(), check=_check)

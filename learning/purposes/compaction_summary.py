@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from core.answers import Text, TextList
+from core.answers import Text, TextList, stems, unsupported
 from core.purposes import Purpose, read_json, system_user
 
 NAME = "compaction_summary"
@@ -85,4 +85,13 @@ def _offline(inputs: dict) -> str:
     return json.dumps(answer)
 
 
-PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=500, json=True, answer=Answer)
+def _check(summary: dict, inputs: dict) -> str:
+    """The pattern is one of the turns shown: it shares a word with their tasks, outcomes or tools."""
+    shown = stems(*(f"{m['task']} {m['outcome']} {' '.join(m['tools'])}" for m in inputs.get("members") or []))
+    if unsupported(summary["common_task_pattern"], shown):
+        return "common_task_pattern shares no word with the turns shown"
+    return ""
+
+
+PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=600, json=True, answer=Answer,
+                  echo_of=(), check=_check)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from core.answers import without_thinking
+from core.answers import stems, unsupported, without_thinking
 from core.purposes import AnswerUnparseable, Purpose, system_user
 
 NAME = "condense"
@@ -61,6 +61,12 @@ def _parse(text: str) -> str:
     return cleaned
 
 
-PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=300)
+def _check(condensed: str, inputs: dict) -> str:
+    """A condensed passage keeps words of the passage."""
+    return "the answer shares no word with the passage" if unsupported(condensed, stems(inputs.get("text") or "")) else ""
+
+
+PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=400, echo_of=("kind",),
+                  check=_check)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from core.answers import without_thinking
+from core.answers import stems, unsupported, without_thinking
 from core.purposes import AnswerUnparseable, Purpose, system_user
 
 NAME = "episode_summary"
@@ -45,7 +45,13 @@ def _parse_episode_summary(text: str) -> str:
     return cleaned
 
 
+def _check(briefing: str, inputs: dict) -> str:
+    """A briefing tells of the past turns it was shown: it shares a word with them."""
+    shown = stems(*(f"{t['asked']} {t['what_it_did']} {' '.join(t['tools'])}" for t in inputs.get("turns") or []))
+    return "the briefing shares no word with the past turns it was shown" if unsupported(briefing, shown) else ""
+
+
 PURPOSE = Purpose(
     name=NAME, render=_render_episode_summary, parse=_parse_episode_summary, offline=_offline_episode_summary,
-    max_tokens=400,
+    max_tokens=500, echo_of=("ask",), check=_check,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from core.answers import without_thinking
+from core.answers import stems, unsupported, without_thinking
 from core.purposes import AnswerUnparseable, Purpose, says_nothing, system_user
 from core.words import content_words
 
@@ -46,7 +46,14 @@ def _parse_knowledge_query(text: str) -> str:
     return "" if says_nothing(line) else line
 
 
+def _check(query: str, inputs: dict) -> str:
+    """A query searches for what was asked: it shares a word with the ask."""
+    if query and unsupported(query, stems(inputs.get("ask") or "")):
+        return f"the query {query[:60]!r} shares no word with what the agent was asked"
+    return ""
+
+
 PURPOSE = Purpose(
     name=NAME, render=_render_knowledge_query, parse=_parse_knowledge_query, offline=_offline_knowledge_query,
-    max_tokens=40,
+    max_tokens=120, check=_check,
 )

@@ -94,7 +94,14 @@ def _parse_filter(text: str) -> list[int]:
     return [i for i in read_json(NAME, text, Answer).selected if not isinstance(i, bool)]
 
 
+def _check(selected: list[int], inputs: dict) -> str:
+    """Only the notes shown may be selected."""
+    shown = {c["id"] for c in inputs.get("candidates") or []}
+    unknown = [i for i in selected if i not in shown]
+    return f"selected note ids that were not shown: {unknown[:5]}" if unknown else ""
+
+
 PURPOSE = Purpose(
-    name=NAME, render=_render_filter, parse=_parse_filter, offline=_offline_filter, max_tokens=200, json=True,
-    answer=Answer,
+    name=NAME, render=_render_filter, parse=_parse_filter, offline=_offline_filter, max_tokens=400, json=True,
+    answer=Answer, check=_check,
 )

@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from core.answers import Batch, Text, Upper
+from core.answers import Batch, Text, Upper, stems, unsupported
 from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, system_user
 from core.words import sentences
 from learning.limits import MAX_CONTENT_CHARS
@@ -113,6 +113,26 @@ def parse(text: str) -> dict:
     }
 
 
+def turn_text(inputs: dict) -> list[str]:
+    """What a note may be drawn from: what the senders said, what was asked, what the turn did."""
+    return [*(i.get("body", "") for i in inputs.get("interactions") or []), inputs.get("asked") or "",
+            inputs.get("what_it_did") or ""]
+
+
+def names(inputs: dict) -> frozenset[str]:
+    """The seat's and the senders' names: a note that shares only a name with the turn states nothing of it."""
+    return stems(inputs.get("seat") or "", *(i.get("sender", "") for i in inputs.get("interactions") or []))
+
+
+def check(answer: dict, inputs: dict) -> str:
+    """A note must state something the turn's text supports (a word beyond the names in it)."""
+    if answer["classification"] == "NOOP":
+        return ""
+    if unsupported(answer["content"], stems(*turn_text(inputs)), ignore=names(inputs)):
+        return f"the {answer['classification']} note states nothing the turn's text supports"
+    return ""
+
+
 def decide(inputs: dict) -> dict:
     """The offline decision: the first stated situation, preference or team practice; else NOOP."""
     from datetime import date
@@ -155,4 +175,5 @@ def offline(inputs: dict) -> str:
     return as_json(answer)
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=600, json=True, answer=Answer)
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=700, json=True, answer=Answer,
+                  echo_of=("woken_by", "asked", "what_it_did", "interactions"), check=check)

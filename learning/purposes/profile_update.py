@@ -12,7 +12,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from core.answers import Text, TextList
+from core.answers import Text, TextList, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
 from core.words import sentences
 from learning.purposes import heuristics as h
@@ -65,6 +65,17 @@ def parse(text: str) -> dict:
     answer = read_json(NAME, text, Answer).model_dump()
     # the prompt's bound, held by code: at most MAX_NEW new items a list
     return {key: value if key == "communication_style" else [v for v in value if v][:MAX_NEW] for key, value in answer.items()}
+
+
+def check(answer: dict, inputs: dict) -> str:
+    """Every item is about what this person said: it shares a word, beyond their name, with their messages."""
+    said = stems(*(inputs.get("messages") or []))
+    name = stems(inputs.get("subject") or "", inputs.get("seat") or "")
+    for field in FIELDS:
+        for item in answer[field]:
+            if unsupported(item, said, ignore=name):
+                return f"{field} item {item[:60]!r} shares no word with what {inputs.get('subject') or 'the person'} said"
+    return ""
 
 
 def _style(messages: list[str]) -> str:
@@ -125,4 +136,5 @@ def offline(inputs: dict) -> str:
     return as_json(observe(inputs))
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=500, json=True, answer=Answer)
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=600, json=True, answer=Answer,
+                  echo_of=("woken_by", "subject", "platform"), check=check)

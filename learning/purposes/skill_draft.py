@@ -12,7 +12,7 @@ import re
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from core import words as vocabulary
-from core.answers import Text
+from core.answers import Text, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
 from learning.purposes import task_class
 from learning.purposes.describe import as_json, describe_turn
@@ -84,6 +84,31 @@ def parse(text: str) -> dict:
     return draft
 
 
+def work_words(inputs: dict) -> frozenset[str]:
+    """The words of the work a skill may be named for: its tools (split at ``_``, ``-`` and ``.``), what
+    the turns were asked and what they did."""
+    members = inputs.get("members") if inputs.get("mode") == "cluster" else [inputs]
+    tools = [*(inputs.get("tool_sequence") or []), *(t for m in members or [] for t in m.get("tools_called") or [])]
+    texts = [re.sub(r"[_.\-]+", " ", tool) for tool in tools]
+    for member in members or []:
+        texts += [member.get("asked") or "", member.get("what_it_did") or ""]
+    return stems(*texts, *(inputs.get("prior_asks") or []))
+
+
+def check(draft: dict, inputs: dict) -> str:
+    """A draft has a name, a summary and a body; its name is not the seat's and names a tool or object of the work."""
+    if draft.get("decline"):
+        return ""
+    if draft["missing"]:
+        return f"the draft leaves {', '.join(draft['missing'])} empty"
+    name = str(draft["name"])
+    if name.replace("-", "") == vocabulary.slug(inputs.get("seat") or "").replace("-", ""):
+        return f"the skill is named {name!r}, the seat's handle"
+    if unsupported(name.replace("-", " "), work_words(inputs)):
+        return f"the skill name {name!r} names no tool or object of the work"
+    return ""
+
+
 def _generalise(text: str) -> str:
     text = re.sub(r"\b[A-Z][A-Z0-9]+-\d+\b", "<ticket>", text)
     text = re.sub(r"\b\d+(?:\.\d+)+\b|\b\d{2,}\b", "<n>", text)
@@ -131,4 +156,5 @@ def offline(inputs: dict) -> str:
     return as_json(draft(inputs))
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=900, json=True, answer=Answer)
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=1000, json=True, answer=Answer,
+                  echo_of=("woken_by", "asked", "what_it_did", "seat"), check=check)

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from core.answers import Text, TextList
+from core.answers import Text, TextList, stems, unsupported
 from core.purposes import Purpose, read_json, system_user
 
 NAME = "skill_promotion_draft"
@@ -75,4 +75,12 @@ def _offline(inputs: dict) -> str:
     return json.dumps({"name": name, "summary": summary, "when_to_use": seed["description"], "steps": steps})
 
 
-PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=900, json=True, answer=Answer)
+def _check(page: dict, inputs: dict) -> str:
+    """The page distils the skills shown: its summary shares a word with them."""
+    shown = stems(*(f"{s['name']} {s['description']} {s['body']} {' '.join(s['tool_sequence'])}"
+                    for s in inputs.get("skills") or []))
+    return "the summary shares no word with the skills shown" if unsupported(page["summary"], shown) else ""
+
+
+PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=1000, json=True,
+                  answer=Answer, echo_of=(), check=_check)

@@ -55,6 +55,16 @@ def parse(text: str) -> dict:
     return {"noop": False, "skill": answer.skill, "observation": answer.observation}
 
 
+def check(answer: dict, inputs: dict) -> str:
+    """An observation is about a skill the turn was offered, by its listed name."""
+    if answer.get("noop"):
+        return ""
+    offered = [s.get("name", "") for s in inputs.get("skills") or []]
+    if answer["skill"] not in offered:
+        return f"skill {answer['skill'][:60]!r} is not one the turn was offered"
+    return ""
+
+
 def observe(inputs: dict) -> dict:
     """Offline: a step the run added to the best-matching skill, or a reviewer's failure; else NOOP."""
     from learning.procedures import jaccard, procedure
@@ -86,4 +96,5 @@ def offline(inputs: dict) -> str:
     return "NOOP" if answer.get("noop") else as_json(answer)
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=300, json=True, answer=Answer)
+PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=400, json=True, answer=Answer,
+                  echo_of=("woken_by", "asked", "what_it_did"), check=check)

@@ -56,4 +56,5 @@ def _parse_judge(text: str) -> dict:
     return read_json(JUDGE, text, Answer).model_dump()
 
 
-PURPOSE = Purpose(JUDGE, _render_judge, _parse_judge, _offline_judge, max_tokens=200, json=True, answer=Answer)
+PURPOSE = Purpose(JUDGE, _render_judge, _parse_judge, _offline_judge, max_tokens=300, json=True, answer=Answer,
+                  echo_of=("lesson",))

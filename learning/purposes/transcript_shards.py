@@ -1,7 +1,9 @@
 """``transcript_shards``: the lessons one transcript episode teaches, each one sentence of cause and fix.
 
-The prompt's word for nothing is an empty list (``{"shards": []}``); "none", "NOOP" and an empty
-object mean the same, so an episode without a lesson is extracted once, not re-asked every run. A
+The prompt's word for nothing is an empty list (``{"shards": []}``); "none" and "NOOP" mean the same,
+so an episode without a lesson is extracted once, not re-asked every run. An object without
+``shards`` (``{}``, the episode given back) is no answer; nor is a lesson that repeats a line of the
+episode or shares no word with it. A
 shard that is not a lesson string is dropped on its own; a lesson past the bound is refused, not
 stored (``learning.transcripts.lessons.bounded``). The offline heuristic is the documented rule in
 ``learning.transcripts.lessons``, not a model: good enough to run the whole loop with no key.
@@ -14,7 +16,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
-from core.answers import Batch
+from core.answers import Batch, normalised, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
 from learning.transcripts import lessons
 
@@ -84,4 +86,18 @@ def _parse_shards(text: str) -> list[str]:
     return [lesson for lesson in bounded if lesson]  # a model's multi-KB "lesson" is refused, not stored
 
 
-PURPOSE = Purpose(SHARDS, _render_shards, _parse_shards, _offline_shards, max_tokens=400, json=True, answer=Answer)
+def _check(found: list[str], inputs: dict) -> str:
+    """A lesson is not a line of the episode given back, and shares a word with the episode."""
+    episode = inputs.get("episode") or {}
+    given = {normalised(str(episode.get(k) or "")) for k in ("ask", "attempt", "failure")} - {""}
+    shown = stems(*(str(episode.get(k) or "") for k in ("ask", "attempt", "failure", "correction")))
+    for lesson in found:
+        if normalised(lesson) in given:
+            return f"lesson {lesson[:60]!r} repeats a line of the episode"
+        if unsupported(lesson, shown):
+            return f"lesson {lesson[:60]!r} shares no word with the episode"
+    return ""
+
+
+PURPOSE = Purpose(SHARDS, _render_shards, _parse_shards, _offline_shards, max_tokens=500, json=True, answer=Answer,
+                  echo_of=(), check=_check)

@@ -198,6 +198,7 @@ def test_an_answered_call_is_recorded_as_auxiliary_spend(scripted_seat):
         "output_tokens": result.output_tokens,
         "outcome": "answered",
         "finish": "stop",
+        "reason": "",
     }
 
 
@@ -205,17 +206,28 @@ def test_an_answer_that_does_not_parse_is_still_charged_and_recorded(scripted_se
     ScriptedProvider.queue(STRICT.name, "not json at all")
 
     with pytest.raises(purposes.AnswerUnparseable):
-        ask(scripted_seat, purpose=STRICT.name)
+        ask(scripted_seat, purpose=STRICT.name, stage="background")
 
-    assert Event.objects.filter(name="auxiliary_spend", payload__purpose=STRICT.name).exists()
+    event = Event.objects.get(name="auxiliary_spend", payload__purpose=STRICT.name)
+    assert (event.payload["outcome"], event.payload["reason"]) == ("unparseable", "no JSON object in the answer")
     assert budgets.spent("seat", scripted_seat.pk, "day") > 0
+
+
+def test_a_turn_stage_answer_that_does_not_parse_is_answered_offline_and_says_why(scripted_seat):
+    ScriptedProvider.queue(STRICT.name, "not json at all")
+
+    result = ask(scripted_seat, purpose=STRICT.name)
+
+    assert (result.provider, result.value) == ("offline", {})
+    assert result.fallback == "scripted: test_aux_strict_json: unparseable answer (no JSON object in the answer)"
+    assert [e.payload["outcome"] for e in Event.objects.filter(name="auxiliary_spend")] == ["unparseable"]
 
 
 def test_a_refused_call_is_recorded_as_refused_and_charged_what_it_reported(scripted_seat):
     ScriptedProvider.queue(ECHO.name, RefusedError("policy", input_tokens=30, output_tokens=2))
 
     with pytest.raises(RefusedError):
-        ask(scripted_seat)
+        ask(scripted_seat, stage="background")
 
     event = Event.objects.get(name="auxiliary_spend")
     assert (event.payload["outcome"], event.payload["input_tokens"], event.payload["output_tokens"]) == ("refused", 30, 2)
@@ -248,15 +260,19 @@ def test_a_transient_failure_falls_through_to_the_next_alias_and_only_it_is_char
     assert budgets.spent("seat", seat.pk, "day") == result.input_tokens + result.output_tokens
 
 
-def test_a_refusal_does_not_fall_through(seat, builds):
+def test_a_refusal_is_sent_to_no_other_model(seat, builds):
     seat.role.llm_auxiliary = ["scripted", "offline"]
     seat.role.save()
     ScriptedProvider.queue(ECHO.name, RefusedError("policy"))
 
     with pytest.raises(RefusedError):
-        ask(seat)
-
+        ask(seat, stage="background")
     assert builds == ["scripted"]
+
+    ScriptedProvider.queue(ECHO.name, RefusedError("policy"))
+    result = ask(seat)  # a turn's call: the offline floor answers, no other alias is asked
+    assert (result.provider, result.value) == ("offline", "offline-answer")
+    assert builds == ["scripted", "scripted"]
 
 
 def test_a_failed_charge_or_spend_write_does_not_fail_the_call(scripted_seat):

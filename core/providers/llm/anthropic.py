@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anthropic
 
-from core.providers.errors import RefusedError, TruncatedError
+from core.providers.errors import RefusedError, TruncatedError, UnsupportedParameter
 from core.providers.llm import sdk
 from core.providers.llm.base import Completion
 
@@ -19,13 +19,14 @@ class AnthropicProvider:
         self.model = spec.model
         self.base_url = spec.base_url or ANTHROPIC_BASE_URL
         self._clients = sdk.ClientCache(self._new_client)
+        self.sends_temperature = True
 
     def _new_client(self, key: str) -> anthropic.Anthropic:
         return anthropic.Anthropic(
             api_key=key, base_url=self.base_url, timeout=self.spec.timeout_seconds, max_retries=self.spec.max_retries
         )
 
-    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None) -> Completion:
+    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None, timeout=None) -> Completion:
         model = sdk.require_model(alias=self.alias, spec=self.spec)
         key = sdk.api_key(alias=self.alias, spec=self.spec, base_url=self.base_url)
         system, turns = split_system(messages)
@@ -34,9 +35,22 @@ class AnthropicProvider:
         params = {"model": model, "max_tokens": max_tokens + (self.spec.reasoning_tokens or 0), "messages": turns}
         if system:
             params["system"] = system
-        with sdk.translated(anthropic, alias=self.alias, key_env=self.spec.api_key_env):
-            response = self._clients.get(key).messages.create(**params)
+        try:
+            response = self._send(key, params, timeout)
+        except UnsupportedParameter:  # a model that takes no temperature: sent none from now on
+            self.sends_temperature = False
+            response = self._send(key, params, timeout)
         return self._completion(response, turns, model)
+
+    def _send(self, key: str, params: dict, timeout: float | None):
+        # pinned sampling: the Messages API takes a temperature up to 1 (the SDK no longer names it) and no seed
+        extra = {"temperature": min(self.spec.temperature, 1.0)} if self.sends_temperature else {}
+        optional = ("temperature",) if extra else ()
+        with sdk.translated(anthropic, alias=self.alias, key_env=self.spec.api_key_env, optional=optional):
+            client = self._clients.get(key)
+            if timeout is not None:  # a caller's deadline: this request alone, and no retry past it
+                client = client.with_options(timeout=max(timeout, 0.05), max_retries=0)
+            return client.messages.create(**params, extra_body=extra or None)
 
     def _completion(self, response, turns, model) -> Completion:
         # thinking blocks (extended thinking) are not the answer: only text blocks are read

@@ -18,6 +18,7 @@ class Completion:
     model: str
     finish: str = "stop"  # how the answer ended: stop | length | refusal | ... as the provider said
     reasoning_tokens: int = 0  # of output_tokens, those a reasoning model spent thinking
+    offline: bool = False  # the offline heuristic's answer: the floor itself, never judged
 
 
 class Provider(Protocol):
@@ -25,9 +26,11 @@ class Provider(Protocol):
     model: str
 
     def complete(
-        self, messages: list[dict], *, max_tokens: int, json: bool = False, purpose: Any = None, inputs: dict | None = None
+        self, messages: list[dict], *, max_tokens: int, json: bool = False, purpose: Any = None,
+        inputs: dict | None = None, timeout: float | None = None,
     ) -> Completion:
-        """Answer ``messages``. ``purpose``/``inputs`` let the offline provider run its heuristic."""
+        """Answer ``messages``. ``purpose``/``inputs`` let the offline provider run its heuristic;
+        ``timeout`` (seconds) bounds this one request below the provider's own ``timeout_seconds``."""
 
 
 KINDS: dict[LlmKind, str] = {

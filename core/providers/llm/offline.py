@@ -15,9 +15,9 @@ class OfflineProvider:
         self.alias = alias
         self.model = "offline-heuristics"
 
-    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None):
+    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None, timeout=None):
         if purpose is None or getattr(purpose, "offline", None) is None:
             raise ConfigurationError("the offline provider answers registered purposes only")
         text = purpose.offline(inputs or {})
         used = sum(len(str(m.get("content", "")).split()) for m in messages)
-        return Completion(text=text, input_tokens=used, output_tokens=len(text.split()), model=self.model)
+        return Completion(text=text, input_tokens=used, output_tokens=len(text.split()), model=self.model, offline=True)

@@ -6,6 +6,11 @@ then as ``max_completion_tokens``; JSON mode and ``reasoning_effort`` are droppe
 that refuses them. A refused parameter is retried once without it; the lesson is kept for the
 provider's life so the next call does not pay for it again.
 
+Sampling is pinned: ``temperature`` (default 0) and ``seed`` from the provider's config go with every
+request, so one turn is decided alike twice; an endpoint that refuses either is sent it no more. A
+run of blank lines or spaces ends the answer (``stop``): a small model in JSON mode can emit
+whitespace until its budget is spent, and such an answer is cut early, not paid for in full.
+
 The answer's end is read back: ``finish_reason: length`` (or a reasoning model that spent its whole
 budget thinking and said nothing) is a ``TruncatedError``, never a complete answer.
 """
@@ -23,7 +28,9 @@ from core.providers.llm.base import Completion
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 JSON_RESPONSE_FORMAT = {"type": "json_object"}
 TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")
-OPTIONAL = ("response_format", "reasoning_effort", *TOKEN_FIELDS)
+OPTIONAL = ("response_format", "reasoning_effort", "temperature", "seed", "stop", *TOKEN_FIELDS)
+# a runaway of whitespace: no answer the purposes ask for holds one
+RUNAWAY_WHITESPACE = ["\n\n\n\n\n", " " * 32, "\t" * 16]
 
 
 class OpenAICompatProvider:
@@ -49,27 +56,36 @@ class OpenAICompatProvider:
                 params["response_format"] = JSON_RESPONSE_FORMAT
             if self.spec.reasoning_effort and "reasoning_effort" not in self.refused:
                 params["reasoning_effort"] = self.spec.reasoning_effort
+            if "temperature" not in self.refused:
+                params["temperature"] = self.spec.temperature
+            if self.spec.seed >= 0 and "seed" not in self.refused:
+                params["seed"] = self.spec.seed
+            if "stop" not in self.refused:
+                params["stop"] = RUNAWAY_WHITESPACE
         return params
 
-    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None) -> Completion:
+    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None, timeout=None) -> Completion:
         model = sdk.require_model(alias=self.alias, spec=self.spec)
         key = sdk.api_key(alias=self.alias, spec=self.spec, base_url=self.base_url)
         params = self.params(messages, model=model, max_tokens=max_tokens, json=json)
         try:
-            response = self._send(key, params)
+            response = self._send(key, params, timeout)
         except UnsupportedParameter as refused:
             self._learn(refused.param)
             try:
-                response = self._send(key, self.params(messages, model=model, max_tokens=max_tokens, json=json))
+                response = self._send(key, self.params(messages, model=model, max_tokens=max_tokens, json=json), timeout)
             except UnsupportedParameter as again:  # the next call starts without this one too
                 self._learn(again.param)
                 raise
         return self._completion(response, messages, model)
 
-    def _send(self, key: str, params: dict):
+    def _send(self, key: str, params: dict, timeout: float | None = None):
         optional = tuple(name for name in OPTIONAL if name in params)
         with sdk.translated(openai, alias=self.alias, key_env=self.spec.api_key_env, optional=optional):
-            return self._clients.get(key).chat.completions.create(**params)
+            client = self._clients.get(key)
+            if timeout is not None:  # a caller's deadline: this request alone, and no retry past it
+                client = client.with_options(timeout=max(timeout, 0.05), max_retries=0)
+            return client.chat.completions.create(**params)
 
     def _learn(self, param: str) -> None:
         with self._lock:

@@ -30,7 +30,7 @@ class ScriptedProvider:
             cls._queues.clear()
             cls.calls.clear()
 
-    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None):
+    def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None, timeout=None):
         name = getattr(purpose, "name", "") or ""
         with self._lock:
             self.calls.append({"purpose": name, "messages": messages, "inputs": inputs})

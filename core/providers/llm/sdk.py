@@ -76,6 +76,20 @@ class ClientCache:
             return self._client
 
 
+class ContextOverflow(ConfigurationError):
+    """The prompt is longer than the model's context window: the provider's ``context_tokens`` is set
+    above what the server was started with (llama.cpp's ``-c``)."""
+
+    kind = "context_overflow"
+
+
+# llama.cpp ("request (1087 tokens) exceeds the available context size"), OpenAI ("maximum context length
+# is 4097 tokens"), vLLM, Anthropic ("prompt is too long")
+CONTEXT_OVERFLOW = re.compile(
+    r"exceeds? the (?:available )?context|context (?:length|size|window)[^.]*exceed|maximum context length"
+    r"|context_length_exceeded|prompt is too long|too many tokens", re.I)
+
+
 def error_for_status(
     *, alias: str, status: int, detail: str, key_env: str = "", optional: tuple[str, ...] = ()
 ) -> ProviderError:
@@ -85,6 +99,10 @@ def error_for_status(
     (its ``param`` says which), so the provider can retry once without it.
     """
     where = f"providers.llm.{alias}"
+    if status in (400, 413, 422) and CONTEXT_OVERFLOW.search(detail):
+        return ContextOverflow(
+            f"{where}: the prompt does not fit the model's context window; set {where}.context_tokens to the "
+            f"server's context size or below ({status}: {detail})")
     if status in (400, 422):
         named = unsupported_parameter(detail, optional)
         if named:

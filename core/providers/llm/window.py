@@ -11,7 +11,7 @@ import math
 
 CHARS_PER_TOKEN = 3
 MARGIN_TOKENS = 64  # the chat template's own tokens around each message
-DEFAULT_CONTEXT_TOKENS = 8192
+DEFAULT_CONTEXT_TOKENS = 4096
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,5 +1,5 @@
 """Chain fall-through through ``aux.call``: the next alias answers a transient or configuration
-failure; a refusal is final for the input."""
+failure; a refusal is sent to no other model. A background call raises what the last alias raised."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def chain(serve_config, openai_server, anthropic_server, seat):
     return openai_server, anthropic_server
 
 
-def ask(seat):
-    return aux.call(seat=seat, stage="reflection", purpose=CHAIN_PURPOSE.name, turn_id="t-1", inputs={"word": "kiwi"})
+def ask(seat, stage="reflection"):
+    return aux.call(seat=seat, stage=stage, purpose=CHAIN_PURPOSE.name, turn_id="t-1", inputs={"word": "kiwi"})
 
 
 def spend_events():
@@ -93,7 +93,7 @@ def test_a_refusal_does_not_fall_through_and_is_recorded_as_refused(chain, seat,
     primary.fail(status)
 
     with pytest.raises(RefusedError):
-        ask(seat)
+        ask(seat, "background")
 
     assert secondary.requests == []
     assert outcomes() == [("primary", "refused")]
@@ -106,7 +106,7 @@ def test_when_every_alias_fails_the_last_error_is_raised(chain, seat):
     secondary.fail(529)
 
     with pytest.raises(TransientError, match="529"):
-        ask(seat)
+        ask(seat, "background")
 
     assert outcomes() == [("primary", "configuration"), ("secondary", "transient")]
 
@@ -117,7 +117,7 @@ def test_a_configuration_failure_last_in_the_chain_is_raised_as_configuration(ch
     secondary.fail(404)
 
     with pytest.raises(ConfigurationError, match="404"):
-        ask(seat)
+        ask(seat, "background")
 
 
 def test_the_first_alias_answers_when_it_can(chain, seat):
@@ -157,7 +157,7 @@ def test_every_completion_the_endpoint_served_is_one_spend_row_failed_and_trunca
     assert ask(seat).provider == "primary"
     assert ask(seat).provider == "secondary"
     with pytest.raises(TransientError):
-        ask(seat)
+        ask(seat, "background")
 
     served = len(primary.requests) + len(secondary.requests)
     assert served == len(spend_events()) == 5
