@@ -86,11 +86,15 @@ class ProviderSpec:
     timeout_seconds: StrictFloat = knob(30.0, "Seconds one request may take.", **TIMEOUT)
     max_retries: StrictInt = knob(2, "The SDK's own retries of 429/5xx/timeouts, with its bounded backoff.",
                                   **NOT_NEGATIVE)
-    context_tokens: StrictInt = knob(8192, "The model's context window: a longer prompt is cut to fit.",
+    context_tokens: StrictInt = knob(4096, "The model's context window (llama.cpp's -c): a longer prompt is cut to fit.",
                                      **AT_LEAST_ONE)
     reasoning_tokens: StrictInt = knob(0, "Added to every budget for a reasoning model's thinking.", **NOT_NEGATIVE)
     reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = knob(
         "", "Sent as reasoning_effort where the endpoint takes it; empty sends none.")
+    temperature: StrictFloat = knob(0.0, "Sent as temperature (anthropic: at most 1), so one turn is decided alike "
+                                         "twice.", ge=0.0, le=2.0)
+    seed: StrictInt = knob(0, "Sent as seed where the endpoint takes it (openai_compat); -1 sends none.", ge=-1,
+                           le=2**31 - 1)
 
 
 @dataclass(frozen=True, config=TABLE)
@@ -126,6 +130,9 @@ class Providers:
 @dataclass(frozen=True, config=TABLE)
 class PersonalMemory:
     max_refreshes_per_turn: StrictInt = knob(3, "How often refresh_memory may run within one turn.", **AT_LEAST_ONE)
+    duplicate_similarity: StrictFloat = knob(
+        0.95, "The cosine similarity to a live note of the seat at which a new note is a duplicate and is not "
+        "stored (the same words, normalised, always are).", **THRESHOLD)
 
 
 @dataclass(frozen=True, config=TABLE)
@@ -201,6 +208,8 @@ class Learning:
     enabled: StrictBool = knob(True, "The learning loop as a whole.")
     summarize_episodes: StrictBool = knob(False, "Summarise each episode with an auxiliary call.")
     summarize_max_tokens: StrictInt = knob(400, "The summary call's output budget.", **AT_LEAST_ONE)
+    turn_start_model_seconds: StrictFloat = knob(
+        1.5, "How long the turn start waits for its model calls; past it each block answers offline.", **TIMEOUT)
     personal_memory: PersonalMemory = knob(PersonalMemory, "The seat's own notes.")
     skill_synthesis: SkillSynthesis = knob(SkillSynthesis, "Drafting skills from turns and clusters.")
     skill_refinement: SkillRefinement = knob(SkillRefinement, "Refining skills from their uses.")
