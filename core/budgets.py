@@ -55,7 +55,7 @@ def has_room(seat: Seat) -> bool | None:
 # row, a later one adds to it; two charges racing for a new row meet in the unique index, never in
 # a second row). PostgreSQL locks the rows in the order of the VALUES (the seat's, then the
 # company's), the order the per-scope UPDATEs took them: two charges of one seat and company queue on
-# the seat's row instead of each holding one row the other waits for. SQLite's write lock is the database's, so it needs no order.
+# the seat's row instead of each holding one row the other waits for.
 _CHARGE_SQL = (
     'INSERT INTO "{table}" (scope, scope_id, window_start, tokens) VALUES (%s, %s, %s, %s), (%s, %s, %s, %s)'
     ' ON CONFLICT (scope, scope_id, window_start) DO UPDATE SET tokens = "{table}".tokens + excluded.tokens'

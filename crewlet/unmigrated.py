@@ -24,5 +24,6 @@ def advice(exc: BaseException, alias: str = DEFAULT_DB_ALIAS) -> str | None:
     if not missing:
         return None
     name = connections[alias].settings_dict.get("NAME")
-    return (f"the database {name} is not migrated ({missing} migration(s) not applied; {exc}). "
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__  # the server's first line, not its caret
+    return (f"the database {name} is not migrated ({missing} migration(s) not applied; {reason}). "
             "Run `manage.py migrate` first.")

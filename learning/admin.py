@@ -37,7 +37,6 @@ from learning.models import (
     PrefetchSnapshot,
     PromotionDraft,
     RefreshLedger,
-    SeatReflectionLock,
     SkillVersion,
     SynthesizedSkill,
     Turn,
@@ -319,13 +318,6 @@ class FillMinuteAdmin(ReadOnlyAdmin):
     """What the embedding fill sent each wall-clock minute, every sender together (kept an hour)."""
 
     list_display = ("minute", "requests", "bytes")
-
-
-@admin.register(SeatReflectionLock)
-class SeatReflectionLockAdmin(ReadOnlyAdmin):
-    """The per-seat reflection lease (SQLite's lock; PostgreSQL uses an advisory lock)."""
-
-    list_display = ("seat", "holder", "lease_until")
 
 
 @admin.register(PrefetchSnapshot)

@@ -9,7 +9,7 @@ from django.contrib.admin.apps import AdminConfig
 INTERNALS = {
     ("django_q", "Schedule"), ("django_q", "Success"), ("django_q", "Failure"), ("django_q", "OrmQ"),
     ("learning", "ConversationState"), ("learning", "OnboardingMarker"), ("learning", "Duty"),
-    ("learning", "SeatReflectionLock"), ("learning", "PrefetchSnapshot"), ("learning", "RefreshLedger"),
+    ("learning", "PrefetchSnapshot"), ("learning", "RefreshLedger"),
     ("transcripts", "TranscriptSource"), ("transcripts", "TranscriptSession"),
 }
 

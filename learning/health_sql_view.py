@@ -1,13 +1,11 @@
 """The ``learning_health`` SQL view: a per-seat rollup of ``synthesized_skills`` (spec: Telemetry harness).
 
 Every skill row counts, archived ones included: a library the curator trimmed to its used
-skills would otherwise report reuse it never had. The SQL differs per engine only in how it
-takes an age in days and a float division. An age is never negative: a skill stamped in the
-future (clock skew, an imported row) counts as brand new.
+skills would otherwise report reuse it never had. An age is never negative: a skill stamped in
+the future (clock skew, an imported row) counts as brand new.
 
-A view pins the table under it: SQLite cannot rebuild ``synthesized_skills`` (what most
-``AlterField`` operations do there) and PostgreSQL cannot retype its columns while the view
-exists. So every ``migrate`` drops the view before it runs and recreates it after, once the
+A view pins the table under it: PostgreSQL cannot retype the columns of ``synthesized_skills``
+while the view exists. So every ``migrate`` drops the view before it runs and recreates it after, once the
 migration that introduced it is applied; the migration itself creates it at once only when it
 is the learning app's newest migration, and otherwise leaves it to the end of the run, so a
 later migration of the skills table in the same run needs no care either.
@@ -18,21 +16,7 @@ from __future__ import annotations
 VIEW_NAME = "learning_health"
 INTRODUCED_BY = ("learning", "0003_learning_health")
 
-SQLITE_VIEW = """
-CREATE VIEW learning_health AS
-SELECT
-    seat_id AS seat_id,
-    COUNT(*) AS total_skills,
-    SUM(CASE WHEN use_count > 0 THEN 1 ELSE 0 END) AS skills_used_at_least_once,
-    COALESCE(SUM(use_count), 0) AS total_skill_uses,
-    MAX(last_used_at) AS most_recent_skill_use,
-    CAST(COALESCE(SUM(use_count), 0) AS REAL) / COUNT(*) AS avg_uses_per_skill,
-    AVG(MAX(0.0, julianday('now') - julianday(created_at))) AS avg_skill_age_days
-FROM synthesized_skills
-GROUP BY seat_id
-"""
-
-POSTGRES_VIEW = """
+VIEW_SQL = """
 CREATE VIEW learning_health AS
 SELECT
     seat_id AS seat_id,
@@ -46,18 +30,9 @@ FROM synthesized_skills
 GROUP BY seat_id
 """
 
-VIEWS = {"sqlite": SQLITE_VIEW, "postgresql": POSTGRES_VIEW}
-
-
-def create_sql(vendor: str) -> str:
-    if vendor not in VIEWS:
-        raise NotImplementedError(f"{VIEW_NAME} has no SQL for the {vendor} engine")
-    return VIEWS[vendor]
-
-
-def create(schema_editor_or_cursor, vendor: str) -> None:
+def create(schema_editor_or_cursor) -> None:
     schema_editor_or_cursor.execute(f"DROP VIEW IF EXISTS {VIEW_NAME}")
-    schema_editor_or_cursor.execute(create_sql(vendor))
+    schema_editor_or_cursor.execute(VIEW_SQL)
 
 
 def drop(schema_editor_or_cursor) -> None:
@@ -73,7 +48,7 @@ def is_newest_learning_migration(connection) -> bool:
 
 def create_from_migration(schema_editor) -> None:
     if is_newest_learning_migration(schema_editor.connection):
-        create(schema_editor, schema_editor.connection.vendor)
+        create(schema_editor)
     # otherwise recreate_after_migrate creates it once every migration of this run has applied
 
 
@@ -100,7 +75,7 @@ def recreate_after_migrate(sender, using="default", **kwargs) -> None:
     if not recorder.has_table() or INTRODUCED_BY not in recorder.applied_migrations():
         return
     with connection.cursor() as cursor:
-        create(cursor, connection.vendor)
+        create(cursor)
 
 
 def connect_signals() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.db import connection
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
@@ -21,8 +20,11 @@ if TYPE_CHECKING:
     from crewlet.models import Seat
 
 
+HELD_BY = "database:postgresql"
+
+
 def held_by() -> str:
-    return f"database:{connection.vendor}"
+    return HELD_BY
 
 
 def _page(qs, *, limit: int, offset: int, project) -> dict:

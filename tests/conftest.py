@@ -1,4 +1,5 @@
-"""Shared fixtures. Every test runs on the engine ``DATABASE_URL`` selects (see bin/test_engines.py).
+"""Shared fixtures. Every test runs on PostgreSQL: ``DATABASE_URL``, else a throwaway embedded server
+(tests/settings.py).
 
 Unit tests serve a config with the offline provider and the hashing embedder; the few tests
 marked ``real_model`` load the packaged sentence-embedding model.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+from urllib.parse import quote
 
 import pytest
 
@@ -136,12 +138,6 @@ def api_client(client):
     return _Api(client)
 
 
-def engine_vendor() -> str:
-    from django.db import connection
-
-    return connection.vendor
-
-
 def redis_available(host="127.0.0.1", port=6379) -> bool:
     try:
         with socket.create_connection((host, port), timeout=0.5):
@@ -159,9 +155,24 @@ def require_redis():
 
 
 @pytest.fixture
-def require_postgres():
-    if engine_vendor() != "postgresql":
-        pytest.skip("runs in the PostgreSQL engine pass")
+def empty_database():
+    """The URL of a new, empty database on the test server, dropped after the test."""
+    import uuid
+
+    import psycopg
+    from django.db import connection
+    from psycopg import sql
+
+    s = connection.settings_dict
+    name = f"crewlet_empty_{uuid.uuid4().hex[:12]}"
+    params = dict(host=s["HOST"] or None, port=s["PORT"] or None, user=s["USER"] or None, password=s["PASSWORD"] or None)
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    auth = quote(s["USER"] or "", safe="") + (f":{quote(s['PASSWORD'], safe='')}" if s.get("PASSWORD") else "")
+    port = f":{s['PORT']}" if s.get("PORT") else ""
+    yield f"postgres://{auth}@{quote(s['HOST'] or 'localhost', safe='')}{port}/{name}"
+    with psycopg.connect(dbname="postgres", autocommit=True, **params) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @pytest.fixture

@@ -47,12 +47,8 @@ def _apply_config(ctx) -> None:
 
 
 def engine_description() -> str:
-    """The database vendor and version, with the vector extension's version."""
+    """The database server's version, with the vector extension's version."""
     with connection.cursor() as cursor:
-        if connection.vendor == "sqlite":
-            cursor.execute("select sqlite_version(), vec_version()")
-            sqlite, vec = cursor.fetchone()
-            return f"SQLite {sqlite} with sqlite-vec {vec}"
         cursor.execute("show server_version")
         (server,) = cursor.fetchone()
         cursor.execute("select extversion from pg_extension where extname = 'vector'")
@@ -63,6 +59,9 @@ def engine_description() -> str:
 def _show_engine(ctx) -> None:
     ctx.heading("Database")
     ctx.line(engine_description())
+    where = connection.settings_dict
+    ctx.line(f"database {where['NAME']!r} at {where['HOST'] or 'localhost'}"
+             + (f":{where['PORT']}" if where.get("PORT") else ""))
 
 
 def _show_embedder(ctx):

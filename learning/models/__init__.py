@@ -5,7 +5,6 @@ from learning.models.episodes import Episode, EpisodePiece
 from learning.models.health import LearningHealth
 from learning.models.profiles import CounterpartyProfile, OnboardingMarker
 from learning.models.promotion import PromotionDraft
-from learning.models.reflection import SeatReflectionLock
 from learning.models.runtime import Duty, FillMinute, PrefetchSnapshot, RefreshLedger
 from learning.models.skills import SkillVersion, SynthesizedSkill
 from learning.models.turns import ConversationState, Turn
@@ -23,7 +22,6 @@ __all__ = [
     "PrefetchSnapshot",
     "PromotionDraft",
     "RefreshLedger",
-    "SeatReflectionLock",
     "SkillVersion",
     "SynthesizedSkill",
     "Turn",

@@ -3,17 +3,17 @@
 A turn's task can be lost (a failed enqueue, a worker ``kill -9``-ed mid-pass, a pass that timed out
 waiting for its seat) or can leave the turn reflectable on purpose (``no_budget``: the ceiling may
 move). Each tick re-enqueues the oldest unreflected turns that no task can still be working on: at
-least ``grace_seconds`` old (a task's whole life: the queue's timeout plus a lease) and not re-driven
+least ``grace_seconds`` old (a task's whole life: the queue's timeout plus a stall span) and not re-driven
 within the same span, at most ``SWEEP_LIMIT`` a tick. A re-driven task that finds its turn already
 reflected returns quietly, so a redelivery costs one row read.
 
-A seat's stalled turns do not wait out that grace. When a seat holds no live lease (no pass is
-running for it; a dead holder's lease does not count) and has turns unreflected for more than a
-lease, they are re-driven at once in two cases. The queue passed them over: a turn the seat received
-after them was reflected more than a lease ago, so their tasks died (with a killed worker, or in a
+A seat's stalled turns do not wait out that grace. When no pass runs for a seat (its lock is free; a
+dead holder's went with its session) and it has turns unreflected for more than ``stall_seconds``,
+they are re-driven at once in two cases. The queue passed them over: a turn the seat received after
+them was reflected more than that span ago, so their tasks died (with a killed worker, or in a
 killed cluster's memory) while the seat's later tasks ran; every such turn is re-driven. Or the seat
-went quiet: none of its turns was reflected within a lease (a worker killed mid-pass on the seat's
-last turn); its oldest turn is re-driven, one task per seat per lease.
+went quiet: none of its turns was reflected within the span (a worker killed mid-pass on the seat's
+last turn); its oldest turn is re-driven, one task per seat per span.
 """
 
 from __future__ import annotations
@@ -26,16 +26,22 @@ from django.db.models import Max, Min, Q
 from django.utils import timezone
 
 from learning.models import Turn
-from learning.reflect.lock import lease_seconds, seats_held
+from learning.reflect.lock import seats_held
 
 log = logging.getLogger("learning.reflect.sweep")
 
 SWEEP_LIMIT = 200  # turns re-enqueued per tick (ticks are a minute apart)
+STALL_SECONDS = 60  # a seat with no pass running and no turn reflected for this long is stalled
+
+
+def stall_seconds() -> int:
+    """``STALL_SECONDS``, or the settings' ``CREWLET_REFLECT_STALL_SECONDS`` (a process test shortens it)."""
+    return int(getattr(settings, "CREWLET_REFLECT_STALL_SECONDS", STALL_SECONDS))
 
 
 def grace_seconds() -> int:
-    """How long a turn's own task may still be running: the queue's task timeout plus a lease."""
-    return int(settings.Q_CLUSTER["timeout"]) + lease_seconds()
+    """How long a turn's own task may still be running: the queue's task timeout plus a stall span."""
+    return int(settings.Q_CLUSTER["timeout"]) + stall_seconds()
 
 
 def due(*, now=None, grace: float | None = None):
@@ -52,7 +58,7 @@ def due(*, now=None, grace: float | None = None):
 def stalled(*, now=None, limit: int = SWEEP_LIMIT) -> list[tuple[int, int]]:
     """(turn id, seat id) of the stalled turns, oldest seat first (see the module's docstring)."""
     now = now or timezone.now()
-    cutoff = now - timedelta(seconds=lease_seconds())
+    cutoff = now - timedelta(seconds=stall_seconds())
     waiting = Turn.objects.filter(reflected_at__isnull=True, received_at__lt=cutoff).filter(
         Q(redriven_at__isnull=True) | Q(redriven_at__lt=cutoff)
     )
@@ -67,7 +73,7 @@ def stalled(*, now=None, limit: int = SWEEP_LIMIT) -> list[tuple[int, int]]:
         Turn.objects.filter(seat_id__in=idle).values("seat_id").annotate(last=Max("reflected_at"))
         .filter(last__gte=cutoff).values_list("seat_id", flat=True)
     )
-    passed_over = dict(  # per seat, the latest turn received among those reflected more than a lease ago
+    passed_over = dict(  # per seat, the latest turn received among those reflected more than a span ago
         Turn.objects.filter(seat_id__in=idle, reflected_at__lt=cutoff).values("seat_id")
         .annotate(latest=Max("received_at")).values_list("seat_id", "latest")
     )

@@ -10,7 +10,6 @@ from django.core.management.color import no_style
 from crewlet.models import ApiToken, hash_token
 from learning.demo import foundation
 from learning.demo.context import DemoContext
-from tests.conftest import engine_vendor
 from tests.crewlet.test_config import EXAMPLE
 
 
@@ -30,6 +29,6 @@ def test_the_foundation_step_sets_up_seats_tokens_and_a_ranked_search(settings, 
     assert {"ana", "bo", "cy", "dee", "ed"} == set(ctx.tokens)
     assert ApiToken.objects.get(token_hash=hash_token(ctx.tokens["ana"])).seat.handle == "ana"
     assert ApiToken.objects.get(token_hash=hash_token(ctx.operator_token)).kind == ApiToken.OPERATOR
-    assert ("sqlite-vec" if engine_vendor() == "sqlite" else "pgvector") in text
+    assert "PostgreSQL" in text and "pgvector" in text
     ranked = [line for line in text.splitlines() if "distance" in line]
     assert len(ranked) == 3 and ranked[0].strip().startswith("1. distance")

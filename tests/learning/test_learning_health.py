@@ -195,7 +195,7 @@ def test_the_dashboard_needs_a_logged_in_staff_user(client, django_user_model):
 
 @pytest.mark.django_db(transaction=True)
 def test_the_view_steps_aside_while_migrate_rebuilds_the_skills_table(seat):
-    """A later migration that retypes a column the view reads must not fail on either engine."""
+    """A later migration that retypes a column the view reads does not fail."""
     from django.apps import apps as django_apps
     from django.db import connection, models
 

@@ -57,8 +57,8 @@ def test_a_warning_logged_mid_bar_prints_above_the_bar_not_through_it(capsys):
     assert "reflecting" not in warning_line  # the warning is its own line, not spliced into the bar
 
 
-def test_a_command_on_an_unmigrated_database_says_to_run_migrate(tmp_path):
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}",
+def test_a_command_on_an_unmigrated_database_says_to_run_migrate(tmp_path, empty_database):
+    env = {**os.environ, "DATABASE_URL": empty_database,
            "CREWLET_CONFIG": str(tmp_path / "none.toml"), "CREWLET_VAR_DIR": str(tmp_path)}
     done = subprocess.run([sys.executable, "manage.py", "create_seat_token", "ana"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)

@@ -74,7 +74,7 @@ def test_a_queue_worker_loads_the_embedder_when_it_spawns(remote_embedder):
 
 
 @pytest.mark.real_model
-def test_a_fresh_web_process_has_its_first_vector_within_the_prefetch_budget(tmp_path):
+def test_a_fresh_web_process_has_its_first_vector_within_the_prefetch_budget(tmp_path, empty_database):
     """A real process start with the packaged local model: importing the WSGI app starts the load,
     and the first embed (a turn start's, with its 2 s budget) gets its vector."""
     config = tmp_path / "crewlet.toml"
@@ -88,7 +88,7 @@ def test_a_fresh_web_process_has_its_first_vector_within_the_prefetch_budget(tmp
         "r = embed_one('ship the 2.4.1 hotfix', budget=PREFETCH_EMBED_BUDGET)\n"
         "print(r.status, bool(r.vector), warm.warmed())\n"
     )
-    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "CREWLET_CONFIG": str(config),
+    env = {"DATABASE_URL": empty_database, "CREWLET_CONFIG": str(config),
            "CREWLET_VAR_DIR": str(tmp_path), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)

@@ -2,16 +2,12 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
-from core import hybrid
 from core.models import Event
 from core.providers.embeddings.base import pieces_of
 from core.providers.errors import ConfigurationError, RateLimitedError, TransientError
 from core.vectors import pool
-from core.words import search_words
-from learning import diary
 from learning.models import DiaryEntry, Episode, FillMinute
 from learning.passes import embed_fill
 from learning.passes.fill_requests import HOLD, PROBE_WORD
@@ -388,34 +384,3 @@ def test_a_turn_whose_lines_were_refused_alone_is_offered_alone_after_its_hour(s
     # alone again (refused again, it costs its own request), not with the newer turn's lines
     assert fake_embedder.calls == [["POISON line."], ["Please merge the fix."]]
     assert after["pieces_filled"] == 1 and later.pieces.count() == 1 and poison.pieces.count() == 0
-
-
-def fts_segments(index: str) -> int:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(DISTINCT segid) FROM {index}_idx")
-        return cursor.fetchone()[0]
-
-
-def by_words(seat, query: str) -> list[int]:
-    """The seat's notes ranked by the query's words alone (the hybrid search's text half)."""
-    return [i for i, _ in hybrid.ranked(diary.CORPUS, scope="t.seat_id = %s", scope_params=[seat.pk], vector=None,
-                                        model="", words=search_words(query), limit=20, seat=seat.pk)]
-
-
-def test_the_fill_merges_the_full_text_indexes_and_the_search_answers_the_same(seat, fake_embedder, fill_config, now):
-    fill_config()
-    for topic in ("garden", "marathon", "pottery class", "camping trip", "new puppy", "art show", "book club",
-                  "road trip", "piano lessons", "bake sale", "school play", "beach day"):
-        diary.write(seat=seat, content=f"Caroline mentioned the {topic} again.", kind=DiaryEntry.LONG,
-                    source="persist_decider")  # each note its own transaction, so its own index segment
-    queries = ("Caroline garden", "road trip", "piano bake sale", "beach")
-    before = {q: by_words(seat, q) for q in queries}
-    if connection.vendor == "sqlite":
-        assert fts_segments("diary_fts") > 1
-    result = fill(fake_embedder, now)
-    assert result["text_indexes_merged"] == (1 if connection.vendor == "sqlite" else 0)  # notes only: the others are empty
-    if connection.vendor == "sqlite":
-        assert fts_segments("diary_fts") == 1
-    assert {q: by_words(seat, q) for q in queries} == before
-    assert all(before.values())
-    assert fill(fake_embedder, now)["text_indexes_merged"] == 0  # nothing left to merge: no rewrite

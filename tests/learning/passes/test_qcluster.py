@@ -23,8 +23,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_database_url() -> str:
     """The URL of the database this test runs on (pytest-django's ``test_<name>``)."""
     s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{s['NAME']}"
     auth = quote(s["USER"] or "", safe="") + (f":{quote(s['PASSWORD'], safe='')}" if s.get("PASSWORD") else "")
     host = quote(s["HOST"] or "localhost", safe="")
     port = f":{s['PORT']}" if s.get("PORT") else ""

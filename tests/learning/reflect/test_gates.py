@@ -146,12 +146,12 @@ def test_a_failing_worker_is_reported_by_name_and_the_others_still_run(seat, mak
 
 
 def test_a_worker_whose_applicability_raises_is_isolated_too(seat, make_turn):
-    from learning.reflect import episodist
+    from learning.reflect import profiler
 
-    with mock.patch.object(episodist, "applies", side_effect=ValueError("bad")):
+    with mock.patch.object(profiler, "applies", side_effect=ValueError("bad")):
         reflect_turn(make_turn().pk)
-    assert latest(seat)["workers"]["episodist"]["status"] == "failed"
-    assert DiaryEntry.objects.count() == 1
+    assert latest(seat)["workers"]["profiler"]["status"] == "failed"
+    assert DiaryEntry.objects.count() == 1 and Episode.objects.count() == 1
 
 
 def test_an_unparseable_answer_fails_only_its_worker(seat, make_turn, scripted):
@@ -195,8 +195,7 @@ def test_the_task_completes_even_when_the_lock_cannot_be_had(seat, make_turn):
     from learning.reflect import lock
 
     turn = make_turn()
-    with mock.patch.object(lock, "_lease", side_effect=lock.LockTimeout("busy")), \
-            mock.patch.object(lock, "_advisory", side_effect=lock.LockTimeout("busy")):
+    with mock.patch("learning.reflect.service.seat_lock", side_effect=lock.LockTimeout("busy")):
         assert reflect_turn(turn.pk)["status"] == "lock_timeout"
     assert Turn.objects.get(pk=turn.pk).reflected_at is None  # left for reflect_backlog
 

@@ -1,10 +1,10 @@
-"""``kill -9`` of the queue workers mid-pass, on both engines: every turn is still reflected, once.
+"""``kill -9`` of the queue workers mid-pass: every turn is still reflected, once.
 
 Real ``qcluster`` processes on the test database. Turns for three seats are stored through the
 production intake (each enqueues its task); once a pass is running (a seat's lock is held) every
 worker process is killed with SIGKILL. The cluster's sentinel starts new workers; the killed tasks
 are re-driven by the backlog sweep (called here as its schedule would, every few seconds) once no
-task of theirs can be alive. The queue's and the lease's clocks are scaled down together
+task of theirs can be alive. The queue's and the sweep's clocks are scaled down together
 (``killsettings``) so that "bounded time" is a minute, not ten.
 """
 
@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 from django.test import override_settings
 
-from learning.models import Episode, SeatReflectionLock, Turn
+from learning.models import Episode, Turn
+from learning.reflect.lock import seats_held
 from tests.factories import SeatFactory
 from tests.learning.passes.test_qcluster import _env, start_cluster, stop, wait_for
 from tests.learning.reflect.conftest import store
@@ -37,11 +37,7 @@ def worker_pids(log: Path) -> list[int]:
 
 
 def a_pass_is_running() -> bool:
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
-            return cursor.fetchone()[0] > 0
-    return SeatReflectionLock.objects.exclude(holder="").exists()
+    return bool(seats_held(Turn.objects.values_list("seat_id", flat=True).distinct()))
 
 
 def test_kill_9_of_the_workers_mid_pass_loses_no_turn_and_reflects_none_twice(tmp_path, company, role, unit):
@@ -59,7 +55,7 @@ def test_kill_9_of_the_workers_mid_pass_loses_no_turn_and_reflects_none_twice(tm
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
         started = time.monotonic()
-        with override_settings(Q_CLUSTER={"timeout": 20}, CREWLET_REFLECT_LEASE_SECONDS=4):
+        with override_settings(Q_CLUSTER={"timeout": 20}, CREWLET_REFLECT_STALL_SECONDS=4):
 
             def drained() -> bool:
                 sweep.run_sweep()

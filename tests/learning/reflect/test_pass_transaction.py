@@ -1,6 +1,6 @@
 """A reflection pass in two halves: model calls and embeds with no transaction open, then ONE
 transaction (the workers' writes each in a savepoint, one charge, one bulk insert of events, the
-turn's mark); the task drains the seat's waiting turns, earlier ones included, under one lease."""
+turn's mark); the task drains the seat's waiting turns, earlier ones included, under one lock."""
 
 from __future__ import annotations
 
@@ -56,11 +56,9 @@ def test_an_engaged_pass_commits_once_with_one_event_insert_and_one_charge(seat,
     turn = make_turn()
     with counted() as seen:
         assert reflect_turn(turn.pk)["status"] == "reflected"
-    # one commit holds every write of the pass; the seat's lease (SQLite; PostgreSQL's lock is advisory)
-    # is the lock's own business: its row's first claim and its UPDATEs
-    passes = [writes for writes in seen["committed"] if any("seat_reflection_locks" not in w for w in writes)]
-    assert len(passes) == 1
-    assert all("seat_reflection_locks" in sql for sql in seen["outside"])
+    # one commit holds every write of the pass (the seat's lock is an advisory lock: no write)
+    assert len(seen["committed"]) == 1
+    assert not seen["outside"]
     assert len(statements_on(seen, "learning_event", "INSERT")) == 1
     # one charge: the seat's counter and the company's, one statement (an upsert)
     assert len(statements_on(seen, "crewlet_budgetcounter", "INSERT")) == 1
@@ -147,23 +145,23 @@ def _lost(make_turn, n: int) -> list[Turn]:
         return [make_turn() for _ in range(n)]
 
 
-def test_the_task_drains_the_seats_waiting_turns_oldest_first_under_one_lease(seat, other_seat, make_turn):
+def test_the_task_drains_the_seats_waiting_turns_oldest_first_under_one_lock(seat, other_seat, make_turn):
     earlier = _lost(make_turn, 2)
     mine = make_turn()
     later = _lost(make_turn, 1)
     theirs = _lost(lambda: make_turn(other_seat), 1)
-    leases = []
+    locks = []
     real_lock = service.seat_lock
 
     @contextmanager
     def counting_lock(s, **kw):
-        leases.append(s.pk)
+        locks.append(s.pk)
         with real_lock(s, **kw):
             yield
 
     with mock.patch.object(service, "seat_lock", counting_lock):
         assert reflect_turn(mine.pk)["status"] == "reflected"
-    assert leases == [seat.pk]
+    assert locks == [seat.pk]
     order = [r.event.turn for r in events.recorded(ReflectionCompleted, seat=seat)][::-1]  # oldest first
     assert order == [t.pk for t in [*earlier, mine, *later]]
     assert Turn.objects.get(pk=theirs[0].pk).reflected_at is None  # another seat's turn waits for its own task
@@ -212,7 +210,7 @@ def test_one_failing_turn_in_a_drain_costs_the_others_nothing(seat, make_turn):
 
 def _durability_setting() -> str:
     with connection.cursor() as cursor:
-        cursor.execute("PRAGMA synchronous" if connection.vendor == "sqlite" else "SHOW synchronous_commit")
+        cursor.execute("SHOW synchronous_commit")
         return str(cursor.fetchone()[0])
 
 
@@ -231,9 +229,7 @@ def test_a_drain_defers_each_pass_flush_to_one_durable_commit_and_restores_the_c
 
     with counted() as seen, mock.patch.object(dispatcher, "reflect", recording):
         assert reflect_turn(mine.pk)["status"] == "reflected"
-    deferred = "1" if connection.vendor == "sqlite" else "off"
-    assert during == [deferred] * 3 and _durability_setting() == before != deferred
-    passes = [writes for writes in seen["committed"] if any("seat_reflection_locks" not in w for w in writes)]
-    assert len(passes) == 3  # one commit a pass
-    durable = [w for w in seen["outside"] if "seat_reflection_locks" not in w]
+    assert during == ["off"] * 3 and _durability_setting() == before != "off"
+    assert len(seen["committed"]) == 3  # one commit a pass
+    durable = seen["outside"]
     assert len(durable) == 1 and durable[0].startswith('UPDATE "learning_turn"')  # the one durable commit

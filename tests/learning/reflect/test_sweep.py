@@ -78,10 +78,8 @@ def test_the_sweep_is_a_scheduled_loop():
     assert loop.service == "learning.reflect.sweep.run_sweep" and loop.minutes(None) == 1
 
 
-def after_a_lease(seconds: float = 1.0):
-    from learning.reflect.lock import lease_seconds
-
-    return timezone.now() + timedelta(seconds=lease_seconds() + seconds)
+def after_a_stall(seconds: float = 1.0):
+    return timezone.now() + timedelta(seconds=sweep.stall_seconds() + seconds)
 
 
 def lose_its_task(make_turn, target=None):
@@ -90,32 +88,14 @@ def lose_its_task(make_turn, target=None):
         return make_turn(target)
 
 
-def test_a_seat_whose_last_turn_was_lost_is_re_driven_after_a_lease_not_the_whole_grace(seat, make_turn, sync_queue):
-    from learning.reflect.lock import lease_seconds
-
-    assert lease_seconds() < sweep.grace_seconds()
+def test_a_seat_whose_last_turn_was_lost_is_re_driven_after_a_stall_not_the_whole_grace(seat, make_turn, sync_queue):
+    assert sweep.stall_seconds() < sweep.grace_seconds()
     turn = lose_its_task(make_turn)
-    assert sweep.run_sweep()["redriven"] == 0  # younger than a lease: its task may still be queued
-    assert sweep.run_sweep(now=after_a_lease())["redriven"] == 1
+    assert sweep.run_sweep()["redriven"] == 0  # younger than a stall span: its task may still be queued
+    assert sweep.run_sweep(now=after_a_stall())["redriven"] == 1
     turn.refresh_from_db()
     assert turn.reflected_at is not None and Episode.objects.filter(run_id=turn.run_id).count() == 1
-    assert sweep.run_sweep(now=after_a_lease(2))["redriven"] == 0
-
-
-def test_a_dead_holders_lease_does_not_keep_its_seat_from_the_sweep(seat, make_turn, sync_queue):
-    import subprocess
-
-    from learning.models import SeatReflectionLock
-    from learning.reflect import lock
-
-    child = subprocess.Popen(["true"])
-    child.wait()
-    SeatReflectionLock.objects.create(seat=seat, holder=f"{lock.this_host()}:{child.pid}:1:dead",
-                                      lease_until=timezone.now() + timedelta(hours=1))
-    turn = lose_its_task(make_turn)
-    assert sweep.run_sweep(now=after_a_lease())["redriven"] == 1
-    turn.refresh_from_db()
-    assert turn.reflected_at is not None
+    assert sweep.run_sweep(now=after_a_stall(2))["redriven"] == 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -142,7 +122,7 @@ def test_a_seat_with_a_pass_running_is_left_to_that_pass(seat, other_seat, make_
     thread.start()
     try:
         assert held.wait(10)
-        assert sweep.stalled(now=after_a_lease()) == [(lost_elsewhere.pk, other_seat.pk)]
+        assert sweep.stalled(now=after_a_stall()) == [(lost_elsewhere.pk, other_seat.pk)]
     finally:
         release.set()
         thread.join(30)
@@ -151,7 +131,7 @@ def test_a_seat_with_a_pass_running_is_left_to_that_pass(seat, other_seat, make_
 def test_a_seat_reflected_within_a_lease_waits_for_the_grace(seat, make_turn):
     lost = lose_its_task(make_turn)
     recent = make_turn()
-    now = after_a_lease()
+    now = after_a_stall()
     Turn.objects.filter(pk=recent.pk).update(reflected_at=now)  # the seat's queue is moving
     assert sweep.stalled(now=now) == []
     assert Turn.objects.get(pk=lost.pk).reflected_at is None
@@ -162,7 +142,7 @@ def test_turns_their_seats_later_turns_passed_over_are_re_driven_a_lease_after_t
     lost = [lose_its_task(make_turn), lose_its_task(make_turn)]
     later_turn = make_turn()
     still_queued = lose_its_task(make_turn)  # after the last reflected turn: its task may yet run
-    now = after_a_lease()
+    now = after_a_stall()
     Turn.objects.filter(pk=later_turn.pk).update(reflected_at=timezone.now())  # its task ran; the lost ones' died
     Turn.objects.filter(pk=make_turn().pk).update(reflected_at=now)  # and the seat's queue is still moving
     assert sweep.stalled(now=now) == [(turn.pk, seat.pk) for turn in lost]
