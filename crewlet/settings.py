@@ -7,13 +7,17 @@ from typing import Any
 
 import dj_database_url
 
+from crewlet import secret_key as _secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CREWLET_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-not-secret-crewlet")
 # Off unless asked for (``make serve`` asks): with it on, an unmapped error answers with a traceback.
 DEBUG = os.environ.get("DJANGO_DEBUG", "0") == "1"
+# DJANGO_SECRET_KEY, or a random key made once for this var/ folder: no key is written in the source.
+# Processes on several hosts share sessions and the queue's signed tasks only with one DJANGO_SECRET_KEY.
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or _secret_key.for_folder(VAR_DIR)
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver").split(",")
 
 INSTALLED_APPS = [
@@ -42,6 +46,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",  # CONTENT_SECURITY_POLICY below
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -79,7 +84,36 @@ DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_A
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = []
+# create_lead and the admin's password forms refuse what these refuse
+AUTH_PASSWORD_VALIDATORS: list[dict[str, Any]] = [
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in ("UserAttributeSimilarityValidator", "MinimumLengthValidator", "CommonPasswordValidator",
+                 "NumericPasswordValidator")
+]
+
+# HTTPS outside DEBUG: secure cookies, HSTS and a redirect of plain HTTP (``manage.py check --deploy`` is
+# clean). Behind a proxy that terminates TLS, DJANGO_SECURE_PROXY_SSL_HEADER names the header it sets
+# (HTTP_X_FORWARDED_PROTO); a process served over plain HTTP on loopback (tests, benches, the example)
+# sets DJANGO_SECURE_SSL_REDIRECT=0.
+SECURE_SSL_REDIRECT = os.environ.get("DJANGO_SECURE_SSL_REDIRECT", "0" if DEBUG else "1") == "1"
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not DEBUG
+SECURE_HSTS_SECONDS = 0 if DEBUG else int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", str(365 * 24 * 3600)))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+if os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = (os.environ["DJANGO_SECURE_PROXY_SSL_HEADER"], "https")
+# No inline script on any page (the lead's pages and the admin): scripts and styles come from static files.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],  # the admin's and htmx's style attributes; no script
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -99,6 +133,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 CREWLET_PURPOSES = "learning.purposes.PURPOSES"
 
 CREWLET_CONFIG_PATH = os.environ.get("CREWLET_CONFIG", str(BASE_DIR / "crewlet.toml"))
+# Where the config may send data and which environment variables it may read secrets from (comma-separated;
+# crewlet.config.trust): the operator's lists, which no config file or editor can widen.
+CREWLET_ALLOWED_PROVIDER_HOSTS = [
+    h.strip() for h in os.environ.get("CREWLET_ALLOWED_PROVIDER_HOSTS", "").split(",") if h.strip()]
+CREWLET_ALLOWED_SECRET_ENV = [
+    n.strip() for n in os.environ.get("CREWLET_ALLOWED_SECRET_ENV", "").split(",") if n.strip()]
 
 # django-q2: ORM broker on the same database by default; CREWLET_Q_REDIS switches to Redis.
 Q_CLUSTER: dict[str, Any] = {

@@ -13,7 +13,7 @@ is granted only here.
 from __future__ import annotations
 
 from django.apps import apps
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
@@ -62,7 +62,10 @@ def ensure_leads_group() -> Group:
 
 
 def create_lead(*, username: str, password: str | None = None, email: str = ""):
-    """A staff user in the leads group; an existing user is promoted, and its password reset if given."""
+    """A staff user in the leads group; an existing user is promoted, and its password reset if given.
+
+    A password the project's validators refuse (``AUTH_PASSWORD_VALIDATORS``) raises ``ValidationError``
+    and changes nothing."""
     User = get_user_model()
     with transaction.atomic():
         group = ensure_leads_group()
@@ -70,6 +73,7 @@ def create_lead(*, username: str, password: str | None = None, email: str = ""):
         user.is_staff = True
         user.is_active = True
         if password is not None:
+            password_validation.validate_password(password, user)
             user.set_password(password)
         elif created:
             user.set_unusable_password()

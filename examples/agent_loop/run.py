@@ -36,7 +36,7 @@ TURNS = [
 def service_env(var: Path) -> dict:
     return {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'example.sqlite3'}", "CREWLET_VAR_DIR": str(var),
             "CREWLET_CONFIG": str(HERE / "service.toml"), "CREWLET_Q_SYNC": "1", "CREWLET_LOG_LEVEL": "WARNING",
-            "DJANGO_DEBUG": "0"}
+            "DJANGO_DEBUG": "0", "DJANGO_SECURE_SSL_REDIRECT": "0"}
 
 
 def manage(env: dict, *args: str) -> str:

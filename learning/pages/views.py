@@ -14,6 +14,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from crewlet.errors import BadInput, Forbidden, NotFound
@@ -21,10 +22,12 @@ from crewlet.models import Seat
 from learning import note_actions
 from learning.pages import access, dashboard, home, selectors, trends_page, turn_shown
 
+PLAIN = "text/plain; charset=utf-8"  # a refusal quotes what was asked for: as text, never as markup
+
 
 def _refused(request, perms) -> HttpResponseForbidden | None:
     reason = access.refusal(request.user, perms)
-    return HttpResponseForbidden(reason) if reason else None
+    return HttpResponseForbidden(reason, content_type=PLAIN) if reason else None
 
 
 def _guarded(view, perms: tuple[str, ...]):
@@ -40,9 +43,9 @@ def _guarded(view, perms: tuple[str, ...]):
         except NotFound as exc:
             raise Http404(exc.message) from exc
         except Forbidden as exc:
-            return HttpResponseForbidden(exc.message)
+            return HttpResponseForbidden(exc.message, content_type=PLAIN)
         except BadInput as exc:
-            return HttpResponseBadRequest(exc.message)
+            return HttpResponseBadRequest(exc.message, content_type=PLAIN)
 
     return wrapped
 
@@ -115,7 +118,7 @@ def forget_note(request, handle, pk):
     note = selectors.note_of(seat=seat, pk=pk)
     note_actions.forget(note=note, actor=request.user, reason=request.POST.get("reason", ""))
     notice = f"Forgotten: note {pk} is gone from {seat.handle}'s recall."
-    return _back_to_memory(request, seat, notice) or _changed(HttpResponse(f'<li class="notice" role="status">{notice}</li>'))
+    return _back_to_memory(request, seat, notice) or _changed(HttpResponse(format_html('<li class="notice" role="status">{}</li>', notice)))
 
 
 @action_view

@@ -1,6 +1,7 @@
 """``manage.py create_lead USERNAME [--password P]``: a staff user in the ``leads`` group."""
 
-from django.core.management.base import BaseCommand
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 
 from learning import leads
 
@@ -14,5 +15,8 @@ class Command(BaseCommand):
         parser.add_argument("--email", default="")
 
     def handle(self, *args, username, password, email, **options):
-        user = leads.create_lead(username=username, password=password, email=email)
+        try:
+            user = leads.create_lead(username=username, password=password, email=email)
+        except ValidationError as exc:
+            raise CommandError(f"--password refused: {' '.join(exc.messages)}") from None
         self.stdout.write(f"{user.get_username()} is a lead (staff, group {leads.LEADS_GROUP!r}).")

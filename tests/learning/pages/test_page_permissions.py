@@ -1,6 +1,8 @@
 """The /learning/ pages ask for the model permissions the admin asks for the same rows: staff status
 alone reads nothing; a lead (the leads group) reads and acts on everything."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -80,3 +82,55 @@ def test_a_view_permission_opens_only_its_own_section_and_does_not_allow_forgett
     assert client.get(reverse("learning_pages:memory", args=[seat.handle])).status_code == 403
     assert client.post(reverse("learning_pages:forget_note", args=[seat.handle, written.pk])).status_code == 403
     assert DiaryEntry.objects.filter(pk=written.pk).exists()
+
+
+SCRIPT = "<script>alert(document.domain)</script>"
+
+
+@pytest.mark.parametrize("name, args, param", [
+    ("learning_pages:health", [], "window"),
+    ("learning_pages:trends", [], "window"),
+    ("learning_pages:memory_section", ["diary"], "kind"),
+    ("learning_pages:memory_section", ["skills"], "state"),
+])
+def test_a_refused_parameter_is_answered_400_as_plain_text_never_as_markup(client, lead, seat, name, args, param):
+    client.force_login(lead)
+    for htmx in ({}, {"HTTP_HX_REQUEST": "true"}):
+        answer = client.get(reverse(name, args=[seat.handle, *args] if args else []), {param: SCRIPT}, **htmx)
+        assert answer.status_code == 400
+        assert answer["Content-Type"] == "text/plain; charset=utf-8"  # a browser renders no markup in it
+        assert answer.content.decode().startswith(f"{param}:")  # and it names the field
+
+
+def test_a_refusal_quoting_the_url_is_plain_text(client, bare_staff, seat):
+    client.force_login(bare_staff)
+    answer = client.get(reverse("learning_pages:memory_section", args=[seat.handle, "diary"]))
+    assert answer.status_code == 403 and answer["Content-Type"] == "text/plain; charset=utf-8"
+
+
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>|\son[a-z]+\s*=", re.I)
+
+
+def test_the_lead_pages_and_the_admin_allow_no_inline_script_and_use_none(client, lead, seat, written):
+    client.force_login(lead)
+    admin_pages = [reverse("admin:index"), reverse("admin:crewlet_configrevision_add"),
+                        reverse("admin:learning_diaryentry_changelist"),
+                        reverse("admin:learning_diaryentry_change", args=[written.pk])]
+    for url in [*pages(seat), *admin_pages]:
+        answer = client.get(url)
+        assert answer.status_code == 200, url
+        policy = dict(d.strip().split(" ", 1) for d in answer["Content-Security-Policy"].split(";"))
+        assert policy["script-src"] == "'self'" and policy["object-src"] == "'none'", url  # inline script blocked
+        assert policy["frame-ancestors"] == "'none'" and policy["base-uri"] == "'self'", url
+        assert not INLINE_SCRIPT.search(answer.content.decode()), url  # so the pages need none to work
+
+
+def test_no_template_of_the_project_holds_inline_script():
+    from django.conf import settings
+
+    root = settings.BASE_DIR
+    templates = [*(root / "templates").rglob("*.html"), *root.glob("*/templates/**/*.html"),
+                 *root.glob("*/*/templates/**/*.html")]
+    assert len(templates) > 20
+    for path in templates:
+        assert not INLINE_SCRIPT.search(path.read_text(encoding="utf-8")), path
