@@ -13,6 +13,11 @@ The project folder is named from the absolute path (``-home-jdoe-projects-shop``
 The same causes recur across sessions with different paths and branch names (a ``git add`` of a
 git-ignored path, a ``git push`` with no upstream branch, an ``Edit`` whose text is not in the
 file, ``pytest`` outside the project's environment), so the ladder has something real to accept.
+With ``traps``, each turn also holds failures that teach nothing a lead would install, and one that
+does in a form that is hard to word: a commit refused by a formatting hook whose output is
+serialized JSON with escaped line breaks (fixed by running the formatter first), a test's own
+assertion failing, a stray ``\\`` typed as a command, and a tool call retried with a missing
+parameter filled in.
 
 ``write_corpus(folder, mb=..., seed=...)`` writes sessions until about ``mb`` megabytes; each
 file is a whole session. ``write_session`` writes one.
@@ -164,11 +169,36 @@ def _failure_arcs(w: _Writer, rng: random.Random, module: str, branch: str, whic
             w.result(w.call("Bash", {"command": f"uv run pytest {module}/tests -q"}), "........ 8 passed in 2.2s")
 
 
+def _traps(w: _Writer, module: str) -> None:
+    """The failures of ``write_session(traps=True)``: one lesson worded from an awkward output, three non-lessons."""
+    commit = f'git add {module}/views.py && git commit -m "Tidy the {module} views"'
+    hook = json.dumps({"hook_id": "format", "output": f"format check failed:\n\n[format] 2 files would be reformatted: "
+                       f"{module}/views.py, {module}/models.py\nRun 'ruff format' to fix.\n"})
+    w.result(w.call("Bash", {"command": commit}), f"Exit code 1\n{hook}", error=True)
+    w.result(w.call("Bash", {"command": "git status --short"}), f" M {module}/views.py")
+    w.result(w.call("Bash", {"command": "ruff format"}), "2 files reformatted")
+    w.result(w.call("Bash", {"command": commit}), "[main 4be1f2a] Tidy the views\n 1 file changed")
+    test = f"uv run pytest {module}/tests/test_api.py -q"
+    w.result(w.call("Bash", {"command": test}), "Exit code 1\n>       assert response.status_code == 200\n"
+             'E       AssertionError: assert 404 == 200\nE        +  where 404 = <Response "not found">.status_code\n'
+             f"FAILED {module}/tests/test_api.py::test_list - AssertionError", error=True)
+    w.result(w.call("Edit", {"file_path": f"{PROJECT}/{module}/urls.py", "old_string": "list/", "new_string": "list"}), "updated")
+    w.result(w.call("Bash", {"command": test}), "1 passed")
+    w.result(w.call("Bash", {"command": "\\"}), "(eval):1: permission denied: \\", error=True)
+    w.result(w.call("Bash", {"command": "ls"}), "README.md")
+    w.result(w.call("Task", {"description": "Survey", "subagent_type": "Explore"}),
+             "<tool_use_error>InputValidationError: Task failed due to the following issue:\n"
+             "The required parameter `prompt` is missing</tool_use_error>", error=True)
+    w.result(w.call("Task", {"description": "Survey", "prompt": f"List the callers of {module}_list", "subagent_type": "Explore"}),
+             "Found 3 callers.")
+
+
 def write_session(folder: Path, rng: random.Random, *, index: int, turns: int = 3, calls_per_turn: int = 200, secret: bool = False,
-                  people: set | None = None) -> list[Path]:
+                  people: set | None = None, traps: bool = False) -> list[Path]:
     """One session file (and its subagent and compaction files); returns the paths written.
 
-    ``people``, when given, receives the uuids of the records a person wrote (the ground truth).
+    ``people``, when given, receives the uuids of the records a person wrote (the ground truth); ``traps`` adds
+    ``_traps`` to every turn.
     """
     sid = str(uuid.UUID(int=rng.getrandbits(128)))
     start = datetime(2026, 2, 1) + timedelta(days=index, hours=rng.randint(8, 18))
@@ -218,6 +248,8 @@ def write_session(folder: Path, rng: random.Random, *, index: int, turns: int = 
             written.append(path)
         _routine(w, rng, module, share)
         _failure_arcs(w, rng, module, branch, [a for a in arcs if rng.random() < 0.3])
+        if traps:
+            _traps(w, module)
         w.say(f"Done: {module} changes are in and the suite passes.")
         w.add({"type": "system", "subtype": "stop_hook_summary", "hookCount": 1, "hookInfos": [{"command": f"/home/{USER}/.claude/hooks/notify.sh"}], "level": "suggestion"}, chained=False)
         if turn == 0:

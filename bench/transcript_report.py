@@ -41,7 +41,7 @@ def main(argv):
     project.mkdir(parents=True)
     rng = random.Random(11)
     for i in range(args.sessions):
-        write_session(project, rng, index=i, calls_per_turn=args.calls, secret=i == 1)
+        write_session(project, rng, index=i, calls_per_turn=args.calls, secret=i == 1, traps=True)
     seat = setup_django("report.sqlite3")
     from learning.transcripts.ingest import ingest
     from learning.transcripts.report import per_file_lines, summary_lines
@@ -54,6 +54,12 @@ def main(argv):
     print("\nsummary:")
     for line in summary_lines(summary):
         print(line)
+    from learning.transcripts.models import Shard
+
+    kept = Shard.objects.filter(status__in=[Shard.ACCEPTED, Shard.PUBLISHED]).order_by("pk")
+    print(f"\naccepted lessons, in full, as a lead would install them in CLAUDE.md ({kept.count()}):")
+    for shard in kept:
+        print(f"- {shard.text}")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,14 @@
 """Lesson text from an episode, without a model: the rules the offline ``transcript_shards`` answer uses.
 
-A lesson must read alike in every session that hit the same cause, or it can never recur. So a
-failed-then-recovered call becomes "`<command shape>` fails: <informative error lines>. Fix: ..."
-with the incident elided -- paths, ids, hashes, quoted names, long numbers and branch names become
-placeholders -- and the error's noise (``Exit code 1``, stack frames, bare paths) is skipped. A
+A lesson must read alike in every session that hit the same cause, or it can never recur, and it is
+installed as written, as a line of CLAUDE.md. So a failed-then-recovered call becomes "`<command
+shape>` fails: <the error's informative line>. Fix: <what changed>." with the incident elided --
+paths, ids, hashes, quoted names, long numbers and branch names become bare placeholders, never
+left inside a quotation -- and the error's noise (``Exit code 1``, stack frames, bare paths,
+escape sequences of a serialized output) is skipped. What changed is named: another call instead,
+a command run first ("ran `mix format` first"), an argument dropped or added. There is no lesson
+when nothing nameable changed (the same call with other arguments), when the failure is an
+assertion of the project's own tests, or when the command is no program (a stray ``\\``). A
 person's correction keeps its own words, sentence by sentence, with short negative instructions
 ("don't websearch for this.") kept. Every lesson is bounded (``MAX_LESSON_CHARS``): a longer
 sentence is refused, never stored as a blob.
@@ -13,6 +18,7 @@ These are plain functions so the purposes that render prompts and parse answers 
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -22,7 +28,7 @@ from core.words import sentences
 MIN_LESSON_WORDS = 5
 MAX_LESSON_CHARS = 320
 MAX_CHANGED_CHARS = 60  # the arguments a fix dropped or added, named in its lesson up to this length
-MAX_CAUSE_LINES = 2
+MAX_CAUSE_LINES = 1
 MAX_CAUSE_LINE_CHARS = 140
 MAX_LESSONS_PER_CORRECTION = 2
 
@@ -33,12 +39,15 @@ _ELISIONS = (
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<id>"),
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b"), "<hash>"),
     (re.compile(r"\b(?:toolu|msg|req|call|run|task)_[A-Za-z0-9]{6,}\b"), "<id>"),
-    (re.compile(r"\b(branch|tag|remote|commit|container|pod|user|database|table|column) (?!<)[\w./\-]*\w"), r"\1 <name>"),
+    # a name after the word for what it names, as one token ("branch feature/x"), never a word it runs into ("doesn't")
+    (re.compile(r"(?<![\w-])(branch|tag|remote|commit|container|pod|database|table|column) (?!<)(?!(?:is|has|was|does|did|not|to|of|"
+                r"the|a|an|and|or|with|from|for|in|on)\b)[\w./\-]*\w(?![\w'’])"), r"\1 <name>"),
     (re.compile(r"(?:~|\.{1,2})?/?(?:[\w.@\-]+/)+[\w.@\-]*"), "<path>"),
     (re.compile(r"(?<![\w.])[\w\-]+\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|json|md|txt|toml|ya?ml|ex|exs|rs|go|rb|java|kt|sh|lock|cfg|ini|html|css|scss|sql|log|env|c|h|cpp|hpp)\b"), "<file>"),
-    (re.compile(r"'[^'\n]{1,80}'"), "'<name>'"),
-    (re.compile(r'"[^"\n]{1,80}"'), '"<name>"'),
-    (re.compile(r"`[^`\n]{1,80}`"), "`<name>`"),
+    # a quotation opens and closes outside a word: the apostrophes of "doesn't ... isn't" quote nothing
+    (re.compile(r"(?<![\w'])'(?!<\w+>')[^'\n]{1,80}'(?![\w'])"), "<name>"),
+    (re.compile(r'(?<![\w"])"(?!<\w+>")[^"\n]{1,80}"(?![\w"])'), "<name>"),
+    (re.compile(r"`(?!<\w+>`)[^`\n]{1,80}`"), "<name>"),
     (re.compile(r"\b\d{2,}(?:\.\d+)*\b"), "<n>"),
 )
 # A quoted name right after a word for a part of a tool's or a program's interface ("The required parameter
@@ -61,8 +70,44 @@ def elide(text: str) -> str:
     text = _INTERFACE_NAME.sub(keep, text.replace("\0", ""))
     for pattern, placeholder in _ELISIONS:
         text = pattern.sub(placeholder, text)
+    text = _QUOTED_PLACEHOLDER.sub(r"\2", text)  # a quoted path is its bare placeholder: no "'<path>'"
     text = re.sub(r"\0kept(\d+)\0", lambda m: kept[int(m.group(1))], text)
     return re.sub(r"(<path>|<file>)(?:\s+(?:<path>|<file>))+", r"\1s", text)
+
+
+_QUOTED_PLACEHOLDER = re.compile(r"(['\"`])[^'\"`\n]*?(<(?:name|path|paths|file|files|url|id|hash|n)>)[^'\"`\n]*?\1")
+_PLACEHOLDER = re.compile(r"<(?:name|path|paths|file|files|url|id|hash|n|args)>")
+
+
+def unescaped(text: str) -> str:
+    """A serialized output as the text it holds: a line that is a JSON object gives its strings, one a line, and
+    escape sequences stand for what they mean (a literal ``\\n`` is a line break)."""
+    lines = []
+    for line in re.sub(r"^\s*error:\s*", "", text or "", flags=re.I).splitlines():
+        if line.lstrip()[:1] in ("{", "["):
+            try:
+                lines.extend(_strings(json.loads(line)))
+                continue
+            except ValueError:
+                pass
+        lines.append(line)
+    text = re.sub(r"\\r\\n|\\n|\\r", "\n", "\n".join(lines))
+    return re.sub(r"\\([\"'\\])", r"\1", text.replace("\\t", " "))
+
+
+def _strings(value) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [s for item in items for s in _strings(item)]
+
+
+def says_something(line: str) -> bool:
+    """An elided line says something when it has more words than placeholders and no escaped fragment left."""
+    if "\\" in line:
+        return False
+    placeholders = len(_PLACEHOLDER.findall(line))
+    return len(re.findall(r"[A-Za-z]{3,}", _PLACEHOLDER.sub(" ", line))) > placeholders
 
 
 # ---- the informative lines of an error ----------------------------------------------------------
@@ -75,31 +120,35 @@ _NOISE = re.compile(
 _SIGNAL = re.compile(
     r"\b(?:error|errors|fatal|fail(?:ed|s|ure)?|denied|not found|no such|cannot|can't|could not|couldn't|unable|refused|"
     r"invalid|ignored|rejected|missing|exception|not allowed|forbidden|no upstream|conflict|unknown|unrecognized|"
-    r"undefined|expected|timed? ?out|hint|usage|permission|does not|doesn't|is not|isn't|already|must|requires?)\b",
+    r"undefined|expected|timed? ?out|usage|permission|does not|doesn't|is not|isn't|already|must|requires?)\b",
     re.I,
 )
 _TAGS = re.compile(r"</?(?:tool_use_error|error|stderr|stdout)>")
 
 
 def informative_lines(error: str, limit: int = MAX_CAUSE_LINES) -> list[str]:
-    """The lines of an error that say what went wrong: noise and bare paths skipped, signal lines first."""
+    """The elided lines of an error that say what went wrong: noise, bare paths and lines of little but
+    placeholders skipped, signal lines first."""
     lines = []
-    for raw in _TAGS.sub("\n", error or "").splitlines():
-        line = re.sub(r"^E\s{2,}", "", raw.strip())  # pytest's error-line marker
+    for raw in _TAGS.sub("\n", unescaped(error or "")).splitlines():
+        line = re.sub(r"^(?:E\s{2,}|\[[^\]\n]{1,20}\]\s*)", "", raw.strip())  # pytest's marker, a "[FORMAT]" tag
         if not line or _NOISE.match(line) or not re.search(r"[A-Za-z]{3}", line):
             continue
-        if elide(line).strip(" .:;,") in ("<path>", "<paths>", "<file>", "<files>", "<url>", "<id>", "<hash>"):
+        shown = elide(line)
+        if shown.strip(" .:;,") in ("<path>", "<paths>", "<file>", "<files>", "<url>", "<id>", "<hash>") or not says_something(shown):
             continue
-        lines.append(line)
-    signal = [line for line in lines if _SIGNAL.search(line)]
-    chosen = signal[:limit] if signal else lines[-1:]
+        lines.append((line, shown))
+    flagged = [bool(_SIGNAL.search(line)) for line, _shown in lines]
+    # a signal line that ends with a colon announces the next one ("... failed due to the following issue:"), which
+    # says more when it is a signal line too
+    signal = [lines[i + 1] if line.rstrip().endswith(":") and i + 1 < len(lines) and flagged[i + 1] else (line, shown)
+              for i, (line, shown) in enumerate(lines) if flagged[i]]
     out = []
-    for line in chosen:
-        line = elide(line)
-        if len(line) > MAX_CAUSE_LINE_CHARS:
-            line = line[:MAX_CAUSE_LINE_CHARS].rsplit(" ", 1)[0] + "…"
-        if line not in out:
-            out.append(line)
+    for _line, shown in signal[:limit] if signal else lines[-1:]:
+        if len(shown) > MAX_CAUSE_LINE_CHARS:
+            shown = shown[:MAX_CAUSE_LINE_CHARS].rsplit(" ", 1)[0] + "…"
+        if shown not in out:
+            out.append(shown)
     return out
 
 
@@ -131,6 +180,8 @@ def command_shape(command: str) -> str:
             words = words[1:]
         if not words or words[0] in ("cd", "source", "."):
             continue
+        if not re.search(r"[A-Za-z]", words[0]):  # "\\", "]": a stray character is no program
+            return ""
         shape = [words[0].rsplit("/", 1)[-1]]
         rest = words[1:]
         if len(rest) > 1 and rest[0] == "-m" and shape[0].startswith("python"):
@@ -156,9 +207,10 @@ def command_shape(command: str) -> str:
 
 
 def call_shape(tool: str, detail: str) -> str:
-    """What a tool call was, generally: a shell command's shape, another tool's name and target kind."""
+    """What a tool call was, generally: a shell command's shape ('' for one that is no program), another tool's
+    name and target kind."""
     if tool == "Bash":
-        return command_shape(detail) or "a shell command"
+        return command_shape(detail)
     if not detail:
         return tool
     return f"{tool} {elide(detail.splitlines()[0])[:60]}"
@@ -177,29 +229,41 @@ def bounded(lesson: str) -> str:
 FAILURE_LESSON = re.compile(r"^`[^`]+` fails: .+ Fix: .+", re.S)
 
 
+# an assertion of the project's own tests failing: the code under test was wrong, no tool was misused
+ASSERTION = re.compile(r"\bassert(?:ion)?(?:error)?\b", re.I)
+# what only reads changes nothing, so it is no part of a fix ("ran `git status` first")
+READS = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|pwd|echo|which|wc|tree|stat|file|env|"
+                    r"git (?:status|diff|log|show|branch|remote))\b")
+
+
+def only_reads(command: str) -> bool:
+    """Whether a shell command only looks (``git status``, ``ls``): it changes nothing, so it fixes nothing."""
+    return bool(READS.match(" ".join((command or "").split())))
+
+
 def failure_lesson(*, tool: str, attempt: str, error: str, fix: str, first: Sequence[tuple[str, str]] = ()) -> str:
-    """Cause and fix of a failed call recovered by a later one, in words two sessions would share. ``first``:
-    the calls made to the same target before the one that worked (``[("Read", path)]``)."""
+    """Cause and fix of a failed call recovered by a later one, in words two sessions would share; '' when there is
+    no lesson (no nameable fix, a test's assertion, a command that is no program). ``first``: the calls made
+    between the failure and the call that worked (``[("Read", path)]``, ``[("Bash", "mix format")]``)."""
     failed, worked = call_shape(tool, attempt), call_shape(tool, fix)
-    cause = informative_lines(error)
-    if not cause:
+    if not failed or not worked or ASSERTION.search(unescaped(error or "")):
         return ""
-    text = "; ".join(line.rstrip(".:;, ") for line in cause)
+    cause = informative_lines(error)
     fix_text = _fix_text(tool, attempt, fix, failed, worked, first)
-    lesson = f"`{failed}` fails: {text}. Fix: {fix_text}."
-    if len(lesson) > MAX_LESSON_CHARS:
-        lesson = f"`{failed}` fails: {cause[0].rstrip('.:;, ')}. Fix: {fix_text}."
-    return bounded(lesson)
+    if not cause or not fix_text:
+        return ""
+    return bounded(f"`{failed}` fails: {cause[0].rstrip('.:;, ')}. Fix: {fix_text}.")
 
 
 def _fix_text(tool: str, attempt: str, fix: str, failed: str, worked: str, first) -> str:
-    """What made the call work: another call instead, a call on the same target first, an argument dropped or
-    added; else the arguments changed in a way the summary does not show."""
+    """What made the call work: another call instead, a call made first, an argument dropped or added; '' when
+    the arguments changed in a way no rule names."""
     if worked != failed:
         return f"`{worked}` worked instead"
-    if first:
-        before = " then ".join(f"`{call_shape(t, d)}`" for t, d in first)
-        return f"{before} first, then the same call worked"
+    done = [(t, d) for t, d in first if not (t == "Bash" and only_reads(d))]
+    if done:
+        ran = " then ".join(f"`{call_shape(t, d) if t != 'Bash' else _plain_command(d)}`" for t, d in done)
+        return f"ran {ran} first, then the same {'command' if tool == 'Bash' else 'call'} worked"
     if tool == "Bash":
         dropped, added = _changed_words(attempt, fix)
         if len(dropped) > MAX_CHANGED_CHARS or len(added) > MAX_CHANGED_CHARS:  # a message, not an argument
@@ -208,7 +272,13 @@ def _fix_text(tool: str, attempt: str, fix: str, failed: str, worked: str, first
             return f"the same command without `{dropped}` worked"
         if added and not dropped:
             return f"the same command with `{added}` added worked"
-    return "the same call with corrected arguments worked"
+    return ""
+
+
+def _plain_command(command: str) -> str:
+    """A command run as a fix, as written when it is short and names no incident (``mix format``), else its shape."""
+    line = " ".join(command.split())
+    return line if len(line) <= MAX_CHANGED_CHARS and elide(line) == line else command_shape(command)
 
 
 def _changed_words(attempt: str, fix: str) -> tuple[str, str]:

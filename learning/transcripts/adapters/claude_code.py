@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from learning.transcripts import lessons
 from learning.transcripts.adapters import Episode, ReadResult, SessionSeen
 from learning.transcripts.adapters import claude_code_records as rec
 from learning.transcripts.scrub import ScrubStats, scrub
@@ -99,6 +100,7 @@ class _Turn:
     steps: list = field(default_factory=list)  # the latest summaries, in order (bounded)
     failures: list = field(default_factory=list)  # (tool_use_id, _Call, error) not recovered yet (bounded)
     last_result_failed: tuple | None = None  # the failure the previous tool result was, for an adjacent retry
+    failed_ids: set = field(default_factory=set)  # the calls that failed (a command that failed fixed nothing)
     interrupted: bool = False
 
 
@@ -298,6 +300,7 @@ class _Walker:
             if block.get("is_error"):
                 error = scrub(rec.block_text(block).strip()[:MAX_ERROR], self.stats)
                 turn.failures.append((tid, call, error))
+                turn.failed_ids.add(tid)
                 del turn.failures[:-MAX_OPEN_FAILURES]
                 turn.last_result_failed = (tid, call, error)
                 continue
@@ -319,7 +322,8 @@ class _Walker:
                 ))
 
     def _recovered_by(self, call: _Call):
-        """The failure a working ``call`` recovers from: the latest of the same thing, else the one just before it."""
+        """The failure a working ``call`` recovers from: the latest of the same thing, else the one just before it
+        (unless ``call`` is a shell command that only looks, such as ``git status``: that fixed nothing)."""
         turn = self.turn
         for i in range(len(turn.failures) - 1, -1, -1):
             if turn.failures[i][1].key == call.key:
@@ -327,19 +331,24 @@ class _Walker:
                 turn.failures = [f for f in turn.failures if f[1].key != call.key]
                 return found
         last = turn.last_result_failed
-        if last is not None and last[1].name == call.name and last in turn.failures:
+        if (last is not None and last[1].name == call.name and last in turn.failures
+                and not (call.name == "Bash" and lessons.only_reads(call.detail))):
             turn.failures.remove(last)
             return last
         return None
 
     def _between(self, failed_tid: str, tid: str, failed: _Call) -> list[_Call]:
-        """What was done to the failed call's own target between it and the call that worked (``Read`` of the
-        file an ``Edit`` could not match): another tool on the same file or command, at most ``MAX_BETWEEN``."""
+        """What was done between a failed call and the call that worked, at most ``MAX_BETWEEN``: another tool on
+        the failed call's own target (``Read`` of the file an ``Edit`` could not match), or, after a failed shell
+        command, the other shell commands that worked (``mix format`` before the commit a hook refused)."""
         calls, out, after = self.turn.calls, [], False
         for key, call in calls.items():
             if key == tid:
                 break
-            if after and call.name != failed.name and call.detail and call.detail == failed.detail:
+            same_target = call.name != failed.name and call.detail and call.detail == failed.detail
+            other_command = (failed.name == call.name == "Bash" and call.key != failed.key
+                             and key not in self.turn.failed_ids and not lessons.only_reads(call.detail))
+            if after and (same_target or other_command):
                 out.append(call)
             after = after or key == failed_tid
         return out[-MAX_BETWEEN:]
