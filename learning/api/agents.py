@@ -131,7 +131,8 @@ def list_tools(request, format: Format = TOOL_FORMAT):
     """Every builtin available to the caller, as tool definitions in the shape the format names.
 
     ``default``: ``{name, description, parameters}``. ``openai``: Chat Completions function tools
-    in strict mode. ``anthropic``: Messages API tools (``input_schema``). ``mcp``: MCP ``tools/list``
+    in strict mode. ``openai-responses``: the Responses API's flat function tools (``name`` beside
+    ``type``), strict alike. ``anthropic``: Messages API tools (``input_schema``). ``mcp``: MCP ``tools/list``
     entries (``inputSchema``). Each is accepted by that provider's SDK as it is.
     """
     token = request.auth

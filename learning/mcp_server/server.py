@@ -44,6 +44,8 @@ INSTRUCTIONS = (
 def _prefetch_definition() -> dict:
     schema = PrefetchIn.model_json_schema()
     schema.pop("title", None)
+    # run_id is optional here, as for every tool over MCP: without one the connection's own id is the turn's
+    schema["required"] = [f for f in schema.get("required", []) if f != "run_id"]
     return {"name": PREFETCH_TOOL, "description": PREFETCH_DESCRIPTION, "inputSchema": schema}
 
 
@@ -56,6 +58,8 @@ def call(seat: Seat, name: str, arguments: dict, *, default_run_id: str) -> type
     """Run one call as the seat; a refusal is an error result naming the field, never an exception."""
     try:
         if name == PREFETCH_TOOL:
+            if not arguments.get("run_id"):
+                arguments = {**arguments, "run_id": default_run_id}
             try:
                 body = PrefetchIn.model_validate(arguments)
             except ValidationError as exc:  # name each bad field

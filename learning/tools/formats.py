@@ -15,8 +15,8 @@ from openai.lib._pydantic import to_strict_json_schema
 
 from learning.tools.base import Tool
 
-Format = Literal["default", "openai", "anthropic", "mcp"]
-FORMATS: tuple[str, ...] = ("default", "openai", "anthropic", "mcp")
+Format = Literal["default", "openai", "openai-responses", "anthropic", "mcp"]
+FORMATS: tuple[str, ...] = ("default", "openai", "openai-responses", "anthropic", "mcp")
 
 # Keywords OpenAI's strict mode refuses (platform.openai.com/docs/guides/structured-outputs,
 # "Supported schemas"); each is said in words instead.
@@ -78,6 +78,12 @@ def openai_definition(tool: Tool) -> dict:
     }
 
 
+def openai_responses_definition(tool: Tool) -> dict:
+    """``{"type": "function", "name", "description", "parameters", "strict": true}``: the flat shape the
+    Responses API (``client.responses.create(tools=...)``) takes, with the same strict schema."""
+    return {"type": "function", **openai_definition(tool)["function"]}
+
+
 def anthropic_definition(tool: Tool) -> dict:
     """``{"name", "description", "input_schema"}`` as the Messages API takes it."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
@@ -102,6 +108,7 @@ def mcp_definition(tool: Tool) -> dict:
 SHAPERS = {
     "default": Tool.definition,
     "openai": openai_definition,
+    "openai-responses": openai_responses_definition,
     "anthropic": anthropic_definition,
     "mcp": mcp_definition,
 }

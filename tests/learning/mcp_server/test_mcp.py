@@ -214,3 +214,20 @@ def test_over_mcp_a_turn_start_answers_before_its_bookkeeping(seat, monkeypatch)
     assert at_answer == (True, 0)  # the frozen prefix is written before the answer, the summary event not yet
     assert not found.is_error
     assert after_next_call == (True, 1)
+
+
+def test_prefetch_takes_run_id_optionally_as_every_tool_does(seat):
+    """Without a run_id the prefetch keys the turn by the connection's own id, which the other tools default to."""
+    from learning.mcp_server import server
+    from learning.models import PrefetchSnapshot
+
+    listed = {d["name"]: d for d in server.list_definitions(seat)}
+    assert "run_id" not in listed["prefetch"]["inputSchema"].get("required", [])
+    assert "run_id" in listed["prefetch"]["inputSchema"]["properties"]
+
+    started = server.call(seat, "prefetch", {"ask": "Ship the 2.4.1 hotfix"}, default_run_id="mcp-conn-1")
+    again = server.call(seat, "prefetch", {"ask": "something else"}, default_run_id="mcp-conn-1")
+
+    assert not started.is_error and started.structured_content["run_id"] == "mcp-conn-1"
+    assert again.structured_content["frozen"] is True  # the same turn: the same prefix back
+    assert PrefetchSnapshot.objects.filter(seat=seat, run_id="mcp-conn-1").count() == 1

@@ -110,6 +110,16 @@ def test_the_anthropic_fake_refuses_the_openai_shape(fetch):
     assert "input_schema" in str(err.value)
 
 
+def test_the_responses_shape_is_the_sdks_flat_function_tool_with_the_same_strict_schema(fetch):
+    from openai.types.responses import FunctionToolParam
+
+    listed, chat = fetch("openai-responses"), fetch("openai")
+    adapter = TypeAdapter(FunctionToolParam)
+    assert all(adapter.validate_python(d) == d for d in listed)
+    assert [{"type": "function", **c["function"]} for c in chat] == listed
+    assert all("function" not in d and d["strict"] is True for d in listed)
+
+
 def test_mcp_shape_validates_as_the_sdk_tool_type(fetch):
     listed = fetch("mcp")
     tools = [mcp.types.Tool.model_validate(d) for d in listed]
