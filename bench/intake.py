@@ -120,10 +120,12 @@ def manage(env: dict, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def run(url: str, args, db_pid: int) -> int:
-    """The rates and CPU per request: gunicorn's processes, the clients, and the database server's processes."""
+def run_engine(label: str, url: str, args, db_pid: int | None = None, **extra_env: str) -> int:
+    """One engine's rates and CPU per request: gunicorn's processes, the clients, and (PostgreSQL) the
+    database server's processes; SQLite runs inside gunicorn's."""
     env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", DJANGO_SECURE_SSL_REDIRECT="0", CREWLET_LOG_LEVEL="WARNING",
-               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings")
+               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings",
+               **extra_env)
     env.pop("CREWLET_Q_SYNC", None)
     manage(env, "migrate", "--verbosity", "0")
     manage(env, "apply_config", env["CREWLET_CONFIG"])

@@ -194,7 +194,15 @@ def seat_stalls(turns: list[tuple[str, datetime, datetime | None]], end: datetim
 
 def run(args) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="crewlet-kill-drain-"))
-    pg, url = start_pgserver()
+    pg = None
+    if args.engine == "postgres":
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        sys.path.insert(0, str(ROOT / "bin"))
+        from test_engines import start_pgserver
+
+        pg, url = start_pgserver()
+    else:
+        url = f"sqlite:///{tmp}/kill.sqlite3"
     env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", DJANGO_SECURE_SSL_REDIRECT="0", CREWLET_LOG_LEVEL="WARNING",
                CREWLET_CONFIG=str(ROOT / "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings")
     env.pop("CREWLET_Q_SYNC", None)
