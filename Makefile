@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test test-sqlite test-postgres install bench lint clean example serve
+.PHONY: demo test install bench lint clean example serve
 
 $(PY):
 	python3 -m venv .venv
@@ -23,39 +23,38 @@ $(STAMP): $(PY) pyproject.toml
 
 install: $(STAMP)
 
+# The database is the embedded PostgreSQL under var/pgdata (started on first use, left running;
+# `$(PY) -m crewlet.embedded_db stop` stops it); the demo's is `crewlet_demo` there, dropped and
+# created afresh each run. DATABASE_URL, when set, is used instead.
+EMBEDDED := $(PY) -m crewlet.embedded_db
+
 demo: install
-	mkdir -p var && rm -f var/demo.sqlite3
-	DATABASE_URL=sqlite:///$(CURDIR)/var/demo.sqlite3 CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
+	@url="$${DATABASE_URL:-$$($(EMBEDDED) recreate crewlet_demo)}" && echo "demo database: $$url" && \
+	  DATABASE_URL="$$url" CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example $(PY) manage.py demo
 
 # Serve the demo's database and config (run `make demo` first). Reflection runs as each turn is
-# posted (CREWLET_Q_SYNC=1); production runs `manage.py qcluster` workers instead.
-DEMO_DB := $(CURDIR)/var/demo.sqlite3
-# The demo's server is the one place DEBUG is on (settings default it off). Two processes (one per
-# core of a small host) of 8 threads: the turns a process's threads post at once share one commit
-# (learning/group_commit.py), so more threads per process means fewer commits per turn;
-# bench/intake.py runs the same layout.
+# posted (CREWLET_Q_SYNC=1); production runs `manage.py qcluster` workers instead. The demo's server
+# is the one place DEBUG is on (settings default it off); bench/intake.py runs the same layout.
 serve: install
-	@test -f $(DEMO_DB) || { echo "no demo database at $(DEMO_DB): run 'make demo' first"; exit 1; }
-	DATABASE_URL=sqlite:///$(DEMO_DB) CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 DJANGO_DEBUG=1 \
+	@[ -n "$$DATABASE_URL" ] || $(EMBEDDED) exists crewlet_demo || { echo "no demo database crewlet_demo: run 'make demo' first"; exit 1; }
+	url="$${DATABASE_URL:-$$($(EMBEDDED) url crewlet_demo)}" && \
+	DATABASE_URL="$$url" CREWLET_CONFIG=$(CURDIR)/crewlet.toml.example CREWLET_Q_SYNC=1 DJANGO_DEBUG=1 \
 	  $(PY) -m gunicorn crewlet.wsgi --bind 127.0.0.1:8000 --workers 2 --threads 8 --access-logfile -
 
 # A real agent loop (openai SDK tool calling, scripted local model) for three turns; no key.
 example: install
 	$(PY) examples/agent_loop/run.py
 
+# The suite, once, on a throwaway embedded PostgreSQL (tests/settings.py; DATABASE_URL when set).
+# Installs nothing: bin/check_test_tools says what is missing (chromium, Redis); under CI=true a
+# missing one fails the run, locally its tests skip.
 test: install
-	./bin/ensure_chromium || [ "$$CI" != "true" ]  # browser tests skip locally without it; CI fails
-	$(PY) bin/test_engines.py --engine both
+	@./bin/check_test_tools || [ "$$CI" != "true" ]
+	$(PY) -m pytest
 
-test-sqlite: install
-	$(PY) bin/test_engines.py --engine sqlite
-
-test-postgres: install
-	$(PY) bin/test_engines.py --engine postgres
-
-# Every bench, each printing its figures beside a floor or baseline from the same run (both engines
-# where the bench has two). The recall benches read the public dev data (CREWLET_BENCH_DATA or
-# ../shared/bench-data); without it they say so and the rest still run.
+# Every bench, each printing its figures beside a floor or baseline from the same run, on a
+# throwaway embedded PostgreSQL. The recall benches read the public dev data (CREWLET_BENCH_DATA
+# or ../shared/bench-data); without it they say so and the rest still run.
 BENCH_DATA ?= $(or $(CREWLET_BENCH_DATA),$(CURDIR)/../shared/bench-data)
 BENCHES := prefetch_latency vector_recall reflect_throughput intake ingest lifecycle embed_cold_start \
 	rewrite_concurrency transcript_report
@@ -64,13 +63,15 @@ bench: install
 	set -e; if [ -d "$(BENCH_DATA)" ]; then \
 	  for b in recall diary_recall; do echo "== bench/$$b.py $(BENCH_DATA)"; $(PY) bench/$$b.py "$(BENCH_DATA)"; done; \
 	else echo "== bench/recall.py, bench/diary_recall.py skipped: no bench data at $(BENCH_DATA)"; fi
-	set -e; for engine in sqlite postgres; do for kill in none cluster; do \
-	  echo "== bench/kill_drain.py --engine $$engine --kill $$kill"; $(PY) bench/kill_drain.py --engine $$engine --kill $$kill; \
-	done; done
+	set -e; for kill in none cluster; do \
+	  echo "== bench/kill_drain.py --kill $$kill"; $(PY) bench/kill_drain.py --kill $$kill; \
+	done
 
 lint: install
 	.venv/bin/ruff check .
 	.venv/bin/mypy
 
+# Stops the embedded PostgreSQL and removes var/'s data, its databases included.
 clean:
-	rm -rf var/*.sqlite3 var/demo var/screenshots
+	-$(EMBEDDED) stop
+	rm -rf var/pgdata var/demo var/example var/screenshots

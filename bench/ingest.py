@@ -1,9 +1,9 @@
-"""Transcript ingest throughput on both engines: MB/s, per-MB cost from 10 to 50 MB, peak memory.
+"""Transcript ingest throughput: MB/s, per-MB cost from 10 to 50 MB, peak memory.
 
 Generates realistic Claude Code 2.x sessions with ``bench/claude_sessions.py`` (hundreds of tool
 calls a human turn, failures recovered from, task notifications, slash commands with arguments,
 compaction and subagent files, secrets, the same causes in many sessions) under ``var/bench/``,
-then, for each engine and each corpus size, in a fresh database and its own process:
+then, for each corpus size, in a fresh database and its own process:
 
 1. the adapter alone (parse, classify records, scrub, segment episodes): the reader's own ceiling;
 2. the whole loop (``ingest``: store sessions and episodes, extract shards with the offline
@@ -14,7 +14,7 @@ then, for each engine and each corpus size, in a fresh database and its own proc
 Each figure is printed beside its floor: the whole loop at ``FLOOR_MB_S`` (20 MB/s), and the
 per-MB cost at 50 MB against the same run's cost at 10 MB (flat: at most ``FLAT_RATIO`` times).
 
-Run: ``.venv/bin/python bench/ingest.py [--engine sqlite|postgres|both] [--sizes 10,50]``.
+Run: ``.venv/bin/python bench/ingest.py [--sizes 10,50]``.
 Prints figures; asserts nothing.
 """
 
@@ -24,10 +24,8 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -55,15 +53,14 @@ def corpus(mb: float) -> Path:
     return folder
 
 
-def setup_django(name: str = "ingest.sqlite3"):
-    """Django on ``DATABASE_URL`` (default: a fresh SQLite file under var/bench), the offline provider and
-    the hashing embedder; returns the seat transcripts are attributed to."""
+def setup_django():
+    """Django on ``DATABASE_URL`` (default: a throwaway embedded PostgreSQL, removed when this process
+    exits), the offline provider and the hashing embedder; returns the seat transcripts are attributed to."""
     BENCH.mkdir(parents=True, exist_ok=True)
     if "DATABASE_URL" not in os.environ:
-        db = BENCH / name
-        if db.exists():
-            db.unlink()
-        os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+        from bench.fresh_db import start_pgserver
+
+        os.environ["DATABASE_URL"] = start_pgserver()[1]
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crewlet.settings")
     os.environ["CREWLET_CONFIG"] = str(BENCH / "no-config.toml")
     import django
@@ -88,10 +85,8 @@ def _rss_mb() -> float:
 
 
 def child(folder: str) -> None:
-    """One engine, one corpus, a fresh database: prints one JSON line of figures."""
+    """One corpus, a fresh database: prints one JSON line of figures."""
     seat = setup_django()
-    from django.db import connection
-
     from core.models import Event
     from learning.transcripts.adapters.claude_code import ClaudeCodeAdapter
     from learning.transcripts.ingest import ingest
@@ -112,7 +107,7 @@ def child(folder: str) -> None:
     again = ingest(paths=[folder], seat=seat, repo="")
     reingest_s = time.perf_counter() - started
     print(json.dumps({
-        "engine": connection.vendor, "mb": size / 1e6, "files": len(files),
+        "mb": size / 1e6, "files": len(files),
         "adapter_mb_s": size / 1e6 / adapter_s, "adapter_cpu_mb_s": size / 1e6 / adapter_cpu, "loop_s": loop_s,
         "loop_mb_s": summary.bytes_read / 1e6 / loop_s, "loop_cpu_mb_s": summary.bytes_read / 1e6 / loop_cpu,
         "s_per_mb": loop_s / (summary.bytes_read / 1e6), "cpu_s_per_mb": loop_cpu / (summary.bytes_read / 1e6),
@@ -122,30 +117,22 @@ def child(folder: str) -> None:
     }), flush=True)
 
 
-def run(engine: str, folder: Path) -> dict:
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings")
-    tmp = tempfile.mkdtemp(prefix="crewlet-bench-ingest-")
-    server = None
-    if engine == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-    else:
-        from bin.test_engines import start_pgserver
+def run(folder: Path) -> dict:
+    from bench.fresh_db import start_pgserver
 
-        server, env["DATABASE_URL"] = start_pgserver()
+    server, url = start_pgserver()
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings", DATABASE_URL=url)
     try:
         out = subprocess.run([sys.executable, __file__, "--child", str(folder)], cwd=ROOT, env=env, capture_output=True, text=True)
     finally:
-        if server is not None:
-            server.cleanup()
-        shutil.rmtree(tmp, ignore_errors=True)
+        server.cleanup()
     if out.returncode != 0:
-        raise SystemExit(f"{engine} on {folder.name} failed:\n{out.stderr[-3000:]}")
+        raise SystemExit(f"{folder.name} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--sizes", default="10,50", help="corpus sizes in MB, smallest first")
     parser.add_argument("--child", default="")
     args = parser.parse_args(argv)
@@ -158,26 +145,24 @@ def main(argv) -> int:
         t0 = time.perf_counter()
         folders[mb] = corpus(mb)
         print(f"corpus {mb:g} MB: {folders[mb]} ({time.perf_counter() - t0:.1f}s to prepare)", flush=True)
-    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
-    for engine in engines:
-        results = []
-        for mb in sizes:
-            r = run(engine, folders[mb])
-            results.append(r)
-            verdict = "meets" if r["loop_mb_s"] >= FLOOR_MB_S else "BELOW"
-            cpu_verdict = "meets" if r["loop_cpu_mb_s"] >= FLOOR_MB_S else "BELOW"
-            print(f"{r['engine']:>10} {r['mb']:5.1f} MB ({r['files']} files, load average {r['load']:.1f} on {os.cpu_count()} cores): "
-                  f"whole loop {r['loop_mb_s']:5.1f} MB/s wall ({verdict} the {FLOOR_MB_S:g} MB/s floor), "
-                  f"{r['loop_cpu_mb_s']:5.1f} MB/s of this process's CPU ({cpu_verdict}); the adapter alone {r['adapter_mb_s']:.1f} MB/s wall, "
-                  f"{r['adapter_cpu_mb_s']:.1f} MB/s CPU; {r['s_per_mb'] * 1000:.0f} ms/MB wall, {r['cpu_s_per_mb'] * 1000:.0f} ms/MB CPU, peak RSS {r['peak_rss_mb']:.0f} MB (before the loop {r['rss_before_loop_mb']:.0f} MB); "
-                  f"{r['episodes']} episodes, {r['shards']} shards, {r['outcomes']}, {r['recommendations']} recommendations, "
-                  f"{r['spend_rows']} spend rows; re-ingest {r['reingest_s']:.2f}s, {r['reingest_episodes']} new episodes", flush=True)
-        if len(results) > 1:
-            for key, what in (("s_per_mb", "wall"), ("cpu_s_per_mb", "CPU")):
-                ratio = results[-1][key] / results[0][key]
-                verdict = "flat" if ratio <= FLAT_RATIO else "NOT flat"
-                print(f"{engine:>10} per-MB {what} cost {results[-1]['mb']:.0f} MB vs {results[0]['mb']:.0f} MB: x{ratio:.2f} "
-                      f"({verdict}: floor x{FLAT_RATIO:g})", flush=True)
+    results = []
+    for mb in sizes:
+        r = run(folders[mb])
+        results.append(r)
+        verdict = "meets" if r["loop_mb_s"] >= FLOOR_MB_S else "BELOW"
+        cpu_verdict = "meets" if r["loop_cpu_mb_s"] >= FLOOR_MB_S else "BELOW"
+        print(f"{r['mb']:5.1f} MB ({r['files']} files, load average {r['load']:.1f} on {os.cpu_count()} cores): "
+              f"whole loop {r['loop_mb_s']:5.1f} MB/s wall ({verdict} the {FLOOR_MB_S:g} MB/s floor), "
+              f"{r['loop_cpu_mb_s']:5.1f} MB/s of this process's CPU ({cpu_verdict}); the adapter alone {r['adapter_mb_s']:.1f} MB/s wall, "
+              f"{r['adapter_cpu_mb_s']:.1f} MB/s CPU; {r['s_per_mb'] * 1000:.0f} ms/MB wall, {r['cpu_s_per_mb'] * 1000:.0f} ms/MB CPU, peak RSS {r['peak_rss_mb']:.0f} MB (before the loop {r['rss_before_loop_mb']:.0f} MB); "
+              f"{r['episodes']} episodes, {r['shards']} shards, {r['outcomes']}, {r['recommendations']} recommendations, "
+              f"{r['spend_rows']} spend rows; re-ingest {r['reingest_s']:.2f}s, {r['reingest_episodes']} new episodes", flush=True)
+    if len(results) > 1:
+        for key, what in (("s_per_mb", "wall"), ("cpu_s_per_mb", "CPU")):
+            ratio = results[-1][key] / results[0][key]
+            verdict = "flat" if ratio <= FLAT_RATIO else "NOT flat"
+            print(f"per-MB {what} cost {results[-1]['mb']:.0f} MB vs {results[0]['mb']:.0f} MB: x{ratio:.2f} "
+                  f"({verdict}: floor x{FLAT_RATIO:g})", flush=True)
     return 0
 
 

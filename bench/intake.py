@@ -1,21 +1,16 @@
-"""Intake throughput: ``POST /api/v1/turns`` accepted per second by the real server, on both engines.
+"""Intake throughput: ``POST /api/v1/turns`` accepted per second by the real server.
 
-Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, 2 workers x 8 threads, production settings) on a
-loopback port against a fresh SQLite file and then a throwaway PostgreSQL, with the ORM broker
-(each accepted turn writes its reflection task in the turn's own transaction; no qcluster runs, so the
-figure is intake alone). ``--clients`` threads post distinct turns for ``--seconds``. Printed
+Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, 2 workers x 8 threads, production
+settings) on a loopback port against a throwaway embedded PostgreSQL, with the ORM broker (no
+qcluster runs, so the figure is intake alone). ``--clients`` threads post distinct turns for ``--seconds``. Printed
 beside it, measured the same way against the same server: the floor, a POST answered 401 before
 any database work (no token).
 
-SQLite runs at each ``--sqlite-synchronous`` level (FULL, the default, and NORMAL, the opt-in that
-can lose the last commits on a power loss).
-
-Usage: python bench/intake.py [--engine sqlite|postgres|both] [--clients 8] [--seconds 10] [--workers 2]
-       [--threads 8] [--sqlite-synchronous FULL,NORMAL]
+Usage: python bench/intake.py [--clients 8] [--seconds 10] [--workers 2] [--threads 8]
 
 Beside each rate: CPU milliseconds per request of gunicorn's processes, of the clients (this process:
-they share the machine's cores with the server, so their cost is shown, not assumed away) and, on
-PostgreSQL, of the database server's processes.
+they share the machine's cores with the server, so their cost is shown, not assumed away) and of the
+database server's processes.
 """
 
 from __future__ import annotations
@@ -25,11 +20,9 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
-import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 URL_PATH = "/api/v1/turns"
@@ -120,12 +113,10 @@ def manage(env: dict, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def run_engine(label: str, url: str, args, db_pid: int | None = None, **extra_env: str) -> int:
-    """One engine's rates and CPU per request: gunicorn's processes, the clients, and (PostgreSQL) the
-    database server's processes; SQLite runs inside gunicorn's."""
+def run(url: str, args, db_pid: int) -> int:
+    """The rates and CPU per request: gunicorn's processes, the clients, and the database server's processes."""
     env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", DJANGO_SECURE_SSL_REDIRECT="0", CREWLET_LOG_LEVEL="WARNING",
-               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings",
-               **extra_env)
+               CREWLET_CONFIG=os.path.join(ROOT, "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings")
     env.pop("CREWLET_Q_SYNC", None)
     manage(env, "migrate", "--verbosity", "0")
     manage(env, "apply_config", env["CREWLET_CONFIG"])
@@ -148,17 +139,17 @@ def run_engine(label: str, url: str, args, db_pid: int | None = None, **extra_en
         drive(port, args.clients, 2.0, token, seat)  # warm every worker and connection, not counted
         rows = []
         for name, tok in (("POST /turns accepted (202)", token), ("floor: POST answered 401, no token", None)):
-            server_cpu, db_cpu = tree_cpu(server.pid), tree_cpu(db_pid) if db_pid else 0.0
+            server_cpu, db_cpu = tree_cpu(server.pid), tree_cpu(db_pid)
             ok, other, took, client_cpu = drive(port, args.clients, args.seconds, tok, seat)
-            server_cpu, db_cpu = tree_cpu(server.pid) - server_cpu, (tree_cpu(db_pid) - db_cpu if db_pid else 0.0)
+            server_cpu, db_cpu = tree_cpu(server.pid) - server_cpu, tree_cpu(db_pid) - db_cpu
             n = max(ok + other, 1)
             rows.append((name, ok / took, other, server_cpu / n * 1000, client_cpu / n * 1000, db_cpu / n * 1000))
-        print(f"\n== intake, {label}: gunicorn {args.workers} worker(s) x {args.threads} threads, {args.clients} clients, "
+        print(f"\n== intake: gunicorn {args.workers} worker(s) x {args.threads} threads, {args.clients} clients, "
               f"{args.seconds:.0f}s each (load average {os.getloadavg()[0]:.1f})")
-        print(f"   {'':<38} {'rate':>10}   CPU per request: server, clients" + (", database" if db_pid else ""))
+        print(f"   {'':<38} {'rate':>10}   CPU per request: server, clients, database")
         for name, rate, other, server_ms, client_ms, db_ms in rows:
-            print(f"   {name:<38} {rate:8.1f} /s   {server_ms:5.2f} ms  {client_ms:5.2f} ms"
-                  + (f"  {db_ms:5.2f} ms" if db_pid else "") + (f"   ({other} other answers)" if other else ""))
+            print(f"   {name:<38} {rate:8.1f} /s   {server_ms:5.2f} ms  {client_ms:5.2f} ms  {db_ms:5.2f} ms"
+                  + (f"   ({other} other answers)" if other else ""))
         print(f"   accepted at {rows[0][1] / rows[1][1]:.0%} of the floor's rate")
     finally:
         server.terminate()
@@ -168,31 +159,19 @@ def run_engine(label: str, url: str, args, db_pid: int | None = None, **extra_en
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
-    parser.add_argument("--sqlite-synchronous", default="FULL,NORMAL",
-                        help="CREWLET_SQLITE_SYNCHRONOUS levels to run SQLite at (FULL is the default; NORMAL opt-in)")
     args = parser.parse_args(argv)
-    codes = []
-    if args.engine in ("sqlite", "both"):
-        for level in args.sqlite_synchronous.split(","):
-            with tempfile.TemporaryDirectory(prefix="crewlet-intake-") as tmp:
-                codes.append(run_engine(f"SQLite (WAL, synchronous={level}) + sqlite-vec", f"sqlite:///{tmp}/intake.sqlite3",
-                                        args, CREWLET_SQLITE_SYNCHRONOUS=level))
-    if args.engine in ("postgres", "both"):
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        sys.path.insert(0, os.path.join(ROOT, "bin"))
-        from test_engines import start_pgserver
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fresh_db import start_pgserver
 
-        server, url = start_pgserver()
-        try:
-            codes.append(run_engine("PostgreSQL + pgvector", url, args, db_pid=server.get_pid()))
-        finally:
-            server.cleanup()
-    return max(codes)
+    server, url = start_pgserver()
+    try:
+        return run(url, args, db_pid=server.get_pid())
+    finally:
+        server.cleanup()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, production settings: DEBUG
 off) on a loopback port and a real ``manage.py qcluster`` (the project's, with the backlog sweep's
-schedule installed) against a fresh SQLite file or a throwaway PostgreSQL. ``--clients`` threads
+schedule installed) against a throwaway embedded PostgreSQL. ``--clients`` threads
 post ``--turns`` distinct turns over the example config's seats, each client pausing ``--pace``
 seconds between posts. When the ``--kill-at``-th turn is accepted the queue is killed with
 ``kill -9``:
@@ -16,10 +16,10 @@ Printed: turns stored, reflected exactly once, duplicates, never reflected, 5xx 
 after the kill (the kill to the last reflection) beside its floor (the turns not yet reflected at
 the kill divided by the reflection rate before it); the longest seat stall (a seat with a turn
 waiting and none of its turns reflected); the longest wait of one turn; and the bounds the queue
-promises (lease, retry, sweep grace, sweep period). Every wait is bounded: the run ends by itself
+promises (stall span, retry, sweep grace, sweep period). Every wait is bounded: the run ends by itself
 once every turn is reflected or the sweep's grace and two of its periods have passed the last post.
 
-Usage: python bench/kill_drain.py --engine sqlite|postgres --kill cluster|workers|none
+Usage: python bench/kill_drain.py --kill cluster|workers|none
        [--turns 600] [--clients 6] [--kill-at 300] [--down 5] [--pace 1.0]
 """
 
@@ -36,12 +36,12 @@ import tempfile
 import threading
 import time
 import uuid
-import warnings
 from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+from fresh_db import start_pgserver  # noqa: E402
 from intake import body, free_port, manage  # noqa: E402
 
 SEATS = ["ana", "bo", "cy", "dee", "ed"]  # the example config's seats
@@ -194,15 +194,7 @@ def seat_stalls(turns: list[tuple[str, datetime, datetime | None]], end: datetim
 
 def run(args) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="crewlet-kill-drain-"))
-    pg = None
-    if args.engine == "postgres":
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        sys.path.insert(0, str(ROOT / "bin"))
-        from test_engines import start_pgserver
-
-        pg, url = start_pgserver()
-    else:
-        url = f"sqlite:///{tmp}/kill.sqlite3"
+    pg, url = start_pgserver()
     env = dict(os.environ, DATABASE_URL=url, DJANGO_DEBUG="0", DJANGO_SECURE_SSL_REDIRECT="0", CREWLET_LOG_LEVEL="WARNING",
                CREWLET_CONFIG=str(ROOT / "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings")
     env.pop("CREWLET_Q_SYNC", None)
@@ -221,7 +213,7 @@ def run(args) -> int:
         from django.db.models import Count
 
         from learning.models import Episode, Turn
-        from learning.reflect import lock, sweep
+        from learning.reflect import sweep
         from learning.schedules import REFLECT_SWEEP_INTERVAL_SECONDS
 
         port = free_port()
@@ -301,7 +293,7 @@ def run(args) -> int:
         left = len(accepted) - mark.get("reflected", 0)
         floor = left / pre_rate if pre_rate else float("inf")
         drain = (last.timestamp() - at) if last else float("nan")
-        print(f"\n== kill_drain, {args.engine}, --kill {args.kill}: {args.turns} turns from {args.clients} clients "
+        print(f"\n== kill_drain, --kill {args.kill}: {args.turns} turns from {args.clients} clients "
               f"over {len(SEATS)} seats, gunicorn 2x4 (DEBUG {'on' if settings.DEBUG else 'off'}), "
               f"{settings.Q_CLUSTER['workers']} queue workers")
         print(f"   kill at turn {args.kill_at}: {len(mark.get('killed', []))} process(es) killed "
@@ -319,23 +311,21 @@ def run(args) -> int:
               f"({left} left / {pre_rate:.2f} turns/s before the kill); posting ended {posted_until - at:.0f}s after it")
         print(f"   longest seat stall     {stall:.0f}s")
         print(f"   longest wait of a turn {max(waits, default=0):.0f}s")
-        print(f"   bounds: lease {lock.lease_seconds()}s, retry {settings.Q_CLUSTER['retry']}s, "
+        print(f"   bounds: stall span {sweep.stall_seconds()}s, retry {settings.Q_CLUSTER['retry']}s, "
               f"task timeout {settings.Q_CLUSTER['timeout']}s, sweep grace {sweep.grace_seconds()}s, "
               f"sweep every {REFLECT_SWEEP_INTERVAL_SECONDS}s; run took {end - posting_started:.0f}s")
         return 0 if drained and not duplicates and not clients.server_errors else 1
     finally:
         for proc in reversed(procs):
             stop_group(proc)
-        if pg is not None:
-            from django.db import connections
+        from django.db import connections
 
-            connections.close_all()
-            pg.cleanup()
+        connections.close_all()
+        pg.cleanup()
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--engine", required=True, choices=["sqlite", "postgres"])
     parser.add_argument("--kill", required=True, choices=["cluster", "workers", "none"])
     parser.add_argument("--turns", type=int, default=600)
     parser.add_argument("--clients", type=int, default=6)

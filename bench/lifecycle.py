@@ -1,9 +1,9 @@
 """Time and peak memory of one episode-lifecycle pass over a seat with 50,000 raw episodes, and of a
 clustering pass over 200 turns (when ``learning.passes.clustering`` is in the build).
 
-Runs on a fresh SQLite file and a throwaway PostgreSQL (``--engine``); the offline provider answers
-the compaction summaries and condensations, so the figures are the pass's own cost (SQL, Python)
-and not a model's latency. Each figure is taken under tracemalloc (its peak is the point). Usage: python bench/lifecycle.py [--engine sqlite|postgres|both] [--episodes N]
+Runs on a throwaway embedded PostgreSQL; the offline provider answers the compaction summaries and
+condensations, so the figures are the pass's own cost (SQL, Python) and not a model's latency. Each
+figure is taken under tracemalloc (its peak is the point). Usage: python bench/lifecycle.py [--episodes N]
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import argparse
 import os
 import resource
 import sys
-import tempfile
 import time
 import tracemalloc
 from datetime import timedelta
@@ -21,8 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
-def setup_django(tmpdir: str) -> None:
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tmpdir}/bench.sqlite3")
+def setup_django() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crewlet.settings")
     os.environ.setdefault("CREWLET_LOG_LEVEL", "WARNING")
     import django
@@ -93,46 +91,40 @@ def measure(label: str, fn):
 
 
 def child(episodes: int) -> int:
-    with tempfile.TemporaryDirectory(prefix="crewlet-bench-") as tmpdir:
-        setup_django(tmpdir)
-        from django.db import connection
-        from django.utils import timezone
+    setup_django()
+    from django.utils import timezone
 
-        from learning.models import Episode
-        from learning.passes import lifecycle
+    from learning.models import Episode
+    from learning.passes import lifecycle
 
-        now = timezone.now()
-        seat = make_seat("bench-lifecycle")
-        Episode.objects.filter(seat=seat).delete()
-        t0 = time.perf_counter()
-        seed(seat, episodes, now)
-        print(f"engine {connection.vendor}; seeded {episodes} raw episodes in {time.perf_counter() - t0:.1f} s")
-        report = measure(f"lifecycle pass over {episodes} raw episodes",
-                         lambda: lifecycle.run_lifecycle(seat=seat, now=now))
-        print("  " + ", ".join(f"{k}={report[k]}" for k in lifecycle.COUNTS))
-        idle = make_seat("bench-idle")
-        measure("lifecycle gate for a seat under its threshold", lambda: lifecycle.lifecycle_for_seat(idle, now=now))
-        clustering(now)
+    now = timezone.now()
+    seat = make_seat("bench-lifecycle")
+    Episode.objects.filter(seat=seat).delete()
+    t0 = time.perf_counter()
+    seed(seat, episodes, now)
+    print(f"seeded {episodes} raw episodes in {time.perf_counter() - t0:.1f} s")
+    report = measure(f"lifecycle pass over {episodes} raw episodes",
+                     lambda: lifecycle.run_lifecycle(seat=seat, now=now))
+    print("  " + ", ".join(f"{k}={report[k]}" for k in lifecycle.COUNTS))
+    idle = make_seat("bench-idle")
+    measure("lifecycle gate for a seat under its threshold", lambda: lifecycle.lifecycle_for_seat(idle, now=now))
+    clustering(now)
     return 0
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--episodes", type=int, default=50_000)
     parser.add_argument("--child", action="store_true")
     args = parser.parse_args()
     if args.child:
         return child(args.episodes)
-    sys.path.insert(0, os.path.join(ROOT, "bin"))
-    from test_engines import run_on_fresh_engine
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fresh_db import run_fresh
 
-    codes = []
-    for engine in ["sqlite", "postgres"] if args.engine == "both" else [args.engine]:
-        print(f"\n== episode lifecycle, {engine}", flush=True)
-        codes.append(run_on_fresh_engine(engine, [os.path.abspath(__file__), "--child", "--episodes", str(args.episodes)],
-                                         DJANGO_DEBUG="0", PYTHONPATH=ROOT))
-    return max(codes)
+    print("\n== episode lifecycle", flush=True)
+    return run_fresh([os.path.abspath(__file__), "--child", "--episodes", str(args.episodes)],
+                     DJANGO_DEBUG="0", PYTHONPATH=ROOT)
 
 
 def clustering(now) -> None:

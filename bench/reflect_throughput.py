@@ -1,16 +1,13 @@
-"""Turns reflected per second with the offline provider, on SQLite and on PostgreSQL, and peak memory.
+"""Turns reflected per second with the offline provider, and peak memory.
 
-Usage: python bench/reflect_throughput.py [--engine sqlite|postgres|both] [--turns N] [--threads T]
+Usage: python bench/reflect_throughput.py [--turns N] [--threads T]
 
-Each engine runs in its own process (settings bind the database at import) on a throwaway
-database: migrate, three seats, N stored turns of a realistic mix (stated preferences, dated
+The bench runs in a child process on a throwaway embedded PostgreSQL: migrate, three seats, N stored turns of a realistic mix (stated preferences, dated
 situations, a repeated five-tool procedure, skipped turns), then every turn reflected through
 ``learning.tasks.reflect_turn`` sequentially and again from T threads. Embeddings use the hashing
 embedder so the figure is the loop's own cost, not a model's. The CPU a turn costs (this process's,
-and on PostgreSQL its backend's, read from /proc) is printed beside both: on a shared machine it
-moves far less than the wall time. ``CREWLET_BENCH_WAL=1`` runs SQLite
-in WAL mode (the default journal pays an fsync per commit, which dominates). Prints figures;
-asserts nothing.
+and its database backend's, read from /proc) is printed beside both: on a shared machine it moves
+far less than the wall time. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -84,9 +81,7 @@ def _counting(connection):
 
 def _server_cpu(connection) -> float | None:
     """Seconds of CPU this connection's PostgreSQL backend has used (a local server: its /proc
-    entry), or None (SQLite runs in this process; a remote server's is not readable)."""
-    if connection.vendor != "postgresql":
-        return None
+    entry), or None (a remote server's is not readable)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
@@ -191,16 +186,6 @@ def child(turns: int, threads: int) -> None:
     import logging
 
     logging.getLogger("learning.reflect").setLevel(logging.WARNING)  # a drained turn's task logs at INFO
-    if os.environ.get("CREWLET_BENCH_WAL") == "1":
-        from django.db.backends.signals import connection_created
-
-        def wal(sender, connection, **kwargs):
-            if connection.vendor == "sqlite":
-                with connection.cursor() as cursor:
-                    cursor.execute("PRAGMA journal_mode=WAL")
-                    cursor.execute("PRAGMA synchronous=NORMAL")
-
-        connection_created.connect(wal)
     from django.core.management import call_command
     from django.db import connection, connections
 
@@ -303,9 +288,8 @@ def child(turns: int, threads: int) -> None:
 
     unreflected = Turn.objects.filter(reflected_at__isnull=True).count()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    journal = " (WAL, synchronous=NORMAL)" if os.environ.get("CREWLET_BENCH_WAL") == "1" and connection.vendor == "sqlite" else ""
     n_counted = len(counted)
-    print(f"engine {connection.vendor}{journal}: {turns} turns")
+    print(f"{turns} turns")
     print(f"  sequential: {turns / sequential:7.1f} turns/s ({sequential * 1000 / turns:.1f} ms a turn)"
           f"   floor, same run: {turns / floor:7.1f} turns/s ({floor * 1000 / turns:.1f} ms) -> {sequential / floor:.1f}x the floor")
     print(f"  CPU a turn, sequential: {cpu.line(turns)}   floor: {floor_cpu.line(turns)}")
@@ -321,16 +305,15 @@ def child(turns: int, threads: int) -> None:
     print(f"  turns left unreflected: {unreflected}")
 
 
-def run_engine(engine: str, turns: int, threads: int) -> int:
-    from bin.test_engines import run_on_fresh_engine
+def run_fresh(turns: int, threads: int) -> int:
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fresh_db import run_fresh
 
-    return run_on_fresh_engine(engine, [__file__, "--child", "--turns", str(turns), "--threads", str(threads)],
-                               CREWLET_BENCH_CHILD="1")
+    return run_fresh([__file__, "--child", "--turns", str(turns), "--threads", str(threads)], CREWLET_BENCH_CHILD="1")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--turns", type=int, default=400)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--child", action="store_true")
@@ -338,8 +321,7 @@ def main() -> int:
     if args.child:
         child(args.turns, args.threads)
         return 0
-    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
-    return max(run_engine(e, args.turns, args.threads) for e in engines)
+    return run_fresh(args.turns, args.threads)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Rewrites under concurrent answers: 8 answers x 4 rewrites at once against a slow provider.
 
-Usage: python bench/rewrite_concurrency.py [--engine sqlite|postgres|both] [--answers 8] [--delay 0.3] [--deadline 1.0]
+Usage: python bench/rewrite_concurrency.py [--answers 8] [--delay 0.3] [--deadline 1.0]
 
-Each engine runs in its own process on a throwaway database. The seat's auxiliary model is the
+The bench runs in a child process on a throwaway embedded PostgreSQL. The seat's auxiliary model is the
 fake OpenAI-compatible server of the test suite (``tests/fakes``), answering every request after
 ``--delay`` seconds. The floor is ONE answer's four rewrites alone under the same deadline; then
 ``--answers`` answers start their four rewrites at the same instant, each under its own deadline.
@@ -31,7 +31,7 @@ def child(answers: int, delay: float, deadline: float) -> None:
     django.setup()
     import openai  # noqa: F401 (imported before any deadline starts)
     from django.core.management import call_command
-    from django.db import connection, connections
+    from django.db import connections
 
     from core import late_spend
     from core.models import Event
@@ -84,23 +84,23 @@ def child(answers: int, delay: float, deadline: float) -> None:
     floor = phase(seats[:1])
     loaded = phase(seats)
     server.close()
-    print(f"engine {connection.vendor}: {delay:.2f} s a request, {deadline:.2f} s deadline, "
+    print(f"{delay:.2f} s a request, {deadline:.2f} s deadline, "
           f"{REWRITES_PER_ANSWER} rewrites an answer")
     for label, r, n in (("floor: one answer alone", floor, 1), (f"{answers} answers at once", loaded, answers)):
         print(f"  {label:26s} rewritten {r['rewritten']:3d} of {n * REWRITES_PER_ANSWER:3d} | named by size {r['size']:3d}"
               f" | completions made {r['made']:3d} / recorded {r['recorded']:3d} | late calls never returned {r['out']}")
 
 
-def run_engine(engine: str, args) -> int:
-    from bin.test_engines import run_on_fresh_engine
+def run(args) -> int:
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fresh_db import run_fresh
 
-    return run_on_fresh_engine(engine, [__file__, "--child", "--answers", str(args.answers), "--delay",
-                                        str(args.delay), "--deadline", str(args.deadline)])
+    return run_fresh([__file__, "--child", "--answers", str(args.answers), "--delay", str(args.delay),
+                      "--deadline", str(args.deadline)])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--answers", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.3)
     parser.add_argument("--deadline", type=float, default=1.0)
@@ -109,8 +109,7 @@ def main() -> int:
     if args.child:
         child(args.answers, args.delay, args.deadline)
         return 0
-    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
-    return max(run_engine(e, args) for e in engines)
+    return run(args)
 
 
 if __name__ == "__main__":

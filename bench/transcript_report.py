@@ -4,7 +4,7 @@ Reads ``../shared/bench-data/claude-code/`` when it is there (never copied into 
 ``CREWLET_BENCH_DATA`` names another bench-data folder)
 and sessions written by ``bench/claude_sessions.py`` (hundreds of tool calls a turn, failures
 recovered from, task notifications, slash commands with arguments, compaction, subagents, the
-same causes in several sessions), into a fresh SQLite file, with the offline provider and the
+same causes in several sessions), into a throwaway embedded PostgreSQL, with the offline provider and the
 hashing embedder. Prints, per file, what was read, what was excluded by kind, the episodes, the
 lessons, the ladder outcomes and the recommendations, then the run's summary.
 
@@ -42,7 +42,7 @@ def main(argv):
     rng = random.Random(11)
     for i in range(args.sessions):
         write_session(project, rng, index=i, calls_per_turn=args.calls, secret=i == 1, traps=True)
-    seat = setup_django("report.sqlite3")
+    seat = setup_django()
     from learning.transcripts.ingest import ingest
     from learning.transcripts.report import per_file_lines, summary_lines
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env python
 """Capture real request and response bodies for every API route into docs/api-examples.json.
 
-Runs on a copy of the demo's database (``make demo`` first): the example agent's three turns
+Runs on a copy (``crewlet_capture``) of the demo's database ``crewlet_demo`` on the embedded
+PostgreSQL (``make demo`` first; stop ``make serve`` meanwhile: a database being copied has no
+sessions): the example agent's three turns
 (prefetch, tool calls, POST /turns, memory) through ``crewlet_client``, then the remaining
 routes (whoami, the tool formats, the operator overview, the transcript ladder's verdicts and a
 recommendation's review and install). ``crewlet.api`` puts the captured bodies into the OpenAPI
 schema as each route's examples; docs/integration.md quotes them.
 
-    python bin/capture_api_examples.py [var/demo.sqlite3]
+    python bin/capture_api_examples.py
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ GUIDE = ROOT / "docs" / "integration.md"
 BODY = re.compile(r"(<!-- body: (\S+) (\S+) (request|response) -->\n).*?(<!-- /body -->)", re.S)
 
 
-def main(demo_db: Path) -> int:
-    if not demo_db.exists():
-        sys.exit(f"no demo database at {demo_db}: run `make demo` first")
+def main() -> int:
+    from crewlet import embedded_db
+
+    var = ROOT / "var"
+    server = embedded_db.server(var / "pgdata")
+    if not embedded_db.database_exists(server, "crewlet_demo"):
+        sys.exit("no demo database crewlet_demo on the embedded server: run `make demo` first")
+    embedded_db.ensure_database(server, "crewlet_capture", recreate=True, template="crewlet_demo")
     work = Path(tempfile.mkdtemp(prefix="crewlet-capture-"))
-    shutil.copy(demo_db, work / "demo.sqlite3")
-    os.environ.update(DATABASE_URL=f"sqlite:///{work / 'demo.sqlite3'}", CREWLET_VAR_DIR=str(work),
+    os.environ.update(DATABASE_URL=embedded_db.database_url(server, "crewlet_capture"), CREWLET_VAR_DIR=str(work),
                       CREWLET_CONFIG=str(ROOT / "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings",
                       CREWLET_LOG_LEVEL="WARNING")
     import django
@@ -41,7 +47,7 @@ def main(demo_db: Path) -> int:
     from django_q.conf import Conf
 
     Conf.SYNC = True  # each turn is reflected before POST /turns answers
-    captured = capture(tokens_from(demo_db.parent / "demo-tokens.txt"))
+    captured = capture(tokens_from(var / "demo-tokens.txt"))
     OUT.write_text(json.dumps(captured, indent=2, sort_keys=True, default=str) + "\n")
     print(f"{len(captured)} routes captured into {OUT.relative_to(ROOT)}")
     GUIDE.write_text(fill_guide(GUIDE.read_text(), captured))
@@ -179,4 +185,4 @@ def transcripts(seat_client, operator) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "var" / "demo.sqlite3"))
+    sys.exit(main())

@@ -23,5 +23,13 @@ def main(argv: list[str]) -> int:
     return subprocess.call([sys.executable, "-m", "pytest", *argv], cwd=ROOT)
 
 
+def start_pgserver():
+    """A throwaway embedded PostgreSQL and its URL (``bench/fresh_db.py``'s, for the benches that import it here)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    from fresh_db import start_pgserver as start
+
+    return start()
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

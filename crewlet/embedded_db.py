@@ -59,9 +59,10 @@ def _connect(srv, database: str):
     return psycopg.connect(host=socket_dir, user="postgres", dbname=database, autocommit=True)
 
 
-def ensure_database(srv, database: str, *, recreate: bool = False) -> None:
+def ensure_database(srv, database: str, *, recreate: bool = False, template: str | None = None) -> None:
     """Create ``database`` with the ``vector`` extension when it is missing (``recreate``: drop it first,
-    ending its sessions). Serialised by an advisory lock: processes starting together create it once."""
+    ending its sessions; ``template``: a copy of that database, which nobody may be connected to).
+    Serialised by an advisory lock: processes starting together create it once."""
     from psycopg import sql
 
     with _connect(srv, "postgres") as admin:
@@ -69,7 +70,9 @@ def ensure_database(srv, database: str, *, recreate: bool = False) -> None:
         if recreate:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone()
-        if not exists:
+        if not exists and template:
+            admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(database), sql.Identifier(template)))
+        elif not exists:
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
             with _connect(srv, database) as conn:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")

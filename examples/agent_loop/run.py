@@ -1,8 +1,9 @@
 """``make example`` (``python examples/agent_loop/run.py [VAR_DIR]``): start the service and a scripted model locally, then run the agent for three turns.
 
 The service runs as an operator would run it (``migrate``, ``apply_config``, ``create_seat_token``,
-gunicorn) on its own SQLite file under ``var/example/``; the queue is synchronous
-(``CREWLET_Q_SYNC=1``), so each turn is reflected by the time ``POST /turns`` answers.
+gunicorn) on a fresh ``crewlet_example`` database of the embedded PostgreSQL (``var/pgdata``), or on
+``DATABASE_URL`` when it is set; the queue is synchronous (``CREWLET_Q_SYNC=1``), so each turn is
+reflected by the time ``POST /turns`` answers.
 """
 
 from __future__ import annotations
@@ -33,8 +34,19 @@ TURNS = [
 ]
 
 
-def service_env(var: Path) -> dict:
-    return {**os.environ, "DATABASE_URL": f"sqlite:///{var / 'example.sqlite3'}", "CREWLET_VAR_DIR": str(var),
+def database_url() -> str:
+    """``DATABASE_URL`` when set, else the embedded server's ``crewlet_example`` database, recreated empty."""
+    if os.environ.get("DATABASE_URL"):
+        return os.environ["DATABASE_URL"]
+    from crewlet import embedded_db
+
+    server = embedded_db.server(embedded_db.default_datadir())
+    embedded_db.ensure_database(server, "crewlet_example", recreate=True)
+    return embedded_db.database_url(server, "crewlet_example")
+
+
+def service_env(var: Path, url: str) -> dict:
+    return {**os.environ, "DATABASE_URL": url, "CREWLET_VAR_DIR": str(var),
             "CREWLET_CONFIG": str(HERE / "service.toml"), "CREWLET_Q_SYNC": "1", "CREWLET_LOG_LEVEL": "WARNING",
             "DJANGO_DEBUG": "0", "DJANGO_SECURE_SSL_REDIRECT": "0"}
 
@@ -72,8 +84,9 @@ def start_service(env: dict, port: int, log: Path) -> subprocess.Popen:
 def main(var: Path | None = None) -> int:
     var = var or ROOT / "var" / "example"
     var.mkdir(parents=True, exist_ok=True)
-    (var / "example.sqlite3").unlink(missing_ok=True)
-    env = service_env(var)
+    url = database_url()
+    print(f"database: {url}")
+    env = service_env(var, url)
     manage(env, "migrate", "--verbosity", "0")
     manage(env, "apply_config", str(HERE / "service.toml"))
     token = manage(env, "create_seat_token", "ana", "--label", "example agent")

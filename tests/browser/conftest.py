@@ -1,7 +1,7 @@
 """Headless Debian chromium driven by Playwright against ``live_server``.
 
 A missing chromium skips these tests on a workstation and fails them in CI (``CI=true``);
-``bin/ensure_chromium`` installs it.
+``.ci/run`` installs it; ``bin/check_test_tools`` says when it is missing.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 @pytest.fixture
 def chromium_path():
     if not os.access(CHROMIUM, os.X_OK):
-        message = f"{CHROMIUM} is missing; run bin/ensure_chromium"
+        message = f"{CHROMIUM} is missing (Debian: apt-get install chromium)"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)

@@ -3,12 +3,12 @@ against the live service, and ``make example``'s script run as a user runs it.""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from core.models import Event
 from examples.agent_loop.agent import run_turn
@@ -57,13 +57,10 @@ def test_three_turns_prefetch_tools_turn_and_reflection_through_http(live_server
     assert "example-1" in read["query_episodes"] or "example-2" in read["query_episodes"]
 
 
-def test_make_example_runs_with_no_key(tmp_path):
-    if connection.vendor != "sqlite":
-        pytest.skip("the example runs on its own SQLite file; once is enough")
+def test_make_example_runs_with_no_key(tmp_path, empty_database):
+    env = {k: v for k, v in os.environ.items() if k not in ("CREWLET_CONFIG", "OPENAI_API_KEY")}
     done = subprocess.run([sys.executable, "examples/agent_loop/run.py", str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300,
-                          env={k: v for k, v in __import__("os").environ.items()
-                               if k not in ("DATABASE_URL", "CREWLET_CONFIG", "OPENAI_API_KEY")})
+                          capture_output=True, text=True, timeout=300, env=dict(env, DATABASE_URL=empty_database))
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert out.count("POST /turns:    accepted") == 3
