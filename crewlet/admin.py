@@ -60,9 +60,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class ConfigRevisionAdmin(admin.ModelAdmin):
     """Revisions are read-only; "Add" opens the config file in an editor (``crewlet.config.edit``)."""
 
-    list_display = ("sha256", "path", "applied_at")
-    search_fields = ("sha256", "path")
-    readonly_fields = ("sha256", "path", "applied_at", "content", "summary")
+    list_display = ("sha256", "path", "applied_at", "applied_by", "applied_via")
+    search_fields = ("sha256", "path", "applied_via")
+    readonly_fields = ("sha256", "path", "applied_at", "applied_by", "applied_via", "content", "summary")
 
     def has_add_permission(self, request):
         return config_edit.can_edit(request.user)

@@ -13,4 +13,6 @@ class CrewletConfig(AppConfig):
     verbose_name = "Organisation"
 
     def ready(self):
+        from crewlet.config import checks  # noqa: F401  (registers the config file's check)
+
         connection_created.connect(_register_pgvector, dispatch_uid="crewlet-pgvector")

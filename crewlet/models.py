@@ -3,6 +3,7 @@
 import hashlib
 import secrets
 
+from django.conf import settings
 from django.db import models
 
 
@@ -129,6 +130,10 @@ class ConfigRevision(models.Model):
     applied_at = models.DateTimeField(auto_now_add=True)
     content = models.TextField()
     summary = models.JSONField(default=dict)
+    # who applied it: the signed-in user of the admin's editor, and how (the editor, or the command and OS user)
+    applied_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    applied_via = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["-applied_at", "-id"]

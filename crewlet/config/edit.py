@@ -1,9 +1,10 @@
-"""Editing crewlet.toml from the admin: validate, write the file atomically, apply, log.
+"""Editing crewlet.toml from the admin: validate, apply, write the file atomically, log -- all or nothing.
 
 A refused edit writes nothing and applies nothing: it lists every refused key path and says which
-revision keeps serving. An accepted one replaces the file in one step (a temporary file beside it,
-then ``os.replace``), is applied like any other revision, and is logged in the admin's Recent
-actions. The admin only wires this to a form.
+revision keeps serving. The editor changes the learning knobs, never where data is sent or which
+secrets are read (``crewlet.config.trust``). An accepted edit is applied to the org tables in a
+transaction that also replaces the file in one step (a temporary file beside it, then
+``os.replace``) and logs it in the admin's Recent actions. The admin only wires this to a form.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ import os
 import tempfile
 from pathlib import Path
 
-from django.db import transaction
-
 from core import admin_log
-from crewlet.config import runtime
-from crewlet.config.parse import ConfigError, Problem, parse_text
+from crewlet.config import runtime, trust
+from crewlet.config.parse import ConfigError, Problem
 from crewlet.errors import Forbidden
 
 EDIT_PERMISSION = "crewlet.add_configrevision"
@@ -51,26 +50,28 @@ def editor_text() -> str:
 
 
 def save(text: str, *, user):
-    """Validate ``text``, write it over the config file, apply it; returns the new ``ConfigRevision``."""
-    from crewlet.models import ConfigRevision
-
+    """Validate ``text``, apply it, write it over the config file, all or nothing; returns its ``ConfigRevision``."""
     if not can_edit(user):
         raise Forbidden(f"{getattr(user, 'username', 'anonymous')} lacks the {EDIT_PERMISSION} permission")
     text = text.replace("\r\n", "\n")  # a browser's textarea sends CRLF
     try:
-        parse_text(text)
+        config = runtime.validate(text)
     except ConfigError as exc:
         raise EditRefused(exc.problems, serving_revision()) from None
+    problems = trust.editor_changes(runtime.current(), config)
+    if problems:
+        raise EditRefused(problems, serving_revision())
     path = runtime.config_path()
-    try:
+
+    def write_and_log(revision):  # inside the apply's transaction: a file that cannot be written undoes it
         write_atomically(path, text)
+        admin_log.log_action(user, revision, f"Edited and applied {path}", flag="added")
+
+    try:
+        return runtime.apply_text(text, path=path, config=config, actor=user, via="admin editor",
+                                  before_commit=write_and_log)
     except OSError as exc:
         raise EditRefused([Problem("", f"cannot write {path} ({exc.strerror or exc})")], serving_revision()) from None
-    with transaction.atomic():
-        runtime.apply_text(text, path=path)
-        revision = ConfigRevision.objects.filter(path=path).latest("id")
-        admin_log.log_action(user, revision, f"Edited and applied {path}", flag="added")
-    return revision
 
 
 def write_atomically(path: str, text: str) -> None:

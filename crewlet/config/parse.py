@@ -50,6 +50,9 @@ def parse_text(text: str) -> schema.Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError("", f"not valid TOML ({exc})") from None
+    nul = _nul_paths(data, "")
+    if nul:  # no column stores it (PostgreSQL refuses NUL in text), so nothing else is judged
+        raise ConfigError.of([Problem(path, "contains a NUL character (\\u0000), which cannot be stored") for path in nul])
     config, problems = _validate(schema.Config, data, "")
     problems += _check_roles(data, config)
     problems += _check_references(data)
@@ -57,6 +60,19 @@ def parse_text(text: str) -> schema.Config:
     if problems or config is None:
         raise ConfigError.of(_unique(problems))
     return config
+
+
+def _nul_paths(value, path: str) -> list[str]:
+    """The key paths of every key or string value holding a NUL character."""
+    if isinstance(value, dict):
+        out: list[str] = []
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else key
+            out += [here.replace("\x00", "\\u0000")] if "\x00" in key else _nul_paths(item, here)
+        return out
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in _nul_paths(item, f"{path}[{i}]")]
+    return [path] if isinstance(value, str) and "\x00" in value else []
 
 
 def build(cls, data, path: str):
@@ -81,6 +97,8 @@ def _validate(cls, data, path: str) -> tuple[Any, list[Problem]]:
 
 def _problem(root, path: str, error) -> Problem:
     loc = list(error["loc"])
+    if loc and loc[-1] == "[key]":  # a refused key of a table is named by its own path
+        loc.pop()
     kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
     if kind == "value_error":
         reason = str(ctx.get("error", error["msg"]))
@@ -114,6 +132,9 @@ _SENTENCES = {
     "less_than_equal": lambda v, c, m: f"must be at most {c['le']}, got {v!r}",
     "greater_than": lambda v, c, m: f"must be above {c['gt']}, got {v!r}",
     "less_than": lambda v, c, m: f"must be below {c['lt']}, got {v!r}",
+    "string_too_long": lambda v, c, m: f"at most {c['max_length']} characters, got {len(v)}",
+    "string_too_short": lambda v, c, m: "must not be empty",
+    "string_pattern_mismatch": lambda v, c, m: f"only letters, digits, '-' and '_', got {v!r}",
 }
 
 

@@ -22,6 +22,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    StringConstraints,
     model_validator,
 )
 from pydantic.dataclasses import dataclass
@@ -35,10 +36,22 @@ KnowledgeBackend = Literal["native", "confluence", "none"]
 
 # the ranges the spec does not state, ours (listed in the README)
 THRESHOLD = {"ge": 0.0, "le": 1.0}
-AT_LEAST_ONE = {"ge": 1}
-NOT_NEGATIVE = {"ge": 0}
+# Every number has an upper bound the code stores and computes with: a count fits a bigint and a SQL
+# LIMIT, a day count keeps ``now - timedelta(days=n)`` a date, a loop's cadence fits django-q2's
+# schedule (whose minutes are a smallint).
+MAX_COUNT = 10_000_000
+MAX_DAYS = 36_500  # a century
+MAX_TOKENS = 10**15  # a token budget, far inside a bigint
+MAX_SCHEDULE_MINUTES = 32_767  # django_q.Schedule.minutes is a PositiveSmallIntegerField
+AT_LEAST_ONE = {"ge": 1, "le": MAX_COUNT}
+NOT_NEGATIVE = {"ge": 0, "le": MAX_COUNT}
+DAYS = {"ge": 1, "le": MAX_DAYS}
+DAYS_OR_NONE = {"ge": 0, "le": MAX_DAYS}
+TOKENS = {"ge": 0, "le": MAX_TOKENS}
 TIMEOUT = {"gt": 0.0, "le": 3600.0}
 MIN_INTERVAL_SECONDS = 60
+INTERVAL_SECONDS = {"ge": MIN_INTERVAL_SECONDS, "le": MAX_SCHEDULE_MINUTES * 60}
+INTERVAL_HOURS = {"ge": 1, "le": MAX_SCHEDULE_MINUTES // 60}
 MIN_CLUSTER_SIZE = 2
 MAX_INPUT_CHARS = {"ge": 100, "le": 32000}
 LOCAL_MAX_INPUT_CHARS = 600  # what the packaged model reads unseen; measured in core.providers.embeddings.local
@@ -88,7 +101,7 @@ class ProviderSpec:
                                   **NOT_NEGATIVE)
     context_tokens: StrictInt = knob(4096, "The model's context window (llama.cpp's -c): a longer prompt is cut to fit.",
                                      **AT_LEAST_ONE)
-    reasoning_tokens: StrictInt = knob(0, "Added to every budget for a reasoning model's thinking.", **NOT_NEGATIVE)
+    reasoning_tokens: StrictInt = knob(0, "Added to every budget for a reasoning model's thinking.", **TOKENS)
     reasoning_effort: Literal["", "minimal", "low", "medium", "high"] = knob(
         "", "Sent as reasoning_effort where the endpoint takes it; empty sends none.")
     temperature: StrictFloat = knob(0.0, "Sent as temperature (anthropic: at most 1), so one turn is decided alike "
@@ -103,7 +116,7 @@ class EmbeddingSpec:
     model: StrictStr = knob("all-MiniLM-L6-v2", "The embedding model.")
     base_url: StrictStr = knob("", "The endpoint's base URL (openai_compat).")
     api_key_env: StrictStr = knob("", "The environment variable holding the API key.")
-    dimensions: StrictInt = knob(0, "The vector width; 0 = the model's own.", **NOT_NEGATIVE)
+    dimensions: StrictInt = knob(0, "The vector width; 0 = the model's own.", ge=0, le=16_000)  # pgvector's widest vector
     max_input_chars: StrictInt = knob(
         1000, f"A longer text is split between words and pooled; at most {LOCAL_MAX_INPUT_CHARS} for kind 'local'.",
         **MAX_INPUT_CHARS)
@@ -145,12 +158,12 @@ class SkillSynthesis:
              "cluster_jaccard_threshold.", **THRESHOLD)
     scheduler_enabled: StrictBool = knob(False, "Run the daily clustered synthesis pass.")
     scheduler_interval_seconds: StrictInt = knob(86400, "Seconds between clustered synthesis runs.",
-                                                 ge=MIN_INTERVAL_SECONDS)
+                                                 **INTERVAL_SECONDS)
     episode_fetch_limit: StrictInt = knob(200, "The latest turns per seat the clustered pass reads.", **AT_LEAST_ONE)
     cluster_jaccard_threshold: StrictFloat = knob(0.6, "Tool-sequence Jaccard at which turns pool into one cluster.",
                                                   **THRESHOLD)
     cluster_min_size: StrictInt = knob(3, "Turns a cluster needs before a skill is drafted from it.",
-                                       ge=MIN_CLUSTER_SIZE)
+                                       ge=MIN_CLUSTER_SIZE, le=MAX_COUNT)
 
     @model_validator(mode="after")
     def _duplicate_stricter_than_pooling(self) -> SkillSynthesis:
@@ -175,31 +188,31 @@ class SkillRefinement:
 @dataclass(frozen=True, config=TABLE)
 class SkillCurator:
     enabled: StrictBool = knob(True, "Mark unused skills stale, then archive them.")
-    interval_hours: StrictInt = knob(24, "Hours between curator runs.", **AT_LEAST_ONE)
-    stale_after_days: StrictInt = knob(30, "Days unused before a skill is stale.", **AT_LEAST_ONE)
-    archive_after_days: StrictInt = knob(90, "Days unused before a skill is archived.", **AT_LEAST_ONE)
+    interval_hours: StrictInt = knob(24, "Hours between curator runs.", **INTERVAL_HOURS)
+    stale_after_days: StrictInt = knob(30, "Days unused before a skill is stale.", **DAYS)
+    archive_after_days: StrictInt = knob(90, "Days unused before a skill is archived.", **DAYS)
 
 
 @dataclass(frozen=True, config=TABLE)
 class EpisodeLifecycle:
     enabled: StrictBool = knob(True, "Prune and compact episodes.")
-    interval_seconds: StrictInt = knob(3600, "Seconds between lifecycle runs.", ge=MIN_INTERVAL_SECONDS)
+    interval_seconds: StrictInt = knob(3600, "Seconds between lifecycle runs.", **INTERVAL_SECONDS)
     max_raw_episodes_per_agent: StrictInt = knob(500, "Raw episodes kept per seat.", **AT_LEAST_ONE)
-    non_terminal_max_age_days: StrictInt = knob(14, "Days an unfinished episode is kept.", **AT_LEAST_ONE)
-    tool_free_max_age_days: StrictInt = knob(90, "Days an episode without tool calls is kept.", **AT_LEAST_ONE)
+    non_terminal_max_age_days: StrictInt = knob(14, "Days an unfinished episode is kept.", **DAYS)
+    tool_free_max_age_days: StrictInt = knob(90, "Days an episode without tool calls is kept.", **DAYS)
     consolidated_grace_days: StrictInt = knob(30, "Days a consolidated episode is kept after its skill.",
-                                              **NOT_NEGATIVE)
+                                              **DAYS_OR_NONE)
     compaction_batch_size: StrictInt = knob(200, "Episodes one compaction run reads.", **AT_LEAST_ONE)
-    compaction_min_age_days: StrictInt = knob(30, "Days before an episode may be compacted.", **NOT_NEGATIVE)
-    compaction_min_cluster_size: StrictInt = knob(3, "Similar episodes a compaction needs.", ge=MIN_CLUSTER_SIZE)
-    compacted_max_age_days: StrictInt = knob(0, "Days a compacted episode is kept; 0 = for ever.", **NOT_NEGATIVE)
+    compaction_min_age_days: StrictInt = knob(30, "Days before an episode may be compacted.", **DAYS_OR_NONE)
+    compaction_min_cluster_size: StrictInt = knob(3, "Similar episodes a compaction needs.", ge=MIN_CLUSTER_SIZE, le=MAX_COUNT)
+    compacted_max_age_days: StrictInt = knob(0, "Days a compacted episode is kept; 0 = for ever.", **DAYS_OR_NONE)
 
 
 @dataclass(frozen=True, config=TABLE)
 class Promotion:
     enabled: StrictBool = knob(True, "Promote skills shared across a unit's seats to knowledge drafts.")
-    interval_hours: StrictInt = knob(24, "Hours between promotion runs.", **AT_LEAST_ONE)
-    min_sibling_count: StrictInt = knob(3, "Seats holding the same skill before it is promoted.", ge=MIN_CLUSTER_SIZE)
+    interval_hours: StrictInt = knob(24, "Hours between promotion runs.", **INTERVAL_HOURS)
+    min_sibling_count: StrictInt = knob(3, "Seats holding the same skill before it is promoted.", ge=MIN_CLUSTER_SIZE, le=MAX_COUNT)
     cluster_jaccard_threshold: StrictFloat = knob(0.6, "Tool-set Jaccard at which seats' skills pool.", **THRESHOLD)
 
 
@@ -223,7 +236,7 @@ class SkillsReflection:
     enabled: StrictBool = knob(True, "Reflect on long tool runs.")
     min_tool_iterations: StrictInt = knob(10, "Tool iterations a turn needs before it is reflected on.",
                                           **AT_LEAST_ONE)
-    cooldown_secs: StrictInt = knob(3600, "Seconds between two reflections of one seat; 0 = none.", **NOT_NEGATIVE)
+    cooldown_secs: StrictInt = knob(3600, "Seconds between two reflections of one seat; 0 = none.", ge=0, le=MAX_DAYS * 86_400)
 
 
 @dataclass(frozen=True, config=TABLE)
@@ -279,20 +292,27 @@ class Transcripts:
     classify_batch_size: StrictInt = knob(10, "Shards one classification call reads.", **AT_LEAST_ONE)
 
 
+# a seat's handle and a unit's key: slugs (they are in URLs) as long as their columns; a role's name, its column
+Slug = Annotated[StrictStr, StringConstraints(pattern=r"^[-a-zA-Z0-9_]+$", max_length=100)]
+RoleName = Annotated[StrictStr, StringConstraints(min_length=1, max_length=100)]
+
+
 @dataclass(frozen=True, config=TABLE)
 class CompanySpec:
-    name: StrictStr = knob("Default", "The company's name; the org tables are keyed by it.")
+    name: StrictStr = knob("Default", "The company's name; the org tables are keyed by it.", min_length=1,
+                           max_length=200)
     learning_enabled: StrictBool = knob(True, "Learning for every seat; a role may opt out.")
-    token_budget: StrictInt = knob(0, "Tokens per window across the company; 0 = no ceiling.", **NOT_NEGATIVE)
+    token_budget: StrictInt = knob(0, "Tokens per window across the company; 0 = no ceiling.", **TOKENS)
     budget_window: Literal["day", "month"] = knob("day", "The window token budgets count over.")
 
 
 @dataclass(frozen=True, config=TABLE)
 class UnitSpec:
-    name: StrictStr = knob("", "The unit's display name; empty = its key.")
+    name: StrictStr = knob("", "The unit's display name; empty = its key.", max_length=200)
     parent: StrictStr = knob("", "The key of the unit this one sits in.")
-    knowledge_container: StrictStr = knob("", "The knowledge container the unit's seats read and promote to.")
-    tracker_key: StrictStr = knob("", "The unit's issue-tracker project key.")
+    knowledge_container: StrictStr = knob("", "The knowledge container the unit's seats read and promote to.",
+                                          max_length=100)
+    tracker_key: StrictStr = knob("", "The unit's issue-tracker project key.", max_length=100)
 
 
 @dataclass(frozen=True, config=TABLE)
@@ -300,7 +320,7 @@ class RoleSpec:
     learning_enabled: TriState = knob("inherit", "true, false, or \"inherit\" (the company's setting).")
     llm: list[StrictStr] = knob(list, "The role's provider chain (aliases of providers.llm), tried in order.")
     llm_auxiliary: list[StrictStr] = knob(list, "The provider chain for auxiliary calls (reflection, summaries).")
-    token_budget: StrictInt = knob(0, "Tokens per window per seat of the role; 0 = no ceiling.", **NOT_NEGATIVE)
+    token_budget: StrictInt = knob(0, "Tokens per window per seat of the role; 0 = no ceiling.", **TOKENS)
     tools: list[StrictStr] = knob(list, "The tools the role's seats are offered.")
     # per-role overrides of [learning] and [skills], merged over them and validated as those tables
     learning: dict[StrictStr, Any] = knob(dict, "Overrides of [learning] for this role.")
@@ -311,8 +331,8 @@ class RoleSpec:
 class SeatSpec:
     role: StrictStr = knob("", "The seat's role (a key of [roles]).")
     unit: StrictStr = knob("", "The seat's unit (a key of [units]).")
-    display_name: StrictStr = knob("", "The seat's display name; empty = its handle.")
-    token_budget: StrictInt = knob(0, "Tokens per window for this seat; 0 = no ceiling.", **NOT_NEGATIVE)
+    display_name: StrictStr = knob("", "The seat's display name; empty = its handle.", max_length=200)
+    token_budget: StrictInt = knob(0, "Tokens per window for this seat; 0 = no ceiling.", **TOKENS)
     active: StrictBool = knob(True, "An inactive seat is refused by the API.")
     mcp_env: dict[StrictStr, Any] = knob(dict, "Environment names for the seat's own tool credentials.")
 
@@ -325,6 +345,6 @@ class Config:
     skills: Skills = knob(Skills, "Skill reflection's knobs.")
     knowledge: Knowledge = knob(Knowledge, "The knowledge backend.")
     transcripts: Transcripts = knob(Transcripts, "The transcript ladder.")
-    units: dict[StrictStr, UnitSpec] = knob(dict, "The organisation's units by key.")
-    roles: dict[StrictStr, RoleSpec] = knob(dict, "Roles by name.")
-    seats: dict[StrictStr, SeatSpec] = knob(dict, "Seats by handle.")
+    units: dict[Slug, UnitSpec] = knob(dict, "The organisation's units by key.")
+    roles: dict[RoleName, RoleSpec] = knob(dict, "Roles by name.")
+    seats: dict[Slug, SeatSpec] = knob(dict, "Seats by handle.")

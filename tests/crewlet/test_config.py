@@ -449,3 +449,188 @@ def test_a_roles_override_is_judged_on_what_it_sets_when_the_files_tables_are_re
         parse_text(bad)
     assert sorted(p.path for p in raised.value.problems) == [
         "learning.skill_synthesis.scheduler_enabled", "roles.swe.learning.skill_synthesis.min_tool_calls"]
+
+
+# ---- every number has an upper bound the code can store and compute with ---------------------------
+
+
+def _numeric_fields(cls, prefix=""):
+    import dataclasses
+
+    for field in dataclasses.fields(cls):
+        hint = typing.get_type_hints(cls)[field.name]
+        if dataclasses.is_dataclass(hint):
+            yield from _numeric_fields(hint, f"{prefix}{field.name}.")
+        elif hint in (int, float):
+            yield f"{prefix}{field.name}", field
+
+
+def test_every_numeric_knob_has_an_upper_bound():
+    tables = [schema.Config, schema.ProviderSpec, schema.CompanySpec, schema.RoleSpec, schema.SeatSpec]
+    unbounded = [path for cls in tables for path, field in _numeric_fields(cls)
+                 if not any(hasattr(m, "le") or hasattr(m, "lt") for m in field.default.metadata)]
+    assert len(list(_numeric_fields(schema.Config))) > 40
+    assert unbounded == []
+
+
+@pytest.mark.parametrize("table, key, value", [
+    ("learning.skill_curator", "stale_after_days", 740000),  # the curator's now - timedelta(days=...)
+    ("learning.skill_curator", "interval_hours", 9223372036854775807),  # django-q2's schedule minutes
+    ("learning.promotion", "interval_hours", 547),
+    ("learning.episode_lifecycle", "interval_seconds", 32_768 * 60),
+    ("learning.episode_lifecycle", "tool_free_max_age_days", 10**9),
+    ("company", "token_budget", 2**63),
+])
+def test_a_knob_past_what_the_code_computes_with_is_refused_by_its_path(table, key, value):
+    text = toml() + f"\n[{table}]\n{key} = {value}\n"
+    if table == "company":
+        text = toml().replace('name = "Hotco"', f'name = "Hotco"\n{key} = {value}')
+    with pytest.raises(ConfigError) as refused:
+        parse_text(text)
+    assert refused.value.problems[0].path == f"{table}.{key}"
+    assert refused.value.problems[0].reason.startswith("must be at most")
+
+
+def test_the_largest_accepted_cadences_and_ages_run_the_curator_and_install_the_schedules(db):
+    from django_q.models import Schedule
+
+    from learning import schedules
+    from learning.passes import curator
+
+    cfg = parse_text(toml() + "\n[learning.skill_curator]\ninterval_hours = 546\nstale_after_days = 36500\n"
+                              "archive_after_days = 36500\n[learning.promotion]\ninterval_hours = 546\n"
+                              "[learning.episode_lifecycle]\ninterval_seconds = 1966020\n")
+    config.use(cfg)
+    config.apply_text(toml())  # the org the passes walk
+    config.use(cfg)
+    schedules.install(cfg=cfg)
+    assert Schedule.objects.get(name="learning.curator").minutes == 546 * 60
+    assert Schedule.objects.get(name="learning.lifecycle").minutes == 32_767
+    curator.run_curator()
+
+
+@pytest.mark.parametrize("where", ['name = "Acme\\u0000Robotics"', 'display_name = "a\\u0000b"'])
+def test_a_nul_character_is_refused_naming_its_key_and_nothing_is_applied(where, db):
+    text = toml().replace('name = "Hotco"', where) if where.startswith("name") else toml().replace(
+        'unit = "eng"', f'unit = "eng"\n{where}')
+    path = "company.name" if where.startswith("name") else "seats.ana.display_name"
+    with pytest.raises(ConfigError) as refused:
+        config.apply_text(text)
+    assert str(refused.value) == f"{path}: contains a NUL character (\\u0000), which cannot be stored"
+    assert not ConfigRevision.objects.exists()
+
+
+@pytest.mark.parametrize("edit, path", [
+    (('[seats.ana]', '[seats."ana smith"]'), "seats.ana smith"),
+    (('name = "Hotco"', f'name = "{"x" * 201}"'), "company.name"),
+])
+def test_a_name_the_org_tables_cannot_store_is_refused(edit, path):
+    with pytest.raises(ConfigError) as refused:
+        parse_text(toml().replace(*edit))
+    assert refused.value.problems[0].path == path
+
+
+# ---- a process never serves the defaults in place of an invalid file ---------------------------------
+
+
+def test_a_process_starting_on_an_invalid_file_refuses_to_serve_and_says_why(from_file, db, caplog):
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    from crewlet.config.runtime import ConfigUnusable
+
+    write(from_file, toml().replace("max_refreshes_per_turn", "max_refreshz"))
+    with pytest.raises(ConfigUnusable, match="learning.personal_memory.max_refreshz"):
+        config.current()
+    with pytest.raises(ConfigUnusable):  # on every later use too: never the defaults
+        config.knobs()
+    assert not ConfigRevision.objects.exists()
+    assert "no earlier revision to serve" in caplog.text and "keeps serving" not in caplog.text
+    with pytest.raises(SystemCheckError, match="crewlet.E001"):  # every manage.py command checks it first
+        call_command("check")
+
+
+def test_the_wsgi_application_refuses_to_load_on_an_invalid_file(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "crewlet.toml"
+    bad.write_text(toml().replace("max_refreshes_per_turn", "max_refreshz"), encoding="utf-8")
+    env = {**os.environ, "CREWLET_CONFIG": str(bad)}
+    done = subprocess.run([sys.executable, "-c", "import crewlet.wsgi"], env=env, capture_output=True, text=True,
+                          cwd=EXAMPLE.parent, timeout=120)
+    assert done.returncode != 0
+    assert "ConfigUnusable" in done.stderr and "learning.personal_memory.max_refreshz" in done.stderr
+
+
+def test_a_later_invalid_file_keeps_the_serving_revision_and_the_log_names_it(from_file, db, caplog):
+    write(from_file, toml(refreshes=3))
+    config.current()
+    serving = config.revision()
+    write(from_file, toml(refreshes=3).replace("max_refreshes_per_turn", "max_refreshz"))
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+    assert f"revision {serving[:12]} keeps serving" in caplog.text
+
+
+# ---- one revision row per change, naming who applied it ------------------------------------------------
+
+
+def test_processes_reloading_an_unchanged_file_record_one_revision(from_file, db):
+    write(from_file, toml())
+    for _process in range(3):  # three processes start on the same file
+        config.use(None)
+        config.current()
+    assert ConfigRevision.objects.count() == 1
+    write(from_file, toml(refreshes=4))
+    config.current()
+    assert ConfigRevision.objects.count() == 2
+
+
+def test_a_revision_read_from_the_file_names_the_command_and_os_user(from_file, db):
+    import getpass
+
+    write(from_file, toml())
+    config.current()
+    revision = ConfigRevision.objects.get()
+    assert revision.applied_by is None
+    assert revision.applied_via.startswith("file read by ") and f"(OS user {getpass.getuser()})" in revision.applied_via
+
+
+# ---- where data is sent and which secrets are read: the operator's allowlist -------------------------
+
+EVIL = '\n[providers.llm.evil]\nkind = "openai_compat"\nbase_url = "http://127.0.0.1:19999/v1"\napi_key_env = "DJANGO_SECRET_KEY"\n'
+
+
+def test_a_provider_host_or_secret_variable_off_the_allowlist_is_refused_saying_why(db, settings):
+    settings.CREWLET_ALLOWED_PROVIDER_HOSTS, settings.CREWLET_ALLOWED_SECRET_ENV = ["llm.internal"], ["OPENAI_API_KEY"]
+    with pytest.raises(ConfigError) as refused:
+        config.apply_text(toml() + EVIL)
+    assert {str(p) for p in refused.value.problems} == {
+        "providers.llm.evil.base_url: 127.0.0.1:19999 is not an allowed provider host; the operator lists hosts in "
+        "CREWLET_ALLOWED_PROVIDER_HOSTS",
+        "providers.llm.evil.api_key_env: 'DJANGO_SECRET_KEY' is not an allowed secret variable; the operator lists "
+        "them in CREWLET_ALLOWED_SECRET_ENV",
+    }
+    assert not ConfigRevision.objects.exists()
+
+
+@pytest.mark.parametrize("addition, path", [
+    ('\n[providers.llm.openai]\nkind = "openai_compat"\n', "providers.llm.openai.base_url"),  # the SDK's own host
+    ('\n[knowledge.confluence]\nurl = "https://wiki.example.org"\n', "knowledge.confluence.url"),
+    ('\n[knowledge.confluence]\ntoken_env = "HOME"\n', "knowledge.confluence.token_env"),
+    ('\n[seats.bo.mcp_env]\nCONFLUENCE_TOKEN = "DJANGO_SECRET_KEY"\n', "seats.bo.mcp_env.CONFLUENCE_TOKEN"),
+])
+def test_every_endpoint_and_secret_variable_is_held_to_the_allowlist(addition, path, db):
+    with pytest.raises(ConfigError) as refused:
+        config.apply_text(toml() + addition)
+    assert [p.path for p in refused.value.problems] == [path]
+
+
+def test_an_allowlisted_provider_is_applied(db, settings):
+    settings.CREWLET_ALLOWED_PROVIDER_HOSTS = ["127.0.0.1:19999"]
+    settings.CREWLET_ALLOWED_SECRET_ENV = ["DJANGO_SECRET_KEY"]
+    config.apply_text(toml() + EVIL)
+    assert config.current().providers.llm["evil"].base_url == "http://127.0.0.1:19999/v1"
+    settings.CREWLET_ALLOWED_PROVIDER_HOSTS = ["127.0.0.1:8080"]  # another port of the host is another host
+    with pytest.raises(ConfigError, match="127.0.0.1:19999 is not an allowed provider host"):
+        config.apply_text(toml(refreshes=4) + EVIL)

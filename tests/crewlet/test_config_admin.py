@@ -121,3 +121,66 @@ def test_a_config_file_that_cannot_be_written_is_refused_saying_so_and_nothing_i
     assert "cannot write" in answer.content.decode() and "no-such-dir" in answer.content.decode()
     assert ConfigRevision.objects.count() == revisions and config.revision() == serving
     assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+
+
+def test_an_accepted_edit_names_the_lead_who_applied_it(client, lead, config_file):
+    client.force_login(lead)
+    client.post(ADD, {"content": GOOD.replace("= 3", "= 4")})
+    revision = ConfigRevision.objects.first()
+    assert revision.applied_by == lead and revision.applied_via == "admin editor"
+    assert "admin editor" in client.get(reverse("admin:crewlet_configrevision_changelist")).content.decode()
+
+
+EVIL = '\n[providers.llm.evil]\nkind = "openai_compat"\nbase_url = "http://127.0.0.1:19999/v1"\napi_key_env = "DJANGO_SECRET_KEY"\n'
+
+
+@pytest.mark.parametrize("edit, paths", [
+    ((GOOD, GOOD + EVIL), ["providers.llm.evil.base_url", "providers.llm.evil.api_key_env"]),  # the issue's
+    (('kind = "hashing"\ndimensions = 64', 'kind = "openai_compat"\nbase_url = "http://127.0.0.1:19999/v1"'),
+     ["providers.embeddings.base_url"]),
+    ((GOOD, GOOD.replace('[seats.ana]\nrole = "swe"', '[seats.ana]\nrole = "swe"\nmcp_env = {CONFLUENCE_TOKEN = "PATH"}')),
+     ["seats.ana.mcp_env.CONFLUENCE_TOKEN"]),
+])
+def test_the_editor_cannot_change_where_data_is_sent_or_which_secret_is_read(client, lead, config_file, settings,
+                                                                             edit, paths):
+    # even where the operator's allowlist would take them: the editor is not where they change
+    settings.CREWLET_ALLOWED_PROVIDER_HOSTS, settings.CREWLET_ALLOWED_SECRET_ENV = ["127.0.0.1"], ["DJANGO_SECRET_KEY",
+                                                                                                 "PATH"]
+    client.force_login(lead)
+    serving, revisions = config.revision(), ConfigRevision.objects.count()
+    answer = client.post(ADD, {"content": GOOD.replace(*edit)})
+    body = html.unescape(answer.content.decode())
+    assert answer.status_code == 400
+    for path in paths:
+        assert path in body
+    assert "the admin's editor does not change where data is sent or which secrets are read" in body
+    assert config_file.read_text(encoding="utf-8") == GOOD
+    assert ConfigRevision.objects.count() == revisions and config.revision() == serving
+    assert "evil" not in config.current().providers.llm
+
+
+def test_an_edit_with_a_nul_character_is_refused_naming_its_key_and_the_service_keeps_answering(client, lead,
+                                                                                             config_file):
+    client.force_login(lead)
+    answer = client.post(ADD, {"content": GOOD.replace('name = "Hotco"', 'name = "Hot\\u0000co"')})
+    assert answer.status_code == 400
+    assert "company.name" in answer.content.decode() and "NUL character" in answer.content.decode()
+    assert config_file.read_text(encoding="utf-8") == GOOD
+    assert client.get(ADD).status_code == 200 and config.current().company.name == "Hotco"
+
+
+def test_an_edit_the_database_refuses_leaves_the_file_as_it_was(client, lead, config_file, monkeypatch):
+    from django.db import DatabaseError
+
+    from crewlet.config import apply, edit
+
+    def refuse(_config):
+        raise DatabaseError("refused")
+
+    monkeypatch.setattr(apply, "apply_to_org", refuse)
+    revisions = ConfigRevision.objects.count()
+    with pytest.raises(DatabaseError):
+        edit.save(GOOD.replace("= 3", "= 4"), user=lead)
+    assert config_file.read_text(encoding="utf-8") == GOOD  # applied first, written last
+    assert ConfigRevision.objects.count() == revisions
+    assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
