@@ -154,11 +154,13 @@ def normalised(text: str) -> str:
 
 
 def template_blanks(messages: list[dict]) -> frozenset[str]:
-    """The fill-in texts of the JSON templates a prompt shows (``"content": "the fact, or empty for NOOP"``,
+    """The fill-in texts of the JSON templates a prompt's system message shows (``"content": "the fact, or empty for NOOP"``,
     ``["..."]``), normalised: a quoted string inside a ``{...}`` of the prompt that is neither a key (a colon
     follows it) nor one of a set of alternatives (``"LONG" | "SHORT"``) nor a one-word literal."""
     blanks: set[str] = set()
     for message in messages:
+        if message.get("role") != "system":  # the user message shows data (a profile as JSON), not a template
+            continue
         text = str(message.get("content", ""))
         for start in (m.start() for m in re.finditer(r"\{\s*\"", text)):
             depth, end = 0, start

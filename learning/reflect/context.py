@@ -118,6 +118,9 @@ class TurnContext:
                 self.spend.append(exc)
             raise
         self.spend.append(answer)
+        # who answered, for the worker's outcome: the alias, or offline and why no model's answer was used
+        said = {"answered_by": answer.provider, **({"fallback": answer.fallback} if answer.fallback else {})}
+        self.notes.setdefault("answered_by", {})[purpose] = said
         return answer.value
 
     # --- config in force for this seat ------------------------------------------------------

@@ -5,6 +5,9 @@ already self-persisted, so the two writers do not double-write one fact, unless 
 skill-reflection signal starts the pass on its own. Shown the seat's recent notes and asked not to
 repeat one. LONG and SHORT write through ``learning.diary.write`` (the one place the 2,000-character
 rule lives: a note past it is skipped and logged, never trimmed); DOC is a logged recommendation.
+A note that says what a live note of the seat already says (``learning.dedup``) is not stored again.
+The worker's outcome names the provider whose answer it acted on (``answered_by``: an alias, or
+``offline`` with ``fallback`` saying why no model's answer was used).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import logging
 
 from core import aux, events
 from core.event_types import PersistDeciderCompleted
-from learning import diary, limits
+from learning import dedup, diary, limits
 from learning.models import DiaryEntry
 from learning.purposes import persist_decision
 from learning.purposes.describe import turn_inputs
@@ -69,11 +72,17 @@ def run(ctx):
     if ctx.self_persisted:
         answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
     entry = _prepare_note(ctx, answer)
+    duplicate = None
+    if entry is not None:
+        similarity = ctx.knobs.learning.personal_memory.duplicate_similarity
+        duplicate = dedup.duplicate_of(entry, similarity=similarity, now=ctx.now)
+    answered = (ctx.notes.get("answered_by") or {}).get(persist_decision.NAME) or {}
 
     def write() -> dict:
         if reflect:
             skill_reflection.apply_pending(ctx)
-        return store(ctx, answer, entry=copy.copy(entry))  # a copy: a retried write inserts afresh
+        # a copy: a retried write inserts afresh
+        return {**store(ctx, answer, entry=copy.copy(entry), duplicate_of=duplicate), **answered}
 
     return write
 
@@ -92,11 +101,17 @@ def _prepare_note(ctx, answer: dict):
         return None  # ``store`` checks again and reports the limit
 
 
-def store(ctx, answer: dict, *, entry=None) -> dict:
+def store(ctx, answer: dict, *, entry=None, duplicate_of: int | None = None) -> dict:
     """Act on one decision and announce it with ``persist_decider_completed`` (``entry``: the note
-    already prepared, so no embed runs here)."""
+    already prepared, so no embed runs here; ``duplicate_of``: the live note it repeats, so none is)."""
     classification, content = answer["classification"], answer["content"]
     outcome = {"classification": classification, "ttl_until": None, "entry_id": None, "reason": answer.get("reason", "")}
+    if classification in KINDS and duplicate_of is not None:
+        log.info("persist decider: %s's %s note repeats note %s; not stored", ctx.seat.handle, classification,
+                 duplicate_of)
+        outcome["skipped"] = "duplicate"
+        events.publish(PersistDeciderCompleted(**outcome), seat=ctx.seat, turn_id=ctx.run_id)
+        return {**outcome, "duplicate_of": duplicate_of}
     if classification in KINDS:
         try:
             if entry is None:

@@ -5,6 +5,8 @@ nothing is profiled from them. A coalesced trigger is grouped by sender first (a
 human sent four messages is one counterparty). Runs on unsettled turns too: what a person said
 is true of them whether or not the work is finished. Each sender is isolated: one sender's failed
 auxiliary call or write is logged and reported under ``failed``, and the later senders are still observed.
+An observation counts only when it changed the profile: an answer that adds nothing new writes
+nothing and is reported under ``unchanged``. The outcome names who answered (``answered_by``).
 """
 
 from __future__ import annotations
@@ -96,27 +98,34 @@ def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) 
     })
 
 
-def _merged(profile: CounterpartyProfile, sender, answer: dict) -> None:
+def _merged(profile: CounterpartyProfile, sender, answer: dict) -> bool:
+    """Merge the answer in; an observation is counted (and True returned) only when it changed something."""
+    before = [getattr(profile, f) for f in ("communication_style", *profile_update.FIELDS)]
     profile.display_name = sender.display_name or profile.display_name
     profile.communication_style = answer["communication_style"] or profile.communication_style
     for field in profile_update.FIELDS:
         setattr(profile, field, _merge(getattr(profile, field), answer[field]))
-    profile.observations = (profile.observations or 0) + 1
+    changed = before != [getattr(profile, f) for f in ("communication_style", *profile_update.FIELDS)]
+    if changed:
+        profile.observations = (profile.observations or 0) + 1
+    return changed
 
 
-def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> CounterpartyProfile:
+def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> CounterpartyProfile | None:
     """Merge the answer into the profile. The profile read before the model call is written back by
     one conditional UPDATE (or one INSERT for a new person); a row that moved meanwhile is merged again
-    under a row lock."""
+    under a row lock. None: the answer changed nothing, and nothing is written."""
     if existing is not None:
         merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
-        _merged(merged, sender, answer)
+        if not _merged(merged, sender, answer):
+            return None
         as_read = CounterpartyProfile.objects.filter(pk=existing.pk, observations=existing.observations)
         if as_read.update(**{f: getattr(merged, f) for f in MERGED}, updated_at=timezone.now()):
             return merged
     else:
         profile = CounterpartyProfile(**_key(ctx, sender))
-        _merged(profile, sender, answer)
+        if not _merged(profile, sender, answer):
+            return None
         try:
             with transaction.atomic():
                 profile.save(force_insert=True)
@@ -124,7 +133,8 @@ def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> Co
         except IntegrityError:
             pass  # created meanwhile: merge into that row
     profile, _ = CounterpartyProfile.objects.select_for_update().get_or_create(**_key(ctx, sender))
-    _merged(profile, sender, answer)
+    if not _merged(profile, sender, answer) and profile.observations:
+        return None
     profile.save()
     return profile
 
@@ -159,23 +169,32 @@ def run(ctx):
     if failed and not answers:  # nobody observed: the worker failed, as the pass record should say
         raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
 
+    answered = (ctx.notes.get("answered_by") or {}).get(profile_update.NAME) or {}
+
     def write_all() -> dict:
-        updated = []
+        updated, unchanged = [], []
+
+        def write_one(subject, sender, answer, existing) -> None:
+            profile = write(ctx, sender, answer, existing)
+            if profile is None:
+                unchanged.append(subject)
+                return
+            _announce(ctx, profile)
+            updated.append(subject)
+
         for subject, sender, answer, existing in answers:
             if len(answers) == 1:  # the worker's own savepoint isolates a lone sender
-                _announce(ctx, write(ctx, sender, answer, existing))
-                updated.append(subject)
+                write_one(subject, sender, answer, existing)
                 continue
             try:
                 with transaction.atomic(), events.batched():
-                    _announce(ctx, write(ctx, sender, answer, existing))
+                    write_one(subject, sender, answer, existing)
             except Exception as exc:
                 log.exception("profiler failed writing sender %s on turn %s", subject, ctx.run_id)
                 failed[subject] = f"{type(exc).__name__}: {exc}"
-                continue
-            updated.append(subject)
-        if failed and not updated:
+        if failed and not updated and not unchanged:
             raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
-        return {"subjects": updated, **({"failed": failed} if failed else {})}
+        return {"subjects": updated, **({"unchanged": unchanged} if unchanged else {}),
+                **({"failed": failed} if failed else {}), **answered}
 
     return write_all

@@ -106,7 +106,7 @@ def test_a_note_over_two_thousand_characters_is_skipped_and_logged_never_trimmed
 
 
 def test_a_note_of_exactly_two_thousand_characters_is_stored_whole(seat, make_turn, scripted):
-    content = "y" * 2000
+    content = "Maya prefers short status updates: " + "y" * 1965
     scripted.queue("persist_decision", _answer(classification="LONG", content=content))
     reflect_turn(make_turn().pk)
     assert DiaryEntry.objects.get().content == content
