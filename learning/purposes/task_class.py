@@ -1,7 +1,7 @@
 """The class of work a tool run did, read from its tools and the ask: what the offline skill drafter names.
 
 A tool's name is read as namespace, verb and object (``git_create_branch``: ``git`` / ``create`` /
-``branch``; ``update_reservation_flights``: - / ``update`` / ``reservation flights``). The run's
+``branch``; ``update_invoice_lines``: - / ``update`` / ``invoice lines``). The run's
 task class is its acting tool (one that changes something, not a read, and not one that only tells
 someone: a posted message, a comment, a reply); when several act, the one whose object the ask names
 wins, then the one whose verb the ask names, then the last to act. When the ask wants that object fixed
@@ -142,7 +142,7 @@ def qualifier(action: Action, ask: str) -> str:
 
 
 def name(tools: list[str], asks: list[str]) -> str:
-    """The task class as a skill name: the acting tool's verb and object, e.g. ``update-reservation-flights``."""
+    """The task class as a skill name: the acting tool's verb and object, e.g. ``update-invoice-lines``."""
     ask = "\n".join(asks)
     action = acting(tools, ask)
     if action is None:
@@ -177,7 +177,7 @@ def is_courtesy(sentence: str) -> bool:
     plain = [w for w in every if w not in vocabulary.STOPWORDS and w not in COURTESY]
     if not plain:
         return True
-    # "Hi, I'm Mia." / "Hello there, Ana here": a greeting whose rest is a name or two
+    # "Hi, I'm Ana." / "Hello there, Bo here": a greeting whose rest is a name or two
     capitals = set(re.findall(r"\b[A-Z][a-z]+\b", sentence))
     opens_with_greeting = bool(every) and every[0] in COURTESY
     return opens_with_greeting and len(plain) <= 2 and all(w.capitalize() in capitals or w == "here" for w in plain)
@@ -211,7 +211,7 @@ def _shouted(text: str) -> bool:
 
 
 def phrase(action: Action | None, name_: str, asks: Sequence[str] = ()) -> str:
-    """The class of work in words: ``update reservation flights``; a word the asks write in capitals is written
+    """The class of work in words: ``update invoice lines``; a word the asks write in capitals is written
     so (``fix CI``, ``review PR``: an acronym lowercased reads as another word), unless the ask is shouted."""
     words = name_.split("-") if name_ else (action.words() if action else [])
     capitals = {w.lower(): w for a in asks if not _shouted(a) for w in re.findall(r"\b[A-Z][A-Z0-9]+\b", a)}

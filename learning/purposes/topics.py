@@ -1,12 +1,12 @@
 """A person's topics, read from what they said: noun phrases whose head noun recurs, or nothing.
 
-A noun phrase is what follows a determiner, a possessive or a preposition ("my *flight
-reservation*", "against *staging*", "about the *support group*") up to the next function word, verb
+A noun phrase is what follows a determiner, a possessive or a preposition ("my *invoice
+template*", "against *staging*", "about the *book club*") up to the next function word, verb
 form, name or punctuation; its head is its last word. A phrase is a topic only when its head noun
 turns up in at least two of the person's sentences. Verbs, fillers ("first", "same", "thing"),
 names (a capitalised word inside a sentence, and the person's own name) and identifiers (anything
-with a digit or an underscore) never count, and an acronym counts only as a qualifier ("the *LGBTQ
-community*", never "from *EWR*" or "my user *ID*"), so "Can you reproduce this against staging first?
+with a digit or an underscore) never count, and an acronym counts only as a qualifier ("the *QA
+team*", never "from *SFO*" or "my user *ID*"), so "Can you reproduce this against staging first?
 Don't touch the production queue." has no topic at all: nothing in it recurs.
 """
 
@@ -80,8 +80,8 @@ VERBS = frozenset(
     miss hurt care reach remind agree""".split()
 )
 NAMEISH = re.compile(r"^[A-Z][A-Za-z'-]*$")
-# "ID", "LGBTQ", "EWR": a word of a phrase ("the LGBTQ community"), not a name -- but never its head, which would
-# make a topic of a code ("from EWR", "my user ID")
+# "ID", "QA", "SFO": a word of a phrase ("the QA team"), not a name -- but never its head, which would make a topic
+# of a code ("from SFO", "my user ID")
 ACRONYM = re.compile(r"^[A-Z]{2,5}s?$")
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*|[^\sA-Za-z0-9]")
 
@@ -132,10 +132,10 @@ def phrases(sentence: str, *, names: frozenset[str] = frozenset()) -> list[list[
             acronyms.add(low)
         is_name = bool(NAMEISH.match(token)) and i > 0 and low != "i" and not acronym
         if low in FILLERS and not current:
-            continue  # "the first flight": a filler before the phrase's words is skipped
+            continue  # "the first invoice": a filler before the phrase's words is skipped
         past = low in IRREGULAR_PAST or (low.endswith("ed") and _verb_form(low))
         if past and not current:
-            continue  # "the booked flight"
+            continue  # "the booked room"
         if (not token[:1].isalnum() or low in vocabulary.STOPWORDS or low in FUNCTION or low in FILLERS
                 or is_name or low in names or _identifier(token) or "'" in low
                 or (current and _verb_form(low))):
