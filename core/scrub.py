@@ -1,9 +1,13 @@
-"""Scrubbing at extraction: secrets and the user's home path leave a transcript as labelled placeholders.
+"""The one scrubber: secrets leave text as labelled placeholders before it is stored or sent to a model.
 
-Every string an adapter lifts out of a transcript passes through ``scrub`` before anything is
-stored, embedded or sent to a model; the raw line never is. Each pattern has a label, so a reader
-sees what was there (``[REDACTED:openai-key]``) without seeing it. Patterns run in order: the
+Every write path runs its free text through here: the turn record at intake, the prefetch's trigger,
+diary notes, events, and every string a transcript adapter lifts out. Each pattern has a label, so a
+reader sees what was there (``[REDACTED:openai-key]``) without seeing it. Patterns run in order: the
 specific provider keys before the generic assignment rule, so a key keeps its provider's label.
+
+``scrub`` also replaces e-mail addresses and the user's home path (``personal``): a transcript's are
+a bystander's. A live turn's (``scrub_secrets``) keep them: an address there is the work's own
+(whom to write to), and the runtime names its own paths.
 """
 
 from __future__ import annotations
@@ -142,8 +146,12 @@ _INSIDE = {t: {u for u in _ALL_TRIGGERS if u in t} for t in _ALL_TRIGGERS}
 _UNTRIGGERED = tuple(p for p in PATTERNS if not p.triggers)
 
 
-def scrub(text: str, stats: ScrubStats | None = None) -> str:
-    """``text`` with every secret replaced by its labelled placeholder and the home path by ``~``."""
+PERSONAL_LABELS = frozenset({"email"})  # besides the home path: what only ``personal`` scrubbing replaces
+
+
+def scrub(text: str, stats: ScrubStats | None = None, *, personal: bool = True) -> str:
+    """``text`` with every secret replaced by its labelled placeholder and, ``personal``, every e-mail
+    address by its placeholder and the home path by ``~``."""
     if not text:
         return text
     lowered = text.lower()
@@ -155,14 +163,32 @@ def scrub(text: str, stats: ScrubStats | None = None) -> str:
     for pattern in PATTERNS:
         if pattern.triggers and present.isdisjoint(pattern.triggers):
             continue
+        if not personal and pattern.label in PERSONAL_LABELS:
+            continue
         text, n = pattern.apply(text, lowered)
         if n:
             lowered = text.lower()
             if stats is not None:
                 stats.add(pattern.label, n)
-    if not any(t in lowered for t in _HOME_TRIGGERS):
+    if not personal or not any(t in lowered for t in _HOME_TRIGGERS):
         return text
     text, n = _HOME.subn(HOME_PLACEHOLDER, text)
     if stats is not None:
         stats.add("home-path", n)
     return text
+
+
+def scrub_secrets(text: str) -> str:
+    """``text`` with every secret replaced by its labelled placeholder (addresses and paths kept)."""
+    return scrub(text, personal=False)
+
+
+def scrub_json(value):
+    """A JSON-shaped value (dicts, lists, strings, numbers) with every string in it scrubbed of secrets."""
+    if isinstance(value, str):
+        return scrub_secrets(value)
+    if isinstance(value, dict):
+        return {key: scrub_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [scrub_json(item) for item in value]
+    return value

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -26,7 +26,11 @@ from pydantic import (
     model_validator,
 )
 
+from core.scrub import scrub_secrets
 from learning.limits import (
+    EARLIEST_TIME,
+    LATEST_TIME,
+    MAX_DURATION_MS,
     MAX_INTERACTIONS,
     MAX_LABEL_CHARS,
     MAX_ROW_ID,
@@ -59,8 +63,25 @@ def _time_as_text(value):
     return value
 
 
+_EARLIEST, _LATEST = datetime.fromisoformat(EARLIEST_TIME), datetime.fromisoformat(LATEST_TIME)
+
+
+def _time_in_range(value: datetime | None) -> datetime | None:
+    """A time the database stores and the passes compute with (a time without an offset is read as UTC)."""
+    if value is None:
+        return value
+    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    try:
+        inside = _EARLIEST <= aware <= _LATEST  # an offset that carries it past year 9999 cannot even compare
+    except OverflowError:
+        inside = False
+    if not inside:
+        raise ValueError(f"must be between {EARLIEST_TIME} and {LATEST_TIME}")
+    return value
+
+
 # JSON carries a time as a string: the one field type the strict records read leniently.
-Timestamp = Annotated[datetime | None, Field(strict=False), BeforeValidator(_time_as_text)]
+Timestamp = Annotated[datetime | None, Field(strict=False), BeforeValidator(_time_as_text), AfterValidator(_time_in_range)]
 
 ConversationKind = Literal["chat", "tracker", "code_host", "wiki", "monitor", "cron", "schedule", "a2a", "internal", "sandbox"]
 ReviewOutcome = Literal["done", "failed", "self_iterate", "skipped"]
@@ -114,6 +135,11 @@ class Interaction(BaseModel):
     body: Text = Field("", max_length=MAX_TEXT_CHARS)
     at: Timestamp = None
 
+    def scrubbed(self) -> Interaction:
+        """The message with every secret in its body replaced by its placeholder (``core.scrub``)."""
+        body = scrub_secrets(self.body)
+        return self if body == self.body else self.model_copy(update={"body": body})
+
 
 def derive_ask(*, ask: str, interactions: Iterable[Interaction], label: str = "", subject_is_label: bool = True) -> str:
     """What the turn was asked: the ``ask`` the runtime states, else the interactions' salient bodies.
@@ -147,6 +173,10 @@ def distinct_senders(interactions: Iterable[Interaction], *, exclude_handle: str
         seen.add(sender.key)
         out.append(sender)
     return out
+
+
+# the record's fields a person or a model wrote in words (where a pasted secret lands)
+FREE_TEXT = ("label", "ask", "plan_summary", "failure_reason", "work_item", "schedule")
 
 
 class TurnRecord(BaseModel):
@@ -185,7 +215,7 @@ class TurnRecord(BaseModel):
     schedule: Text = Field("", max_length=200, description="A scheduled turn's schedule name.")
     started_at: Timestamp = None
     ended_at: Timestamp = None
-    duration_ms: int | None = Field(None, ge=0)
+    duration_ms: int | None = Field(None, ge=0, le=MAX_DURATION_MS)
 
     @field_validator("failure_set_by")
     @classmethod
@@ -210,6 +240,13 @@ class TurnRecord(BaseModel):
         if value is not None and started is not None and value < started:
             raise ValueError("ended_at is before started_at")
         return value
+
+    def scrubbed(self) -> TurnRecord:
+        """The record with every secret in its free text replaced by its placeholder (``core.scrub``): what
+        intake stores and every worker and model reads. Ids, names and enums are kept as sent."""
+        update = {name: scrub_secrets(getattr(self, name)) for name in FREE_TEXT}
+        update["interactions"] = [i.scrubbed() for i in self.interactions]
+        return self.model_copy(update=update)
 
     @classmethod
     def from_stored(cls, payload: dict) -> TurnRecord:

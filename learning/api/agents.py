@@ -11,6 +11,7 @@ from typing import Any
 
 from ninja import Field, Path, Query, Router, Schema
 
+from core.scrub import scrub_secrets
 from crewlet.api_input import InputSchema
 from crewlet.auth import acting_seat, operator_auth, require_seat, seat_auth
 from crewlet.errors import error_responses
@@ -104,18 +105,26 @@ class OverviewOut(Schema):
 
 
 def to_request(body: PrefetchIn) -> PrefetchRequest:
+    """The turn start's request, its text scrubbed of secrets before any model or snapshot sees it."""
     return PrefetchRequest.from_trigger(
         run_id=body.run_id,
-        ask=body.ask,
-        label=body.label,
+        ask=scrub_secrets(body.ask),
+        label=scrub_secrets(body.label),
         subject_is_label=body.subject_is_label,
         requires_recon=body.requires_recon,
-        interactions=body.interactions,
+        interactions=[i.scrubbed() for i in body.interactions],
         conversation_id=body.conversation_id,
         conversation_kind=body.conversation_kind or "",
-        thread=body.thread,
+        thread=_scrubbed_thread(body.thread),
         tools=tuple(body.tools) if body.tools is not None else None,
     )
+
+
+def _scrubbed_thread(thread: Thread | None) -> Thread | None:
+    if thread is None:
+        return None
+    messages = tuple(m.model_copy(update={"text": scrub_secrets(m.text)}) for m in thread.messages)
+    return thread.model_copy(update={"messages": messages})
 
 
 @router.post("/agents/{handle}/prefetch", auth=seat_auth,

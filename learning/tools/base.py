@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from core.scrub import scrub_json
 from crewlet.errors import BadInput
 from learning.turn_record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
 
@@ -60,8 +61,10 @@ class Tool:
         return _schema(self.arguments)
 
     def parse(self, arguments: dict) -> Arguments:
+        """The validated arguments, each string scrubbed of secrets first (a note, a hint or a skill body
+        is stored or shown to a model; ``core.scrub``)."""
         try:
-            return self.arguments.model_validate(arguments)
+            return self.arguments.model_validate(scrub_json(arguments))
         except ValidationError as exc:
             raise bad_arguments(exc) from None
 

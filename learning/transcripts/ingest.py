@@ -17,11 +17,11 @@ from django.db import transaction
 from core import events
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
+from core.scrub import scrub
 from crewlet.errors import BadInput
 from learning.transcripts import artifacts, ladder, shards, telemetry
 from learning.transcripts.adapters import get_adapter
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSource
-from learning.transcripts.scrub import scrub
 
 if TYPE_CHECKING:
     from crewlet.models import Seat

@@ -22,10 +22,10 @@ from core.aux import AuxResult
 from core.providers.embeddings import EmbedResult, embed_many
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
+from core.scrub import scrub
 from learning.purposes import transcript_shards
 from learning.transcripts.adapters import ReadResult
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSession, TranscriptSource
-from learning.transcripts.scrub import scrub
 
 if TYPE_CHECKING:
     from crewlet.models import Seat

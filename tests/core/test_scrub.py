@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from core.scrub import ScrubStats, scrub
 from learning.transcripts.ingest import ingest
 from learning.transcripts.models import Shard, TranscriptEpisode, TranscriptSession
-from learning.transcripts.scrub import ScrubStats, scrub
 from tests.learning.transcripts.conftest import Session
 
 CASES = [

@@ -28,10 +28,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from core.scrub import ScrubStats, scrub
 from learning.transcripts import lessons
 from learning.transcripts.adapters import Episode, ReadResult, SessionSeen
 from learning.transcripts.adapters import claude_code_records as rec
-from learning.transcripts.scrub import ScrubStats, scrub
 
 WATERMARK_VERSION = 2
 MAX_EPISODES_PER_SESSION = 60  # a runaway retry loop cannot flood the store

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from learning.transcripts.scrub import ScrubStats, scrub
+from core.scrub import ScrubStats, scrub
 
 # pseudo-user kinds, as the ingest summary names them
 SIDECHAIN = "sidechain"
