@@ -19,6 +19,11 @@ MAX_TOOL_CALLS = 1_000  # tool names in a turn's sequence or call list
 MAX_SKILLS_OFFERED = 200  # skill ids one prompt offered
 MAX_ROW_ID = 2**63 - 1  # a database id (bigint): a larger one is refused, not sent to the database
 MAX_SKILL_BODY_CHARS = 100_000  # the ceiling of skill_refinement.max_body_chars (which stays the rule)
+MAX_DURATION_MS = 366 * 24 * 3600 * 1000  # a turn's duration: a year and a day, far inside a bigint and a timedelta
+# The times a record may carry, in UTC: every horizon the passes add to a stored time (retention, TTLs,
+# staleness) stays inside what Python and the database can represent.
+EARLIEST_TIME = "1970-01-01T00:00:00Z"
+LATEST_TIME = "2999-12-31T23:59:59Z"
 
 
 class LimitExceeded(BadInput):

@@ -3,7 +3,9 @@
 The table is built from the published OpenAPI schema (and each builtin's argument schema), so a
 route or field added later is covered without editing this file: every text field gets a NUL, a
 lone surrogate and one character past its documented ``maxLength``; every list one item past its
-``maxItems``. A field the schema leaves uncapped fails the test by itself.
+``maxItems``; every number one past its ``maximum`` and every time past the latest one the code can
+store and compute with. A field the schema leaves uncapped fails the test by itself, and so does a field
+the schema does not declare.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 from crewlet.api import api
 from learning import tools
+from learning.limits import LATEST_TIME
 from tests.factories import operator_token, token_for
 from tests.learning.reflect.conftest import record
 
@@ -45,8 +48,12 @@ def capped_fields(schema: dict, path: tuple = ()):
     for option in schema.get("anyOf", []) + schema.get("allOf", []):
         yield from capped_fields(option, path)
     kind = schema.get("type")
-    if kind == "string" and "enum" not in schema and "format" not in schema and "const" not in schema:
+    if kind == "string" and schema.get("format") == "date-time":
+        yield path, "time", LATEST_TIME
+    elif kind == "string" and "enum" not in schema and "format" not in schema and "const" not in schema:
         yield path, "text", schema.get("maxLength")
+    elif kind in ("integer", "number"):
+        yield path, "number", schema.get("maximum")
     elif kind == "array":
         yield path, "list", schema.get("maxItems")
         yield from capped_fields(schema.get("items", {}), (*path, 0))
@@ -115,6 +122,12 @@ def bad_values(kind: str, cap: int | None, current):
         yield "too many items", [current[0]] * (cap + 1)
     elif kind == "object":
         yield "too many keys", {f"k{i}": 1 for i in range(cap + 1)}
+    elif kind == "number":
+        yield "over its maximum", cap + 1
+        yield "far over its maximum", 10**20
+    elif kind == "time":
+        yield "past the latest time", "9999-12-31T23:59:59-05:00"
+        yield "before the earliest time", "0001-01-01T00:00:00+05:00"
 
 
 def body_cases():
@@ -241,3 +254,62 @@ def test_debug_is_off_unless_asked_for():
     assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip() == "False"
     asked = subprocess.run([sys.executable, "-c", code], env={**env, "DJANGO_DEBUG": "1"}, capture_output=True, text=True)
     assert asked.stdout.strip() == "True"
+
+
+def unknown_field_cases():
+    """(route, where the stray field goes, the name the 422 gives it) for every body-taking route: ``seat``,
+    or a misspelt ``seet`` where the body declares ``seat``."""
+    routes = [(m, p) for p, ops in SCHEMA["paths"].items() for m in ops if body_schema(m, p) is not None]
+    for method, path in routes:
+        for route in ([path.replace("{name}", n) for n in TOOL_ARGS] if "{name}" in path else [path]):
+            stray = "seet" if "seat" in _resolve(body_schema(method, path)).get("properties", {}) else "seat"
+            yield pytest.param(method, route, (), stray, id=f"{method} {route} {stray}")
+            if "/tools/" in route:
+                yield pytest.param(method, route, ("arguments",), "arguments.seat", id=f"{method} {route} arguments.seat")
+
+
+@pytest.mark.parametrize(("method", "route", "inside", "named"), list(unknown_field_cases()))
+def test_an_unknown_field_is_refused_422_naming_it(method, route, inside, named, world, seat, other_seat, api_client):
+    """``seat: "bo"`` beside a valid body is refused by name, never ignored while the token's seat acts."""
+    template = route if "/tools/" not in route else "/api/v1/agents/{handle}/tools/" + route.rsplit("/", 1)[-1]
+    base = valid_bodies(seat)[(method, template)]
+    body = _set(base, (*inside, named.rsplit(".", 1)[-1]), other_seat.handle)
+    url = route.replace("{handle}", seat.handle).replace("{recommendation_id}", "1")
+    token = world["operator"] if "/recommendations/" in route else world["seat"]
+    response = api_client.post(url, body, token=token)
+    assert response.status_code == 422, f"{named}: {response.status_code} {response.content[:300]!r}"
+    body = response.json()
+    assert named in [e["field"] for e in body.get("errors") or []] or body.get("field") == named, body
+
+
+def test_a_turn_at_every_upper_bound_is_stored_and_reflected_into_an_episode(
+    seat, seat_token, api_client, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The bounds are values the code can store and compute with: a turn at them files its episode."""
+    from django.utils.dateparse import parse_datetime
+    from django_q.conf import Conf
+
+    from learning.limits import EARLIEST_TIME, MAX_DURATION_MS
+    from learning.models import Episode, Turn
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+    body = record(seat, started_at=EARLIEST_TIME, ended_at=LATEST_TIME, duration_ms=MAX_DURATION_MS)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_client.post(f"{PREFIX}/turns", body, token=seat_token)
+    assert response.status_code == 202, response.content
+    assert Turn.objects.get().reflected_at is not None
+    episode = Episode.objects.get(seat=seat)
+    assert (episode.started_at, episode.ended_at) == (parse_datetime(EARLIEST_TIME), parse_datetime(LATEST_TIME))
+    assert episode.duration_ms == MAX_DURATION_MS
+    memory = api_client.get(f"{PREFIX}/agents/{seat.handle}/memory", token=seat_token)
+    assert memory.status_code == 200 and memory.json()["episodes"]["total"] == 1
+
+
+def test_a_duration_or_time_past_its_bound_is_refused_naming_it_never_accepted_and_lost(seat, seat_token, api_client):
+    from learning.models import Turn
+
+    for field_name, value in (("duration_ms", 10**20), ("ended_at", "9999-12-31T23:59:59-05:00")):
+        response = api_client.post(f"{PREFIX}/turns", record(seat, **{field_name: value}), token=seat_token)
+        assert response.status_code == 422, (field_name, response.content)
+        assert field_name in [e["field"] for e in response.json()["errors"]]
+    assert not Turn.objects.exists()
