@@ -8,10 +8,10 @@ left inside a quotation -- and the error's noise (``Exit code 1``, stack frames,
 escape sequences of a serialized output) is skipped. What changed is named: another call instead,
 a command run first ("ran `mix format` first"), an argument dropped or added. There is no lesson
 when nothing nameable changed (the same call with other arguments), when the failure is an
-assertion of the project's own tests, or when the command is no program (a stray ``\\``). A
-person's correction keeps its own words, sentence by sentence, with short negative instructions
-("don't websearch for this.") kept. Every lesson is bounded (``MAX_LESSON_CHARS``): a longer
-sentence is refused, never stored as a blob.
+assertion of the project's own tests or a call the person turned down, or when the command is no
+program (a stray ``\\``). A person's correction keeps its own words, sentence by sentence, with
+short negative instructions ("don't websearch for this.") kept. Every lesson is bounded
+(``MAX_LESSON_CHARS``): a longer sentence is refused, never stored as a blob.
 
 These are plain functions so the purposes that render prompts and parse answers can call them.
 """
@@ -231,6 +231,8 @@ FAILURE_LESSON = re.compile(r"^`[^`]+` fails: .+ Fix: .+", re.S)
 
 # an assertion of the project's own tests failing: the code under test was wrong, no tool was misused
 ASSERTION = re.compile(r"\bassert(?:ion)?(?:error)?\b", re.I)
+# the harness's word for a call the person turned down: their correction follows, no tool was misused
+TURNED_DOWN = re.compile(r"\b(?:doesn't|does not) want to proceed with this tool use\b|\btool use was rejected\b", re.I)
 # what only reads changes nothing, so it is no part of a fix ("ran `git status` first")
 READS = re.compile(r"^(?:ls|cat|head|tail|less|grep|rg|find|pwd|echo|which|wc|tree|stat|file|env|"
                     r"git (?:status|diff|log|show|branch|remote))\b")
@@ -246,7 +248,8 @@ def failure_lesson(*, tool: str, attempt: str, error: str, fix: str, first: Sequ
     no lesson (no nameable fix, a test's assertion, a command that is no program). ``first``: the calls made
     between the failure and the call that worked (``[("Read", path)]``, ``[("Bash", "mix format")]``)."""
     failed, worked = call_shape(tool, attempt), call_shape(tool, fix)
-    if not failed or not worked or ASSERTION.search(unescaped(error or "")):
+    said = unescaped(error or "")
+    if not failed or not worked or ASSERTION.search(said) or TURNED_DOWN.search(said):
         return ""
     cause = informative_lines(error)
     fix_text = _fix_text(tool, attempt, fix, failed, worked, first)

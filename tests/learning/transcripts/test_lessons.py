@@ -166,6 +166,9 @@ def test_elision_leaves_whole_words_and_no_quoted_placeholder(line, shown):
     ("Bash: mix test test/a_test.exs", "Assertion with == failed\ncode:  assert a == b", "Bash: mix test test/a_test.exs"),
     # a stray character typed as a command
     ("Bash: \\\\", "(eval):1: permission denied: \\\\", "Bash: ls -la"),
+    # a call the person turned down: what they say next is the lesson
+    ("Bash: rm -rf build", "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+     "Bash: rm -rf build --dry-run"),
     # a command that only looked is no fix
     ("Bash: git commit -m x", "hook failed: 2 files would be reformatted", "Bash: git status\nBash: git commit -m x"),
 ])
