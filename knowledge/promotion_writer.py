@@ -78,11 +78,17 @@ def provenance_lines(source: dict) -> list[str]:
     return lines
 
 
+def when_to_use(draft: Draft) -> str:
+    """The "When to use" text, or "" when the summary already says it (a page never repeats itself)."""
+    text = " ".join(draft.when_to_use.split())
+    return "" if not text or text.lower() in " ".join(draft.summary.split()).lower() else text
+
+
 def render_markdown(draft: Draft) -> str:
     """The native page body: what a lead reads, then where it came from."""
     parts = [draft.summary.strip()]
-    if draft.when_to_use.strip():
-        parts.append(f"## When to use\n\n{draft.when_to_use.strip()}")
+    if when_to_use(draft):
+        parts.append(f"## When to use\n\n{when_to_use(draft)}")
     if draft.steps:
         parts.append("## Steps\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(draft.steps, 1)))
     if draft.tools:
@@ -97,8 +103,8 @@ def render_storage(draft: Draft) -> str:
     """The same body as Confluence storage-format XHTML, every text escaped."""
     esc = html.escape
     parts = [f"<p>{esc(draft.summary.strip())}</p>"]
-    if draft.when_to_use.strip():
-        parts.append(f"<h2>When to use</h2><p>{esc(draft.when_to_use.strip())}</p>")
+    if when_to_use(draft):
+        parts.append(f"<h2>When to use</h2><p>{esc(when_to_use(draft))}</p>")
     if draft.steps:
         parts.append("<h2>Steps</h2><ol>" + "".join(f"<li>{esc(s)}</li>" for s in draft.steps) + "</ol>")
     if draft.tools:

@@ -36,7 +36,7 @@ HEALTHY = "healthy"
 VERDICT_LABEL = {
     HEALTHY: "earning its keep",
     YOUNG: f"young (skills < {YOUNG_SEAT_MAX_AGE_DAYS:g} days old on average): not judged yet",
-    BELOW_THRESHOLD: f"below the Berlot-Attwell threshold ({BERLOT_ATTWELL_THRESHOLD:g})",
+    BELOW_THRESHOLD: f"skills rarely reused: below the Berlot-Attwell line of {BERLOT_ATTWELL_THRESHOLD:g} uses a skill",
     NO_SKILLS: "no skills yet",
 }
 

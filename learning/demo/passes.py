@@ -1,10 +1,10 @@
-"""Demo step: age the data by a clock the demo controls and run every background pass once.
+"""Demo step: a month of history seeded in the past, then every background pass once, at real time.
 
-The clock is moved 45 days past real time (``ctx.clock``) and handed to each pass as ``now=``,
-so what the earlier steps wrote is a month and a half old and nothing is patched. When the
-reflection step left ana too few turns to make her lifecycle due, a month's aged history is
-seeded for her: mid-state rounds, chat-only turns, turns a skill absorbed, three kinds of
-routine tool work, and skills the curator should age.
+The earlier steps' turns are today's, so they stay as a lead will find them (their prefetch
+snapshots kept, the showcase turns unfolded); the seeded history is what the passes act on: for
+ana, mid-state rounds, chat-only turns, turns a skill absorbed, three kinds of routine tool work
+and skills the curator should age, each dated between a day and four months ago. Nothing is dated
+after now, so the database reads the same the day after the demo.
 """
 
 from __future__ import annotations
@@ -21,30 +21,38 @@ from learning.management.commands.run_pass import changes
 from learning.models import DiaryEntry, Episode, SynthesizedSkill
 from learning.passes import duties
 
-AGE_BY = timedelta(days=45)
 SEED_FOR = "ana"
-ROUTINES = [
-    (("git_clone", "run_tests", "read_file", "edit_file", "open_pr"), "CI failure on {repo}", 130),
-    (("kubectl_get", "kubectl_logs", "grafana_query", "post_message"), "Alert fired for {repo}", 100),
-    (("jira_search", "jira_comment", "post_message"), "Triage ticket ENGT-{n}", 60),
-]
 REPOS = ["billing-api", "web-shell", "ingest-worker", "auth-gateway"]
+STAGES = ["unit tests", "lint", "integration tests", "image build"]
+# (tools, task label, what it did, how many); {repo}, {n} and {stage} are filled per turn
+ROUTINES = [
+    (("git_clone", "run_tests", "read_file", "edit_file", "open_pr"), "CI failure on {repo}",
+     "Reproduced the {stage} failure on {repo}, fixed the test setup and opened a PR.", 130),
+    (("kubectl_get", "kubectl_logs", "grafana_query", "post_message"), "Alert fired for {repo}",
+     "Read the {repo} pod logs, matched the spike to a deploy and posted the cause in the channel.", 100),
+    (("jira_search", "jira_comment", "post_message"), "Triage ticket ENGT-{n}",
+     "Found the duplicate of ENGT-{n}, linked it and told the reporter where the fix is tracked.", 60),
+]
+# a long account of one turn, different sentence by sentence: the lifecycle condenses texts this long
+LONG_PLAN = ("Reproduced the failure on {repo} with the exact CI image. The {stage} step failed only when the "
+             "cache was warm, so the fixture loaded stale rows from a previous job. Pinned the fixture loader to "
+             "a fresh schema per run, reran the suite three times to rule out ordering, and opened a pull request "
+             "with the fix. The PR description lists the two tests that were flaky and how the reviewers can "
+             "reproduce the old failure locally with the cache flag.")
 ORDER = ("lifecycle", "curator", "clustering", "embed_fill", "retention", "promotion")
 
 
 def run(ctx) -> None:
-    ctx.heading("Background passes: the data aged 45 days by the demo's clock, every pass once")
+    ctx.heading("Background passes: a month of history seeded in the past, every pass once")
     call_command("install_schedules", stdout=ctx.out)
-    clock = (ctx.clock or timezone.now()) + AGE_BY
-    ctx.clock = clock
-    ctx.line(f"demo clock: {clock:%Y-%m-%d %H:%M} UTC (real time + {AGE_BY.days} days)")
+    now = ctx.clock or timezone.now()
     ana = Seat.objects.select_related("role", "company").filter(handle=SEED_FOR).first()
     if ana is not None:
-        seeded = seed(ana, clock)
+        seeded = seed(ana, now)
         if seeded:
             ctx.line(f"seeded {SEED_FOR}: {seeded}")
     for name in ORDER:
-        ctx.line(f"-- {name}: {describe(name, clock)}")
+        ctx.line(f"-- {name}: {describe(name, now)}")
 
 
 def describe(name: str, clock) -> str:
@@ -70,8 +78,8 @@ def _detail(name: str, result: dict) -> str:
     return ""
 
 
-def seed(seat: Seat, clock) -> str:
-    """A month's history for ``seat`` when the reflection step left too few turns to make it due."""
+def seed(seat: Seat, now) -> str:
+    """A month's history for ``seat``, dated in the past, when it has too few turns to make its lifecycle due."""
     raw = Episode.objects.filter(seat=seat, kind=Episode.RAW).count()
     if raw > 500:
         return ""
@@ -79,50 +87,61 @@ def seed(seat: Seat, clock) -> str:
     rows: list = []
 
     def add(age_days, tools, task, outcome="done", plan="", **fields):
-        ended = clock - timedelta(days=age_days, minutes=rng.randint(0, 600))
-        rows.append(Episode(seat=seat, task_summary=task, plan_summary=plan or f"Handled: {task}.",
-                            tool_sequence=list(tools), review_outcome=outcome, started_at=ended - timedelta(minutes=9),
-                            ended_at=ended, run_id=f"demo-{len(rows)}", **fields))
+        ended = now - timedelta(days=age_days, minutes=rng.randint(0, 600))
+        rows.append(Episode(seat=seat, task_summary=task, plan_summary=plan, tool_sequence=list(tools),
+                            review_outcome=outcome, started_at=ended - timedelta(minutes=9), ended_at=ended,
+                            run_id=f"demo-history-{len(rows) + 1}", **fields))
 
-    skill = _skills(seat, clock)
-    for i in range(60):
-        add(rng.uniform(15, 40), ("read_file",), f"Retry round {i}", outcome="self_iterate")
-    for i in range(40):
-        add(rng.uniform(91, 120), (), f"Message from Bo: lunch plans {i}")
-    for i in range(20):
-        add(rng.uniform(40, 60), ROUTINES[0][0], f"Flaky test {i}", consolidated_into_skill=skill,
-            consolidated_at=clock - timedelta(days=35))
-    for tools, task, n in ROUTINES:
+    def filled(texts: tuple[str, str], n: int) -> tuple[str, str]:
+        """A turn's label and account, naming the same repository, stage and ticket."""
+        words = {"repo": rng.choice(REPOS), "stage": rng.choice(STAGES), "n": n}
+        return texts[0].format(**words), texts[1].format(**words)
+
+    skill = _skills(seat, now)
+    for _ in range(60):
+        repo, stage = rng.choice(REPOS), rng.choice(STAGES)
+        add(rng.uniform(15, 40), ("read_file",), f"Retry the {repo} {stage} after review", outcome="self_iterate",
+            plan=f"Read the review comments on the {repo} {stage}; another round was asked for.")
+    for _ in range(40):
+        add(rng.uniform(91, 120), (), rng.choice(["Message from Bo: lunch on Friday?", "Message from Bo: team offsite dates",
+                                                   "Message from Cy: coffee at ten?"]),
+            plan="Answered in the thread; nothing to do.")
+    for _ in range(20):
+        repo = rng.choice(REPOS)
+        add(rng.uniform(40, 60), ROUTINES[0][0], f"Flaky test in {repo}", consolidated_into_skill=skill,
+            consolidated_at=now - timedelta(days=35), plan=f"Quarantined the flaky test in {repo} and filed a fix.")
+    for tools, task, did, n in ROUTINES:
         for i in range(n):
-            repo = rng.choice(REPOS)
-            long_plan = (f"Reproduced the failure on {repo}, traced it to a stale fixture and a race in the "
-                         "setup, pinned the dependency, reran the suite three times and opened a pull request "
-                         "with the fix and a note for the reviewers about the flaky ordering. ") * 2
-            add(rng.uniform(31, 95), tools, task.format(repo=repo, n=100 + i), plan=long_plan if i % 3 == 0 else "")
+            label, plan = filled((task, LONG_PLAN if i % 3 == 0 else did), 100 + i)
+            add(rng.uniform(31, 95), tools, label, plan=plan)
     for i in range(100):
-        add(rng.uniform(0, 29), ROUTINES[i % 3][0], f"Recent work {i}")
+        tools, task, did, _n = ROUTINES[i % 3]
+        label, plan = filled((task, did), 300 + i)
+        add(rng.uniform(1, 29), tools, label, plan=plan)
     Episode.objects.bulk_create(rows)
-    _notes(seat, clock)
-    return f"{len(rows)} aged turns, 3 skills, 2 notes"
+    _notes(seat, now)
+    return f"{len(rows)} turns over the last four months, 4 skills, 2 notes"
 
 
-def _skills(seat: Seat, clock):
-    specs = [("flaky-test-fix", "active", 5, False), ("deploy-checklist", "active", 40, False),
-             ("old-migration", "stale", 100, False), ("pinned-runbook", "active", 200, True)]
+def _skills(seat: Seat, now):
+    """Skills the curator ages: (name, state, days since last used, uses, pinned)."""
+    specs = [("flaky-test-fix", "active", 5, 14, False), ("deploy-checklist", "active", 40, 6, False),
+             ("old-migration", "stale", 100, 2, False), ("pinned-runbook", "active", 200, 9, True)]
     out = None
-    for name, state, unused, pinned in specs:
+    for name, state, unused, uses, pinned in specs:
         skill, _ = SynthesizedSkill.objects.get_or_create(
             seat=seat, name=name,
-            defaults=dict(description=f"How {seat.handle} does {name}", body="1. Look.\n2. Fix.\n3. Verify.",
-                          state=state, pinned=pinned, trigger="demo", created_at=clock - timedelta(days=300),
-                          last_used_at=clock - timedelta(days=unused)),
+            defaults=dict(description=f"How {seat.handle} handles {name.replace('-', ' ')}",
+                          body="1. Look.\n2. Fix.\n3. Verify.", state=state, pinned=pinned, trigger="demo",
+                          use_count=uses, created_at=now - timedelta(days=300),
+                          last_used_at=now - timedelta(days=unused)),
         )
         out = out or skill
     return out
 
 
-def _notes(seat: Seat, clock):
+def _notes(seat: Seat, now):
     DiaryEntry.objects.create(seat=seat, kind=DiaryEntry.SHORT, content="Sprint freeze runs through Friday",
-                              ttl_until=clock - timedelta(days=2), created_at=clock - timedelta(days=9))
+                              ttl_until=now - timedelta(days=2), created_at=now - timedelta(days=9))
     DiaryEntry.objects.create(seat=seat, kind=DiaryEntry.LONG, content="The billing export runs nightly at 02:00; "
-                              "its embed failed when it was written", created_at=clock - timedelta(days=3))
+                              "its embed failed when it was written", created_at=now - timedelta(days=3))

@@ -49,7 +49,7 @@ def _token(ctx) -> str:
 
 
 def _post(client: Client, token: str, path: str, body: dict) -> dict:
-    response = client.post(f"/api/v1{path}", json.dumps(body), content_type="application/json",
+    response = client.post(f"/api/v1{path}", json.dumps(body), content_type="application/json", secure=True,
                            HTTP_AUTHORIZATION=f"Bearer {token}")
     if response.status_code != 200:
         raise RuntimeError(f"{path} answered {response.status_code}: {response.content[:300]!r}")

@@ -19,6 +19,8 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
+from learning.pages import gates
+
 FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "turns"
 SEATS = ("ana", "bo", "cy")
 PLACEHOLDER = re.compile(r"\{(date|now)([+-]\d+)(m?)\}")
@@ -62,7 +64,7 @@ def _start_turn(client, token: str, record: dict) -> dict:
     record = dict(record)
     if record.pop("turn_start", None) == "prefetch":
         body = {"run_id": record["run_id"], **{k: record[k] for k in TRIGGER_FIELDS if k in record}}
-        client.post(f"/api/v1/agents/{record['seat']}/prefetch", json.dumps(body), content_type="application/json",
+        client.post(f"/api/v1/agents/{record['seat']}/prefetch", json.dumps(body), content_type="application/json", secure=True,
                     HTTP_AUTHORIZATION=f"Bearer {token}")
     return record
 
@@ -94,13 +96,13 @@ def post_all(ctx, records: list[dict]) -> dict:
         for record in records:
             record = _start_turn(client, tokens[record["seat"]], record)
             response = client.post(
-                "/api/v1/turns", json.dumps(record), content_type="application/json",
+                "/api/v1/turns", json.dumps(record), content_type="application/json", secure=True,
                 HTTP_AUTHORIZATION=f"Bearer {tokens[record['seat']]}",
             )
             answers[record["run_id"]] = response.status_code
         repeat = {k: v for k, v in records[0].items() if k != "turn_start"}
         response = client.post(
-            "/api/v1/turns", json.dumps(repeat), content_type="application/json",
+            "/api/v1/turns", json.dumps(repeat), content_type="application/json", secure=True,
             HTTP_AUTHORIZATION=f"Bearer {tokens[repeat['seat']]}",
         )
         answers["repeat of " + repeat["run_id"]] = response.status_code
@@ -123,16 +125,17 @@ def _wrote(name: str, result: dict) -> str | None:
 
 
 def _closed_gates(event) -> str:
+    """What the reflection wrote, then each step that had nothing to do, in plain words."""
     if event.gate:
-        return f"pass closed by {event.gate}"
+        return f"nothing learned: {gates.why(event.gate)}"
     walked = event.walked()
-    closed = [
-        f"{name}={r.gate}" if r.status == "skipped" else f"{name} FAILED ({r.error})"
+    skipped = [
+        f"{gates.worker_name(name)}: {gates.why(r.gate)}" if r.status == "skipped" else f"{name} FAILED ({r.error})"
         for name, r in walked
         if r.status != "ran"
     ]
     wrote = [w for name, r in walked if r.status == "ran" for w in [_wrote(name, r.result)] if w]
-    return "; ".join(wrote) + " | closed: " + (", ".join(closed) if closed else "none")
+    return "; ".join(wrote) + ("\n      skipped: " + "; ".join(skipped) if skipped else "")
 
 
 def show_seat(ctx, handle: str) -> None:

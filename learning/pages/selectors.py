@@ -19,6 +19,7 @@ from crewlet.errors import BadInput, NotFound
 from crewlet.models import Seat
 from learning import diary
 from learning.models import CounterpartyProfile, Episode, SynthesizedSkill
+from learning.pages import gates
 
 MEMORY_PAGE_SIZE = 10
 ALL = ""
@@ -144,6 +145,14 @@ class WorkerLine:
     gate: str = ""
     error: str = ""
 
+    @property
+    def label(self) -> str:
+        return gates.worker_name(self.worker)
+
+    @property
+    def why(self) -> str:
+        return gates.why(self.gate)
+
 
 @dataclass(frozen=True)
 class Reflection:
@@ -151,6 +160,10 @@ class Reflection:
     turn_id: str
     gate: str | None
     workers: list[WorkerLine]
+
+    @property
+    def why(self) -> str:
+        return gates.why(self.gate or "")
 
     @property
     def skipped(self) -> list[WorkerLine]:

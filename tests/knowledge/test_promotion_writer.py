@@ -12,7 +12,14 @@ from knowledge.backends.confluence import ConfluencePromotionWriter
 from knowledge.backends.native import NativePromotionWriter
 from knowledge.models import AUTO_DRAFTED_PARENT, Page
 from knowledge.pages import save_page
-from knowledge.promotion_writer import Draft, DraftRefused, WriteFailed, get_promotion_writer
+from knowledge.promotion_writer import (
+    Draft,
+    DraftRefused,
+    WriteFailed,
+    get_promotion_writer,
+    render_markdown,
+    render_storage,
+)
 
 DRAFT = Draft(
     title="Platform procedure: git_diff, open_pr, run_tests",
@@ -156,3 +163,12 @@ def test_an_unreachable_confluence_fails_the_write(db, serve_confluence, fake_co
     with pytest.raises(WriteFailed):
         get_promotion_writer().write_draft(container_key="PLAT", draft=DRAFT)
     assert fake_confluence.posts() == []
+
+
+def test_a_page_never_repeats_its_summary_under_when_to_use():
+    said = Draft(title="Ship a PR", summary="3 agents arrived at this. Run the tests, then open a PR.",
+                 when_to_use="Run the tests, then open a PR.", steps=("Call run_tests.", "Call open_pr."))
+    new = Draft(title="Ship a PR", summary="3 agents arrived at this.", when_to_use="Before asking for review.")
+
+    assert "When to use" not in render_markdown(said) and "When to use" not in render_storage(said)
+    assert "## When to use\n\nBefore asking for review." in render_markdown(new)

@@ -226,7 +226,7 @@ def test_the_command_prints_the_page_in_a_terminal(seat, other_seat):
     call_command("learning_health", "--days", "1", stdout=out)
 
     text = out.getvalue()
-    assert re.search(r"\n  ana  below the Berlot-Attwell threshold \(0.1\)\s+20 skill\(s\), 0.00 uses a skill, 60.0 days old", text)
+    assert re.search(r"\n  ana  skills rarely reused: below the Berlot-Attwell line of 0.1 uses a skill\s+20 skill\(s\), 0.00 uses a skill, 60.0 days old", text)
     assert re.search(r"\n  bo\s+no skills yet\n", text)
     for block in result["blocks"]:  # the same figures the page draws
         assert re.search(rf"\n  {block['name']}\s+{100 if block['hit'] else 0}% of 1", text)

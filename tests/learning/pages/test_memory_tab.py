@@ -129,10 +129,11 @@ def test_a_real_reflection_shows_ran_gated_and_failed_workers_apart(client, lead
 
     reflection = html[html.index('id="latest-reflection"'):html.index('class="sections"')]
     assert "run-2" in reflection and "run-1" not in reflection
-    assert re.search(r'worker-failed"><strong>profiler</strong>\s*<span class="tag bad">failed</span>', html)
+    assert re.search(r'worker-failed"><strong title="profiler">people profiles</strong>\s*<span class="tag bad">failed</span>', html)
     assert "RuntimeError: profile store down" in html
-    assert re.search(r'<strong>persist_decider</strong>\s*<span class="tag good">ran</span>', html)
-    assert re.search(r'<strong>synthesizer</strong>\s*<span class="tag muted">gate closed: too_few_tools</span>', html)
+    assert re.search(r'<strong title="persist_decider">note keeping</strong>\s*<span class="tag good">ran</span>', html)
+    assert re.search(r'<strong title="synthesizer">new skill</strong>\s*<span class="tag muted" title="too_few_tools">'
+                     r'skipped: the turn used too few tools to be worth a skill</span>', html)
     assert "1 failed" in html
 
 
@@ -151,7 +152,7 @@ def test_old_reflection_rows_keep_loading(client, lead, seat):
         ("persist_decider", "ran", ""), ("episodist", "ran", ""), ("synthesizer", "skipped", "min_tool_calls"),
         ("profiler", "skipped", "no_counterparty"),
     }
-    assert "run-old" in html and "gate closed: no_counterparty" in html and "2 of 4 workers stopped at a gate." in html
+    assert "run-old" in html and "skipped: no counterparty" in html and "2 of 4 steps had nothing to do." in html
 
 
 def test_a_seat_with_no_reflection_says_so(client, lead, seat):

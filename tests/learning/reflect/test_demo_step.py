@@ -8,6 +8,7 @@ from django.core.management.color import no_style
 from learning.demo import reflection
 from learning.demo.context import DemoContext
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill, Turn
+from learning.pages import gates
 from tests.factories import SeatFactory
 
 
@@ -35,8 +36,9 @@ def test_the_fixtures_teach_each_seat_what_the_issue_promises(company, role, uni
     assert "Observed in practice:" in skill.body and "Counter-example:" in skill.body and "Priya corrected" in skill.body
     assert set(CounterpartyProfile.objects.filter(observer__handle="cy").values_list("subject_handle", flat=True)) == {"tom", "maya"}
     assert Episode.objects.filter(task_summary="ana was assigned scheduled work weekly-report").exists()
-    for gate in ("no_engagement", "persist_decider=unsettled", "persist_decider=self_persisted", "profiler=internal_trigger",
-                 "skill_reflection=scheduled_conversation", "skill_reflection=cooldown", "synthesizer=duplicate_skill",
-                 "profiler=no_human_senders"):
-        assert gate in text, gate
+    for gate in ("no_engagement", "unsettled", "self_persisted", "internal_trigger", "scheduled_conversation", "cooldown",
+                 "duplicate_skill", "no_human_senders", "no_offered_skills"):
+        assert gates.why(gate) in text, gate  # each stop in plain words, never by its gate's name
+        assert gate not in text, gate
+    assert "skill use: no skill was offered this turn" in text
     assert "FAILED" not in text
