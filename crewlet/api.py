@@ -1,14 +1,16 @@
 """The one NinjaAPI; each app mounts its router here and errors map to HTTP answers once.
 
 Every failure answers with the ``ErrorOut`` JSON body, never a traceback or an HTML page: an
-oversized body is 413, a malformed one 400, a field the schema refuses 422 naming the field, and an
-unmapped error 500 with an id to find its logged traceback by.
+oversized body is 413, a malformed one 400, a field the schema refuses 422 naming the field, a
+database that refuses writes or connections 503 with ``Retry-After``, and an unmapped error 500 with
+an id to find its logged traceback by.
 """
 
 import logging
 import uuid
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.db import DatabaseError, OperationalError
 from django.http import JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
@@ -17,6 +19,9 @@ from crewlet import openapi_examples
 from crewlet.errors import CrewletError
 
 log = logging.getLogger("crewlet.api")
+
+RETRY_AFTER_SECONDS = 30  # what a 503 asks a client to wait: a failover or a restart's usual span
+READ_ONLY_SQLSTATE = "25006"  # PostgreSQL's read_only_sql_transaction
 
 DESCRIPTION = (
     "The agent-facing API of Crewlet learning. A runtime calls `POST /agents/{handle}/prefetch` at turn start, "
@@ -72,6 +77,25 @@ def _too_big(request, exc: RequestDataTooBig):
 @api.exception_handler(SuspiciousOperation)
 def _suspicious(request, exc: SuspiciousOperation):
     return api.create_response(request, {"detail": f"malformed request: {exc.__class__.__name__}"}, status=400)
+
+
+def _unavailable(exc: DatabaseError) -> bool:
+    """The database cannot take the request now, though the request is fine: it refuses writes (a
+    read-only transaction, a standby) or the connection failed, was refused or was cut."""
+    return isinstance(exc, OperationalError) or getattr(exc.__cause__, "sqlstate", None) == READ_ONLY_SQLSTATE
+
+
+@api.exception_handler(DatabaseError)
+def _database_error(request, exc: DatabaseError):
+    if not _unavailable(exc):
+        return _unmapped(request, exc)
+    log.warning("database unavailable on %s %s: %s", request.method, request.path, exc)
+    response = api.create_response(
+        request, {"detail": "the database is not taking writes right now; retry later", "retry_after": RETRY_AFTER_SECONDS},
+        status=503,
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 @api.exception_handler(Exception)

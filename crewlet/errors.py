@@ -54,12 +54,14 @@ ERROR_MEANINGS = {
     409: "Conflicts with what is stored (a run id already used with another payload).",
     413: "The request body is larger than the server accepts.",
     422: "Invalid input; ``errors`` names each field.",
+    503: "The database is not taking requests right now (read-only, or unreachable); retry after ``Retry-After`` seconds.",
 }
 
 
 def error_responses(*codes: int) -> dict[int, type[ErrorOut]]:
-    """The ``response=`` entries of a route's error answers: every one has the ``ErrorOut`` body."""
+    """The ``response=`` entries of a route's error answers: every one has the ``ErrorOut`` body, and
+    every route reads the database, so every one can answer 503."""
     unknown = set(codes) - set(ERROR_MEANINGS)
     if unknown:
         raise ValueError(f"undocumented error status {sorted(unknown)}")
-    return {code: ErrorOut for code in codes}
+    return {code: ErrorOut for code in (*codes, 503)}

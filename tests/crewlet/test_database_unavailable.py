@@ -1,0 +1,72 @@
+"""A database that refuses writes or drops the connection answers 503 with ``Retry-After``, as JSON:
+the request was fine and is worth retrying, which a generic 500 does not say. Faults are real
+PostgreSQL errors, injected through ``connection.execute_wrapper``."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from crewlet.api import RETRY_AFTER_SECONDS
+from learning.models import PrefetchSnapshot, Turn
+from tests.learning.reflect.conftest import record
+
+
+def read_only_from(table: str):
+    """The transaction turns read-only just before the first write to ``table``: PostgreSQL itself
+    refuses the write (``read_only_sql_transaction``), as a standby or a read-only default would."""
+
+    def wrapper(execute, sql, params, many, context):
+        if sql.startswith(f'INSERT INTO "{table}"'):
+            execute("SET TRANSACTION READ ONLY", None, False, context)
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
+def assert_unavailable(response) -> None:
+    assert response.status_code == 503, response.content
+    assert response["Retry-After"] == str(RETRY_AFTER_SECONDS)
+    assert response["Content-Type"].startswith("application/json") and response.json()["detail"]
+
+
+def test_a_turn_posted_to_a_read_only_database_is_answered_503_with_retry_after(seat, seat_token, api_client):
+    with connection.execute_wrapper(read_only_from("learning_turn")):
+        response = api_client.post("/api/v1/turns", record(seat), token=seat_token)
+    assert_unavailable(response)
+    assert not Turn.objects.exists()
+
+
+def test_a_prefetch_on_a_read_only_database_is_answered_503(seat, seat_token, api_client):
+    with connection.execute_wrapper(read_only_from("learning_prefetchsnapshot")):
+        response = api_client.post(f"/api/v1/agents/{seat.handle}/prefetch", {"run_id": "run-ro", "ask": "status?"},
+                                   token=seat_token)
+    assert_unavailable(response)
+    assert not PrefetchSnapshot.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_server_drops_mid_request_is_answered_503(seat, seat_token, api_client):
+    def dropped(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "learning_turn"'):
+            execute("SELECT pg_terminate_backend(pg_backend_pid())", None, False, context)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(dropped):
+        response = api_client.post("/api/v1/turns", record(seat), token=seat_token)
+    assert_unavailable(response)
+    connection.close()  # the dropped one; the next query opens a fresh connection
+    assert not Turn.objects.exists()
+
+
+def test_a_database_error_that_is_no_outage_stays_a_500(seat, seat_token, api_client):
+    from django.db import DatabaseError
+
+    def broken(execute, sql, params, many, context):
+        if sql.startswith('INSERT INTO "learning_turn"'):
+            raise DatabaseError("a bug, not an outage")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(broken):
+        response = api_client.post("/api/v1/turns", record(seat), token=seat_token)
+    assert response.status_code == 500 and "Retry-After" not in response
