@@ -1,8 +1,9 @@
 """The auxiliary seam: the only way code reaches a chat model.
 
 Every call names its stage, purpose and turn, or is refused before any model is resolved. Before a
-model is asked, the seat's and its company's budgets are checked (an offline alias costs nothing
-and is not). The seat's ``llm_auxiliary`` chain is tried in order (falling back to its ``llm``
+model is asked for a seat's turn (stages ``turn`` and ``reflection``), the seat's and its company's
+budgets are checked (an offline alias costs nothing and is not); background passes, which keep the
+stores bounded, and the operator's probe are charged but not refused. The seat's ``llm_auxiliary`` chain is tried in order (falling back to its ``llm``
 chain): a transient, configuration (a prompt past the model's context window among them) or
 truncation error, an unparseable answer and an answer the purpose judges out
 (``core.purposes.judge``: a template's blank, an echo of the input, a value the input cannot
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("core.aux")
 
 STAGES = ("turn", "reflection", "background", "operator")
-# the stages a turn waits on or learns from: what no model answered is answered offline
-OFFLINE_FLOOR_STAGES = ("turn", "reflection")
+# the stages a turn waits on or learns from: budget-checked, and what no model answered is answered offline
+TURN_STAGES = ("turn", "reflection")
 OFFLINE = "offline"
 FREE_KINDS = ("offline",)  # kinds that cost nothing: asked without a budget check, never judged
 REASON_CHARS = 300
@@ -81,6 +82,7 @@ class AuxResult:
     finish: str = "stop"
     attempts: tuple = ()  # every attempt of the call, failed ones first: one spend record each
     fallback: str = ""  # why the offline floor answered ("" when a model did)
+    fallback_kind: str = ""  # budget | deadline | rejected | unparseable | transient | configuration | ...
 
 
 def chain_for(seat: Seat) -> list[str]:
@@ -136,7 +138,9 @@ def call(
         raise NoAuxiliaryModel(
             f"seat {seat.handle} has no auxiliary model (role llm_auxiliary and llm are empty)", sent=False
         )
-    floor = stage in OFFLINE_FLOOR_STAGES if offline_floor is None else offline_floor
+    floor = stage in TURN_STAGES if offline_floor is None else offline_floor
+    if stage not in TURN_STAGES:
+        room = True
     rendered = spec_purpose.render(inputs)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | AnswerUnparseable | None = None
@@ -152,7 +156,7 @@ def call(
             error.record = _noop
         return error
 
-    def result(value, text, alias, completion, fallback="") -> AuxResult:
+    def result(value, text, alias, completion, fallback="", kind="") -> AuxResult:
         done = tuple(attempts)
         if not defer_record:
             record_attempts(seat, done)
@@ -162,6 +166,7 @@ def call(
             input_tokens=completion.input_tokens if completion else 0,
             output_tokens=completion.output_tokens if completion else 0,
             finish=completion.finish if completion else "stop", attempts=done, fallback=fallback,
+            fallback_kind=kind,
         )
 
     for position, alias in enumerate(chain):
@@ -226,7 +231,21 @@ def call(
         raise settle(last_error)
     text = spec_purpose.offline(inputs)
     why = f"{getattr(last_error, 'provider', '') or 'the chain'}: {_reason(str(last_error))}"
-    return result(spec_purpose.parse(text), text, OFFLINE, None, fallback=why)
+    if deadline is not None and time.monotonic() >= deadline:
+        kind = "deadline"
+    elif isinstance(last_error, AnswerUnparseable):
+        kind = "rejected" if isinstance(last_error, AnswerRejected) else "unparseable"
+    else:
+        kind = last_error.kind
+    return result(spec_purpose.parse(text), text, OFFLINE, None, fallback=why, kind=kind)
+
+
+def paid(seat: Seat) -> bool:
+    """Whether the seat's chain names an alias that costs tokens (one the budget is checked for)."""
+    from crewlet import config
+
+    providers = config.current().providers.llm
+    return any(providers[a].kind not in FREE_KINDS for a in chain_for(seat) if a in providers)
 
 
 def _next_step(following: str) -> str:

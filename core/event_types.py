@@ -283,6 +283,8 @@ class PrefetchSummary(EventPayload):
     block_count: int = 0
     summary: str = ""
     relevant_knowledge_selection_count: int | None = None
+    # the purposes the turn start answered offline, and why: deadline | budget | rejected | unparseable | transient ...
+    model_fallbacks: dict[str, str] = Field(default_factory=dict)
     # what the similar-work recall found (``learning.prefetch.similar_work.RECALL_OUTCOMES``); None before it was recorded
     similar_prior_work_recall: str | None = None
     thread_context_posts: int | None = None

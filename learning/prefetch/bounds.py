@@ -4,7 +4,6 @@ Where the spec gives no number (the skill catalogue's character budget, how many
 a block shows, how many ledger turns) the value is ours and says so.
 """
 
-AUX_TIMEOUT = 30.0  # prefetch.AuxTimeout: one auxiliary deadline past the recall for every block
 SIMILAR_WORK_HITS = 3  # ## Similar prior work: top 3 episode-search hits
 EPISODE_SUMMARY_TEXT_BYTES = 11_000  # a sixth of one auxiliary call's input, "about 11 KB"
 MEMORY_FILTER_MAX_SELECTED = 20  # ours: the most notes one filter call may select (cached whole)

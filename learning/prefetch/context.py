@@ -2,8 +2,11 @@
 
 The ask is embedded at most once a turn (shared by the memory and episode searches) under
 ``prefetch.EmbedBudget``; nothing is embedded on a thin trigger. Every block's auxiliary calls run
-on worker threads against ONE deadline (``prefetch.AuxTimeout`` past the recall) so the prefetch's
-worst case is the embed plus thirty seconds rather than thirty seconds a block.
+on worker threads against ONE deadline (``learning.turn_start_model_seconds`` past the recall): a
+call not answered by then is answered by its purpose's offline heuristic, as is one over the
+seat's budget (checked once, on the request thread) or one no model answered usably; each such
+block is named in the summary's ``model_fallbacks``. A slow model, or one busy with reflection
+calls, never holds the turn start past its deadline.
 
 A call still running at the deadline, or one no block collected, is handed to ``core.late_spend``:
 cancelled if it was never sent, else charged when it returns (``release_uncollected``).
@@ -26,11 +29,11 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from core import aux, events, late_spend
+from core import aux, budgets, events, late_spend, purposes
 from core.providers.embeddings import EmbedResult, PendingEmbed, begin_embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
+from crewlet.config import knobs_for_seat
 from crewlet.models import Seat
-from learning.prefetch import bounds
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest
 
@@ -40,6 +43,10 @@ _pool = concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix=
 
 # what became of the one turn vector, as prefetch_summary's turn_embedding reports it
 EMBEDDING_STATUS = {"embedded": "embedded", "unconfigured": "unconfigured"}
+
+
+# past the deadline, the seam's own offline answer (a fraction of a millisecond) is waited for this long
+DEADLINE_GRACE = 0.25
 
 
 class AuxDidNotAnswer(Exception):
@@ -58,6 +65,9 @@ class PrefetchContext:
     _attempts: list = field(default_factory=list, repr=False)
     _embedding_pending: PendingEmbed | None = field(default=None, repr=False)
     _uncollected: set = field(default_factory=set, repr=False)
+    _asked: dict = field(default_factory=dict, repr=False)  # each call's (purpose, inputs), for its offline answer
+    room: bool | None = None  # the budget check, made once on the request thread before the first paid call
+    fallbacks: dict = field(default_factory=dict)  # purpose -> why it was answered offline (the summary's)
 
     @classmethod
     def start(cls, *, seat: Seat, request: PrefetchRequest) -> PrefetchContext:
@@ -137,7 +147,7 @@ class PrefetchContext:
 
     def arm_deadline(self) -> None:
         """Start the one auxiliary deadline, past the recall (the embed has already run)."""
-        self.deadline = time.monotonic() + bounds.AUX_TIMEOUT
+        self.deadline = time.monotonic() + knobs_for_seat(self.seat).learning.turn_start_model_seconds
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -145,6 +155,8 @@ class PrefetchContext:
     def submit(self, purpose: str, inputs: dict, *, max_tokens: int | None = None) -> concurrent.futures.Future:
         """Start one auxiliary call on a worker thread; its spend is recorded by ``collect`` (or, never
         collected, by ``release_uncollected``)."""
+        if self.room is None and aux.paid(self.seat):
+            self.room = budgets.has_room(self.seat) is not False  # an unreadable counter asks anyway
         future = _pool.submit(
             aux.call,
             seat=self.seat,
@@ -154,25 +166,34 @@ class PrefetchContext:
             inputs=inputs,
             max_tokens=max_tokens,
             defer_record=True,
+            deadline=self.deadline or None,
+            room=self.room,
         )
         self._uncollected.add(future)
+        self._asked[future] = (purpose, inputs)
         return future
 
     def collect(self, future: concurrent.futures.Future):
-        """The call's parsed answer, or ``AuxDidNotAnswer`` once the shared deadline has passed (the
-        late call is cancelled, or charged when it returns)."""
+        """The call's parsed answer: a model's, or its purpose's offline answer when the shared deadline
+        passed (the late call is cancelled, or charged when it returns), the budget refused it or no
+        model answered usably; ``AuxDidNotAnswer`` only for a call that raised (no offline floor)."""
         self._uncollected.discard(future)
+        purpose, inputs = self._asked.pop(future)
         try:
-            result = future.result(timeout=self.remaining())
+            result = future.result(timeout=self.remaining() + DEADLINE_GRACE)
         except concurrent.futures.TimeoutError:
-            log.warning("prefetch auxiliary call for %s did not answer by the deadline", self.seat.handle)
+            log.warning("prefetch %s for %s: no answer by the deadline; answering offline", purpose, self.seat.handle)
             late_spend.abandon(future)
-            raise AuxDidNotAnswer("deadline") from None
+            self.fallbacks[purpose] = "deadline"
+            spec = purposes.get(purpose)
+            return spec.parse(spec.offline(inputs))
         except Exception as exc:  # a provider error or an unparseable answer: the block degrades
             log.warning("prefetch auxiliary call for %s failed: %s", self.seat.handle, exc)
             self._attempts.extend(getattr(exc, "attempts", ()))  # charged and recorded all the same
             raise AuxDidNotAnswer(str(exc)) from exc
         self._attempts.extend(result.attempts)  # the spend, charged in the turn start's one transaction
+        if result.fallback_kind:
+            self.fallbacks[purpose] = result.fallback_kind
         return result.value
 
     def release_uncollected(self) -> int:

@@ -2,7 +2,7 @@
 from one with nothing to say.
 
 Per block ``hit`` and ``bytes``; the knowledge ``selection_count``; the chat thread's counts; the
-gate's ``trigger_requires_recon``; ``turn_embedding``; what the similar-work recall found
+gate's ``trigger_requires_recon``; ``turn_embedding``; ``model_fallbacks`` (each purpose answered offline and why); what the similar-work recall found
 (``similar_prior_work_recall``: an empty block with nothing like the ask is not an empty store);
 and the line ``prefetch: N/M hits`` whose denominator is the length of the block list, never a
 literal.
@@ -18,9 +18,13 @@ from learning.prefetch.gate import requires_recon
 THREAD_COUNTS = ("thread_context_posts", "thread_context_read", "thread_context_stopped_short")
 
 
-def summary_line(hits: int, total: int, *, thin: bool) -> str:
+def summary_line(hits: int, total: int, *, thin: bool, fallbacks: dict[str, str] | None = None) -> str:
     line = f"prefetch: {hits}/{total} hits"
-    return f"{line} (thin trigger: relevance filters gated)" if thin else line
+    if thin:
+        line = f"{line} (thin trigger: relevance filters gated)"
+    if fallbacks:  # a purpose answered offline: past the model's deadline, over budget, or no usable answer
+        line += " (offline: " + ", ".join(f"{purpose} {why}" for purpose, why in sorted(fallbacks.items())) + ")"
+    return line
 
 
 def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
@@ -36,7 +40,8 @@ def build(ctx: PrefetchContext, results: list[BlockResult]) -> PrefetchSummary:
         turn_embedding=ctx.turn_embedding,
         hits=hits,
         block_count=len(results),
-        summary=summary_line(hits, len(results), thin=ctx.thin),
+        summary=summary_line(hits, len(results), thin=ctx.thin, fallbacks=ctx.fallbacks),
+        model_fallbacks=dict(ctx.fallbacks),
         relevant_knowledge_selection_count=knowledge.selection_count if knowledge else None,
         similar_prior_work_recall=similar.extra.get("recall") if similar else None,
         **{key: thread.extra.get(key) if thread else None for key in THREAD_COUNTS},

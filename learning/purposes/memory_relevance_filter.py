@@ -95,10 +95,11 @@ def _parse_filter(text: str) -> list[int]:
 
 
 def _check(selected: list[int], inputs: dict) -> str:
-    """Only the notes shown may be selected."""
+    """A selection names notes that were shown (an invented id beside them is dropped by the caller)."""
     shown = {c["id"] for c in inputs.get("candidates") or []}
-    unknown = [i for i in selected if i not in shown]
-    return f"selected note ids that were not shown: {unknown[:5]}" if unknown else ""
+    if selected and not shown.intersection(selected):
+        return f"selected only note ids that were not shown: {selected[:5]}"
+    return ""
 
 
 PURPOSE = Purpose(

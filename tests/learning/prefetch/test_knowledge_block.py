@@ -7,6 +7,7 @@ from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from knowledge.pages import save_page
 from learning.prefetch.hints import EmptyKnowledgeHint, UnsearchedKnowledgeHint
+from learning.purposes import knowledge_query
 from tests.fakes.confluence_server import closed_port_url
 
 from .conftest import aux_spend, block
@@ -55,13 +56,15 @@ def test_cannot_search_skips_the_query_generation_entirely(seat, run, serve_nati
     assert aux_spend(result["run_id"], "knowledge_query") == 0
 
 
-def test_a_failed_query_generation_shows_nothing_and_searches_nothing(seat, role, run, serve_native):
+def test_a_failed_query_generation_searches_with_the_offline_query_and_says_so(seat, role, run, serve_native):
     role.llm_auxiliary = ["scripted"]
     role.save()
     serve_native(scope=["ENG"])
     ScriptedProvider.queue("knowledge_query", TransientError("429"))
-    assert block(run(ask=ASK), "relevant_knowledge")["text"] == ""
-    assert not Event.objects.filter(name="knowledge_read").exists()
+    result = run(ask=ASK)
+    assert result["summary"]["model_fallbacks"] == {"knowledge_query": "transient"}
+    read = Event.objects.get(name="knowledge_read").payload
+    assert read["query"] == knowledge_query.PURPOSE.offline({"ask": ASK})
 
 
 def test_no_backend_configured_renders_nothing(seat, run, serve_config):

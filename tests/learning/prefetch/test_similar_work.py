@@ -45,14 +45,14 @@ def test_summary_on_replaces_the_bullets_with_one_briefing(seat, run, serve_conf
     assert aux_spend(result["run_id"], "episode_summary") == 1
 
 
-def test_a_summary_that_does_not_answer_falls_back_to_the_bullets(seat, role, run, serve_config):
+def test_a_summary_that_does_not_answer_is_answered_offline(seat, role, run, serve_config):
     serve_config(learning=schema.Learning(summarize_episodes=True))
     role.llm_auxiliary = ["scripted"]
     role.save()
     _three(seat)
     ScriptedProvider.queue("episode_summary", TransientError("503"))
     text = block(run(ask=ASK), "similar_prior_work")["text"]
-    assert "Woken by:" in text and "Asked: billing export failure" in text
+    assert "you were asked: billing export failure" in text
 
 
 def test_summary_off_makes_no_summary_call(seat, run):
@@ -87,12 +87,10 @@ def test_the_summary_reads_texts_whole_up_to_about_11_kb_and_condenses_past_it(s
     assert aux_spend(result["run_id"], "condense") == 1
 
 
-def test_a_summary_still_running_at_the_deadline_falls_back_to_the_bullets(seat, role, run, serve_config, monkeypatch):
+def test_a_summary_still_running_at_the_deadline_is_answered_offline(seat, role, run, serve_config, monkeypatch):
     import time
 
-    from learning.prefetch import bounds
-
-    serve_config(learning=schema.Learning(summarize_episodes=True))
+    serve_config(learning=schema.Learning(summarize_episodes=True, turn_start_model_seconds=0.3))
     role.llm_auxiliary = ["scripted"]
     role.save()
     _three(seat)
@@ -104,9 +102,10 @@ def test_a_summary_still_running_at_the_deadline_falls_back_to_the_bullets(seat,
         return original(self, messages, **kwargs)
 
     monkeypatch.setattr(ScriptedProvider, "complete", slow)
-    monkeypatch.setattr(bounds, "AUX_TIMEOUT", 0.3)
-    text = block(run(ask=ASK), "similar_prior_work")["text"]
-    assert "Woken by:" in text
+    result = run(ask=ASK)
+    assert "you were asked:" in block(result, "similar_prior_work")["text"]
+    assert result["summary"]["model_fallbacks"] == {"episode_summary": "deadline"}
+    assert "(offline: episode_summary deadline)" in result["summary"]["summary"]
 
 
 def _episode_searches(queries) -> int:
