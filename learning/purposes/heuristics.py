@@ -58,7 +58,7 @@ REQUEST = re.compile(
     r"instead|help me|make sure|don't forget|remember to|never mind|nevermind)\b",
     re.I,
 )
-# an instruction riding on a statement: a clause after a comma, a semicolon or "so"/"and"/"then" that opens with a
+# an instruction riding on a statement: a clause after a comma, a semicolon, "so" or "then" that opens with a
 # verb and what it is done to ("..., so cancel my order", "..., then ask Bo"), any clause after a semicolon that
 # opens with no subject ("...; send it to Bo"), one that opens with "don't"/"never", or one that
 # says what the sender wants ("... and need to add her", "... but would like to upgrade", "..., hoping to get ...")
@@ -67,8 +67,8 @@ _OBJECT = r"(?:my|the|a|an|our|it|them|me|us|her|him|this|that|all|both|those|th
 ASK_ON_THE_SIDE = re.compile(
     r"(?:[,;:]|\band\b|\bbut\b|\bso\b)\s+(?:i\s+|we\s+)?(?:(?:would|'d|’d)\s+(?:like|love|appreciate|prefer)|"
     r"want(?:ed|s)?|need(?:ed|s)?|hop(?:e|ed|es|ing)|wish(?:ed|es)?|wonder(?:ed|ing)?|have\s+to|require)\b"
-    rf"|(?:[,;:]|\bso\b|\band\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*(?:don't|don’t|do not|never)\s+[a-z]+"
-    rf"|(?:[,;:]|\bso\b|\band\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*(?!{_SUBJECTS}\b)[a-z]+\s+(?:{_OBJECT}\b|(?-i:[A-Z]))"
+    rf"|(?:[,;:]|\bso\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*(?:don't|don’t|do not|never)\s+[a-z]+"
+    rf"|(?:[,;:]|\bso\b|\bthen\b)\s+(?:(?:so|and|then|just|please)\s+)*(?!{_SUBJECTS}\b)[a-z]+\s+(?:{_OBJECT}\b|(?-i:[A-Z]))"
     rf"|;\s*(?:(?:please|just)\s+)?(?!{_SUBJECTS}\b)[a-z]+\s",
     re.I,
 )

@@ -88,3 +88,8 @@ def test_a_dated_situation_is_a_short_note_kept_to_the_dates_end(text, content, 
 def test_a_sender_named_by_a_handle_keeps_its_case():
     d = decision("ana_k_42", "I prefer economy class.")
     assert (d["classification"], d["content"]) == ("LONG", "ana_k_42 prefers economy class.")
+
+
+def test_a_verb_after_and_continues_the_statement_it_is_no_instruction():
+    assert decision("Ana", "I live in Oslo and love the fjords.")["classification"] == "LONG"
+    assert decision("Ana", "I live in Oslo, so book the fjord trip.")["classification"] == "NOOP"
