@@ -28,8 +28,9 @@ _THINK_CLOSE = re.compile(rf"</(?:{_THINK_TAGS})\s*>", re.I)
 _THINK_OPEN = re.compile(rf"<(?:{_THINK_TAGS})>", re.I)
 _DECODER = json.JSONDecoder(strict=False)
 
-# the words models use for "nothing", across the purposes' prompts ("NOOP", "none", "nothing")
-NOTHING_WORDS = frozenset({"noop", "none", "nothing", "no-op", "n/a", "null", "[]", "{}"})
+# the words models use for "nothing", across the purposes' prompts ("NOOP", "none", "nothing"); an empty
+# object is not one of them: it is no answer (``core.purposes.read_json``)
+NOTHING_WORDS = frozenset({"noop", "none", "nothing", "no-op", "n/a", "null", "[]"})
 
 
 class NoObject(ValueError):
