@@ -38,9 +38,12 @@ def test_config(**overrides) -> schema.Config:
     return schema.Config(**base)
 
 
-@pytest.fixture(autouse=True)
-def _plain_http(settings):
-    """The test client and live_server speak plain HTTP: no redirect to HTTPS (production settings redirect)."""
+@pytest.fixture(scope="session", autouse=True)
+def _plain_http():
+    """The test client and live_server speak plain HTTP: no redirect to HTTPS (production settings redirect).
+    Set for the session, before live_server builds its middleware (which reads the setting once)."""
+    from django.conf import settings
+
     settings.SECURE_SSL_REDIRECT = False
 
 
