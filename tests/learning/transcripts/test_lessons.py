@@ -93,7 +93,7 @@ def test_a_models_blob_lesson_is_refused(seat, scripted_seat):
     from core.providers.llm.scripted import ScriptedProvider
 
     ScriptedProvider.queue(tp.SHARDS, json.dumps({"shards": [{"lesson": "x " * 2000}, {"lesson": "Tests run with `make test`, never bare pytest."}]}))
-    answer = aux_call(seat=scripted_seat, stage="background", purpose=tp.SHARDS, inputs={"episode": {"kind": "corrected"}})
+    answer = aux_call(seat=scripted_seat, stage="background", purpose=tp.SHARDS, inputs={"episode": {"kind": "corrected", "correction": "No: make test, not bare pytest."}})
     assert answer.value == ["Tests run with `make test`, never bare pytest."]
 
 
