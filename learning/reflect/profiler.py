@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from core import aux, events
 from core.event_types import CounterpartyProfileUpdated
+from core.scrub import scrub_json
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
 
@@ -115,6 +116,7 @@ def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> Co
     """Merge the answer into the profile. The profile read before the model call is written back by
     one conditional UPDATE (or one INSERT for a new person); a row that moved meanwhile is merged again
     under a row lock. None: the answer changed nothing, and nothing is written."""
+    answer = scrub_json(answer)  # the one scrubber (core.scrub): a model's answer may carry a secret
     if existing is not None:
         merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
         if not _merged(merged, sender, answer):
