@@ -12,7 +12,6 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
-from django_q.tasks import async_task
 
 from crewlet.errors import Conflict
 from learning import frozen_prefix
@@ -30,6 +29,8 @@ REFLECT_TASK = "learning.tasks.reflect_turn"
 def enqueue_reflection(turn_id: int, seat_id: int) -> None:
     """One django-q2 task for a committed turn; a broker that cannot take it leaves the turn for the
     backlog sweep (``learning.reflect.sweep``), which re-drives every unreflected turn."""
+    from django_q.tasks import async_task
+
     try:
         async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
     except Exception:
