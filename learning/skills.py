@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core import events
 from core.event_types import SkillRevived, SkillTelemetryWriteFailed
+from core.scrub import scrub_secrets
 from crewlet import config
 from crewlet.errors import Conflict, NotFound
 from learning import limits
@@ -60,6 +61,7 @@ def create(
     *, seat: Seat, name: str, description: str, body: str, tool_sequence=(), trigger: str, origin_turn_id: str = "", now=None
 ) -> SynthesizedSkill:
     """Write a new skill; a name the seat already has is rejected (the collision guard)."""
+    body, description = scrub_secrets(body), scrub_secrets(description)  # the one scrubber (core.scrub)
     knobs = config.knobs_for_seat(seat).learning.skill_refinement
     limits.check_skill_body(body, knobs.max_body_chars)
     if SynthesizedSkill.objects.filter(seat=seat, name=name).exists():
@@ -90,6 +92,8 @@ def revise(
     *, skill: SynthesizedSkill, body: str, description: str | None = None, reason: str = "", actor: str = ""
 ) -> SynthesizedSkill:
     """Replace the body (whole), archiving the prior state; refuse past ``max_body_chars``."""
+    body = scrub_secrets(body)  # the one scrubber (core.scrub): a model's or a lead's text may carry a secret
+    description = scrub_secrets(description) if description is not None else None
     knobs = config.knobs_for_seat(skill.seat).learning.skill_refinement
     limits.check_skill_body(body, knobs.max_body_chars)
     with transaction.atomic():

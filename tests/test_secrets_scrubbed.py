@@ -99,3 +99,18 @@ def test_a_transcript_keeps_its_personal_scrubbing_and_a_live_turn_keeps_its_add
     assert "dana@example.com" in live and "/home/dana/app" in live and "[REDACTED:github-token]" in live
     transcript = scrub(text)
     assert "dana@example.com" not in transcript and "/home/dana" not in transcript
+
+
+def test_a_skill_drafted_or_revised_with_a_secret_in_it_is_stored_scrubbed(seat):
+    """The skill writers every drafter and refiner goes through (a model's draft, a lead's edit)."""
+    from learning import skills
+
+    skill = skills.create(seat=seat, name="rotate-keys", description="Rotate " + SECRETS["stripe-key"][0],
+                          body="1. Log in with " + SECRETS["url-password"][0], trigger="synthesized")
+    skills.revise(skill=skill, body="1. Export " + SECRETS["aws-access-key"][0] + " " + SECRETS["aws-secret-key"][0],
+                  reason="rotated")
+    skill.refresh_from_db()
+    assert skill.body == "1. Export [REDACTED:aws-access-key] [REDACTED:aws-secret-key]"
+    rows = every_row_as_text()
+    for kind, (_, value) in SECRETS.items():
+        assert not [table for table, text in rows if value.lower() in text], f"{kind} stored verbatim"
