@@ -19,7 +19,7 @@ SECRETS = {
     "aws-access-key": ("AKIAZ3MKQW7EXAMPLE12", "AKIAZ3MKQW7EXAMPLE12"),
     "aws-secret-key": ("q8Vn2LmX4pR7sT1uW3yZ5aB6cD9eF0gH2jK4lM6n", "q8Vn2LmX4pR7sT1uW3yZ5aB6cD9eF0gH2jK4lM6n"),
     "github-token": ("ghp_Zr8w2Qk5Lm9Tn3Vx7Bc1Df4Gh6Jk0Ps2Ru5Wy", "Zr8w2Qk5Lm9Tn3Vx7Bc1Df4Gh6Jk0Ps2Ru5Wy"),
-    "stripe-key": ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
+    "stripe-key": ("sk_live_9Rt2Vx7Lq4Wm8Nz3Kp6Hs1Yd", "9Rt2Vx7Lq4Wm8Nz3Kp6Hs1Yd"),
     "openai-key": ("sk-proj-Tq7Yw2Ze9Rb4Uc6Id8Of1Pg3Ah5Sj0Kl", "Tq7Yw2Ze9Rb4Uc6Id8Of1Pg3Ah5Sj0Kl"),
     "jwt": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvcHMtYm90In0.Xk3vQ9pLr2sT8wYz1aBc4dEf",
             "eyJzdWIiOiJvcHMtYm90In0"),
@@ -106,7 +106,7 @@ def test_a_skill_drafted_or_revised_with_a_secret_in_it_is_stored_scrubbed(seat)
     from learning import skills
 
     skill = skills.create(seat=seat, name="rotate-keys", description="Rotate " + SECRETS["stripe-key"][0],
-                          body="1. Log in with " + SECRETS["url-password"][0], trigger="synthesized")
+                          body="1. Log in with " + SECRETS["url-password"][0], trigger="inline")
     skills.revise(skill=skill, body="1. Export " + SECRETS["aws-access-key"][0] + " " + SECRETS["aws-secret-key"][0],
                   reason="rotated")
     skill.refresh_from_db()
