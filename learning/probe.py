@@ -1,16 +1,21 @@
-"""Proving a model before a role trusts it: one small real request per purpose, through the seam.
+"""Proving a model before a role trusts it: known made-up cases per purpose, with expected decisions.
 
-``probe(seat=..., aliases=...)`` sends every listed purpose one small, realistic question (the
-``PROBE_INPUTS`` below) through ``core.aux.call`` at stage ``operator``, so each request is charged
-and recorded like any other, and reports per purpose whether the answer parsed, how it ended
-(the provider's finish reason, or the error kind), the latency and the tokens.
+``probe(seat=..., aliases=...)`` sends every listed purpose its ``CASES`` (the first case's inputs
+are ``PROBE_INPUTS``) through ``core.aux.call`` at stage ``operator``, so each request is charged
+and recorded like any other, with no offline floor: what the model answered is what is judged.
+Each case ends one of: ``correct`` (the expected decision), ``wrong`` (a usable answer, the wrong
+decision), ``rejected`` (the purpose's meaning check refused it: template text, an echo, a value the
+input cannot support), ``unparseable``, or the provider error's kind (``truncated``,
+``context_overflow``, ...). A purpose the model got wholly right can be backed by it; any other
+gets a verdict saying what to do instead.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from core import aux, purposes
 from core.providers.errors import ProviderError
@@ -96,41 +101,173 @@ PROBE_INPUTS: dict[str, dict] = {
 }
 
 
+def _said(value: Any, *words: str) -> bool:
+    text = str(value).lower()
+    return any(word in text for word in words)
+
+
 @dataclass(frozen=True)
-class ProbeResult:
-    purpose: str
-    parsed: bool
-    ended: str  # the finish reason of an answer, or the error kind
-    latency_ms: int
-    input_tokens: int
-    output_tokens: int
-    provider: str
+class Case:
+    what: str  # the decision expected, as the report says it
+    inputs: dict
+    expect: Callable[[Any], bool]
+
+
+def _turn(body: str, **fields) -> dict:
+    return {**TURN, "asked": body, "interactions": [{"sender": "Ana", "sender_kind": "human", "body": body}],
+            "recent_notes": [], **fields}
+
+
+CASES: dict[str, list[Case]] = {
+    "persist_decision": [
+        Case("a stated preference is a LONG note naming it", PROBE_INPUTS["persist_decision"],
+             lambda v: v["classification"] == "LONG" and _said(v["content"], "bullet")),
+        Case("an instruction is not a note", _turn("Post the release notes in the channel now, please."),
+             lambda v: v["classification"] not in ("LONG", "SHORT")),
+        Case("a dated situation is a SHORT note", _turn("I'm on vacation from June 10 to June 20."),
+             lambda v: v["classification"] == "SHORT" and _said(v["content"], "vacation")),
+    ],
+    "profile_update": [
+        Case("a stated preference is observed", PROBE_INPUTS["profile_update"],
+             lambda v: _said(v, "bullet", "short")),
+        Case("thanks decide nothing", {**PROBE_INPUTS["profile_update"], "messages": ["Thanks!"]},
+             lambda v: not v["past_decisions"] and not v["sensitivities"]),
+    ],
+    "skill_draft": [
+        Case("a repeated tool run is a skill named for the work", PROBE_INPUTS["skill_draft"],
+             lambda v: not v["decline"] and _said(v["name"], "release", "note", "changelog")),
+        Case("a first one-tool run is declined",
+             {**PROBE_INPUTS["skill_draft"], "tool_sequence": ["post_message"], "prior_runs": 0},
+             lambda v: v["decline"]),
+    ],
+    "skill_refinement": [
+        Case("a turn that followed the steps teaches nothing",
+             {**PROBE_INPUTS["skill_refinement"], "tool_sequence": SKILL["tool_sequence"]},
+             lambda v: v["noop"]),
+    ],
+    "memory_relevance_filter": [
+        Case("the note about the person and the task is chosen", PROBE_INPUTS["memory_relevance_filter"],
+             lambda v: v[:1] == [41] and 7 not in v),
+    ],
+    "knowledge_query": [
+        Case("the query names the work", PROBE_INPUTS["knowledge_query"], lambda v: _said(v, "release")),
+    ],
+    "episode_summary": [
+        Case("the briefing tells of the past release", PROBE_INPUTS["episode_summary"], lambda v: _said(v, "4.2")),
+    ],
+    "condense": [
+        Case("the passage keeps its identifiers within the bound", PROBE_INPUTS["condense"],
+             lambda v: len(v.encode()) <= PROBE_INPUTS["condense"]["max_bytes"] and _said(v, "4.2", "0042")),
+    ],
+    "compaction_summary": [
+        Case("the pattern is the shared work", PROBE_INPUTS["compaction_summary"],
+             lambda v: _said(v["common_task_pattern"], "release")),
+    ],
+    "skill_promotion_draft": [
+        Case("the page distils the release procedure", PROBE_INPUTS["skill_promotion_draft"],
+             lambda v: _said(v, "release", "changelog")),
+    ],
+    "transcript_shards": [
+        Case("the correction is the lesson", PROBE_INPUTS["transcript_shards"],
+             lambda v: any(_said(lesson, "database", "make db") for lesson in v)),
+    ],
+    "transcript_judge": [
+        Case("a general, supported lesson is kept", PROBE_INPUTS["transcript_judge"], lambda v: v["kept"] is True),
+        Case("a lesson about one session is not kept",
+             {**PROBE_INPUTS["transcript_judge"], "lesson": "Just now in this session the tests failed once.",
+              "evidence": {"distinct_sources": 1}},
+             lambda v: v["kept"] is False),
+    ],
+    "artifact_classify": [
+        Case("a never-rule is a rule", PROBE_INPUTS["artifact_classify"], lambda v: v.get(1, {}).get("tier") == "rule"),
+    ],
+    "artifact_draft": [
+        Case("the body teaches the lesson", PROBE_INPUTS["artifact_draft"], lambda v: _said(v["body"], "database", "make db")),
+    ],
+}
+OUTCOMES = ("correct", "wrong", "rejected", "unparseable", "failed")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    what: str
+    outcome: str  # correct | wrong | rejected | unparseable | an error kind (truncated, context_overflow, ...)
     detail: str = ""
 
 
+@dataclass
+class ProbeResult:
+    purpose: str
+    cases: list[CaseResult] = field(default_factory=list)
+    latency_ms: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    provider: str = ""
+
+    def count(self, outcome: str) -> int:
+        if outcome == "failed":
+            return sum(1 for c in self.cases if c.outcome not in OUTCOMES)
+        return sum(1 for c in self.cases if c.outcome == outcome)
+
+    @property
+    def parsed(self) -> bool:
+        """Every case answered usably (right or wrong)."""
+        return all(c.outcome in ("correct", "wrong") for c in self.cases)
+
+    @property
+    def backs(self) -> bool:
+        return all(c.outcome == "correct" for c in self.cases)
+
+    @property
+    def verdict(self) -> str:
+        if self.backs:
+            return "ok"
+        if any(c.outcome.startswith("context_overflow") for c in self.cases):
+            where = f"providers.llm.{self.provider}" if self.provider else "the provider"
+            return (f"the prompt does not fit: set {where}.context_tokens to the server's context size (llama.cpp -c),"
+                    " or start the server with a larger one")
+        if any(c.outcome.startswith("truncated") for c in self.cases):
+            return f"answers are cut off: {self.purpose} needs more tokens (or reasoning_tokens for a reasoning model)"
+        return f"this model cannot back {self.purpose}; use offline or a larger model"
+
+
 def probe(*, seat: Seat, aliases: list[str] | None = None, names: list[str] | None = None) -> list[ProbeResult]:
-    """One charged ``operator`` request per purpose (all listed ones unless ``names``)."""
+    """Every case of every purpose (all listed ones unless ``names``), each one charged ``operator`` request."""
     results = []
     for name in names or list(purposes.all_purposes()):
+        result = ProbeResult(name)
         started = time.monotonic()
-        try:
-            answer = aux.call(seat=seat, stage="operator", purpose=name, inputs=PROBE_INPUTS[name], aliases=aliases)
-        except purposes.AnswerUnparseable as exc:
-            results.append(_failed(name, started, "unparseable", exc.reason, exc))
-        except ProviderError as exc:
-            results.append(_failed(name, started, exc.kind, str(exc), exc))
-        else:
-            results.append(ProbeResult(name, True, answer.finish, _ms(started), answer.input_tokens,
-                                       answer.output_tokens, answer.provider))
+        for case in CASES.get(name) or [Case("answers", PROBE_INPUTS[name], lambda v: True)]:
+            result.cases.append(_run(seat, name, case, aliases, result))
+        result.latency_ms = round((time.monotonic() - started) * 1000)
+        results.append(result)
     return results
 
 
-def _failed(name, started, kind, detail, exc) -> ProbeResult:
-    finish = getattr(exc, "finish", "") or ""
-    ended = f"{kind} ({finish})" if finish and finish not in kind else kind
-    return ProbeResult(name, False, ended, _ms(started), getattr(exc, "input_tokens", 0) or 0,
-                       getattr(exc, "output_tokens", 0) or 0, getattr(exc, "provider", ""), " ".join(detail.split())[:160])
+def _run(seat, name: str, case: Case, aliases, result: ProbeResult) -> CaseResult:
+    try:
+        answer = aux.call(seat=seat, stage="operator", purpose=name, inputs=case.inputs, aliases=aliases,
+                          offline_floor=False)
+    except purposes.AnswerUnparseable as exc:
+        _spent(result, exc)
+        outcome = "rejected" if isinstance(exc, purposes.AnswerRejected) else "unparseable"
+        return CaseResult(case.what, outcome, _short(exc.reason))
+    except ProviderError as exc:
+        _spent(result, exc)
+        finish = getattr(exc, "finish", "") or ""
+        kind = f"{exc.kind} ({finish})" if finish and finish not in exc.kind else exc.kind
+        return CaseResult(case.what, kind, _short(str(exc)))
+    _spent(result, answer)
+    if case.expect(answer.value):
+        return CaseResult(case.what, "correct")
+    return CaseResult(case.what, "wrong", _short(f"answered {answer.value!r}"))
 
 
-def _ms(started: float) -> int:
-    return round((time.monotonic() - started) * 1000)
+def _spent(result: ProbeResult, answered) -> None:
+    result.provider = result.provider or getattr(answered, "provider", "") or ""
+    result.input_tokens += getattr(answered, "input_tokens", 0) or 0
+    result.output_tokens += getattr(answered, "output_tokens", 0) or 0
+
+
+def _short(text: str) -> str:
+    return " ".join(str(text).split())[:160]

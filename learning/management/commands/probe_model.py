@@ -1,8 +1,9 @@
 """``manage.py probe_model ROLE [--seat HANDLE] [--provider ALIAS ...] [--purpose NAME ...]``.
 
-Sends every purpose one small real request through the auxiliary seam (charged to the seat, stage
-``operator``) and prints, per purpose, whether the answer parsed, how it ended, latency and tokens:
-prove a model before pointing a role's chain at it. Exits non-zero when any purpose failed.
+Sends every purpose its known made-up cases (``learning.probe.CASES``) through the auxiliary seam
+(charged to the seat, stage ``operator``) and prints, per purpose, how many cases the model decided
+correctly, wrongly, were rejected for meaning, unparseable or failed, and a verdict; then the role's
+verdict: which purposes its chain can back. Exits non-zero when any purpose cannot be backed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from crewlet import config
 from crewlet.models import Role, Seat
 from learning.probe import probe
 
-COLUMNS = ("purpose", "parsed", "ended", "ms", "in", "out", "provider")
+COLUMNS = ("purpose", "correct", "wrong", "rejected", "unparseable", "failed", "ms", "in", "out", "provider")
 
 
 class Command(BaseCommand):
@@ -38,18 +39,21 @@ class Command(BaseCommand):
             except purposes.UnknownPurpose as exc:
                 raise CommandError(f"--purpose: {exc}") from None
         results = probe(seat=seat_row, aliases=provider, names=purpose)
-        rows = [(r.purpose, "yes" if r.parsed else "no", r.ended, str(r.latency_ms), str(r.input_tokens),
-                 str(r.output_tokens), r.provider or "-") for r in results]
+        rows = [(r.purpose, *(str(r.count(o)) for o in ("correct", "wrong", "rejected", "unparseable", "failed")),
+                 str(r.latency_ms), str(r.input_tokens), str(r.output_tokens), r.provider or "-") for r in results]
         widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(COLUMNS)]
         self.stdout.write("  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True)).rstrip())
         for row, result in zip(rows, results, strict=True):
             self.stdout.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
-            if result.detail:
-                self.stdout.write(f"    {result.detail}")
-        failed = sum(1 for r in results if not r.parsed)
-        self.stdout.write(f"{len(results) - failed} of {len(results)} purposes parsed (charged to {seat_row.handle}, stage operator)")
-        if failed:
-            raise CommandError(f"{failed} purpose(s) did not parse")
+            for case in result.cases:
+                if case.outcome != "correct":
+                    self.stdout.write(f"    {case.what}: {case.outcome}" + (f" ({case.detail})" if case.detail else ""))
+            self.stdout.write(f"    verdict: {result.verdict}")
+        unbacked = [r.purpose for r in results if not r.backs]
+        self.stdout.write(f"role {role}: {len(results) - len(unbacked)} of {len(results)} purposes can be backed by "
+                          f"this chain (charged to {seat_row.handle}, stage operator)")
+        if unbacked:
+            raise CommandError(f"this chain cannot back {', '.join(unbacked)}; use offline or a larger model for them")
 
     def _seat(self, role: str, handle: str | None) -> Seat:
         if handle:
