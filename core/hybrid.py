@@ -1,15 +1,16 @@
-"""Hybrid search in PostgreSQL: rankings by meaning and by words, fused by reciprocal rank.
+"""Hybrid search in PostgreSQL: a ranking by meaning and a ranking by words, fused by reciprocal rank.
 
-One statement ranks the rows of a scope three ways, each cut to a shortlist:
+One statement ranks the rows of a scope two ways, each cut to a shortlist:
 
-- by the row's own vector (pgvector cosine distance);
-- for a corpus with pieces (an episode's own lines), by the nearest of the row's pieces;
-- by words: the query's content words OR-ed against the row's generated ``tsvector``,
-  ranked by ``ts_rank_cd`` (cover density, normalised by the row's length).
+- by meaning: a row is as near the query as the nearest of its vectors -- its own (pgvector cosine
+  distance) or, for a corpus with pieces (an episode's own lines), any of its pieces';
+- by words: BM25 over the query's content words, against the row's generated ``tsvector``. A word
+  counts once per row (binary term frequency: the texts are short), weighted by its rarity in the
+  scope, and a row's length is normalised against the scope's average.
 
-A row's score is the sum over the rankings it appears in of ``1 / (RRF_K + rank)`` (reciprocal rank
-fusion, Cormack et al. 2009): scores of different scales are never compared, only places. A row
-past ``max_distance`` by meaning takes no place in that ranking, but may still be found by words.
+A row's score is the sum, over the rankings it appears in, of ``1 / (RRF_K + place)`` (reciprocal rank
+fusion): scores of different scales are never compared, only places. A row past ``max_distance`` by
+meaning takes no place in that ranking, but may still be found by its words.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from django.db import connection
 
 from core.vectors import to_pg_text
 
-RRF_K = 60  # the fusion constant of the RRF paper; bench/recall.py prints the choice on each data set
+# Chosen on LoCoMo and on tau-bench, each confirmed on the other (bench/recall.py prints the protocol).
+RRF_K = 10  # fusion constant: a lower value lets a first place in one ranking count for more
 SHORTLIST = 50  # rows each ranking contributes to the fusion
+BM25_K1 = 1.2  # BM25's usual constants (Robertson and Zaragoza)
+BM25_B = 0.75
 
 
 @dataclass(frozen=True)
@@ -36,10 +40,10 @@ class Pieces:
 
 @dataclass(frozen=True)
 class Corpus:
-    """A searchable table: its generated ``tsvector`` column and, optionally, the table of its pieces."""
+    """A searchable table with generated ``search_tsv`` (its words) and ``search_len`` (their count)
+    columns and, optionally, the table of its pieces."""
 
     table: str
-    tsv: str = "search_tsv"
     pieces: Pieces | None = None
 
 
@@ -56,6 +60,50 @@ def ranked(corpus: Corpus, **kwargs) -> list[tuple[int, float]]:
     return search(corpus, **kwargs).rows
 
 
+def _meaning(corpus: Corpus, scope: str, scope_params: Sequence, vector: Sequence[float], model: str,
+             shortlist: int) -> tuple[str, list]:
+    """The ``meaning`` CTE: ``(id, d)``, the shortlist nearest rows by the nearest of their vectors."""
+    qv, dim = to_pg_text(vector), len(vector)
+    own = (f"SELECT t.id, t.embedding <=> %s::vector AS d FROM {corpus.table} t"
+           f" WHERE ({scope}) AND t.embedding IS NOT NULL AND t.embedding_model = %s AND t.embedding_dim = %s"
+           f" ORDER BY d, t.id DESC LIMIT {shortlist}")
+    params = [qv, *scope_params, model, dim]
+    if corpus.pieces is None:
+        return f"meaning AS ({own})", params
+    p = corpus.pieces
+    lines = (f"SELECT p.{p.fk} AS id, MIN(p.embedding <=> %s::vector) AS d FROM {p.table} p"
+             f" JOIN {corpus.table} t ON t.id = p.{p.fk}"
+             f" WHERE ({scope}) AND p.embedding_model = %s AND p.embedding_dim = %s"
+             f" GROUP BY p.{p.fk} ORDER BY d, id DESC LIMIT {shortlist}")
+    params += [qv, *scope_params, model, dim]
+    sql = (f"meaning AS (SELECT id, MIN(d) AS d FROM (({own}) UNION ALL ({lines})) u"
+           f" GROUP BY id ORDER BY d, id DESC LIMIT {shortlist})")
+    return sql, params
+
+
+def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[str],
+           shortlist: int) -> tuple[list[str], list]:
+    """The CTEs of the BM25 ranking, ending in ``bm25`` ``(id, r)``: the scope's size and average length,
+    the rows matching any word, each word's rows among them, and the sum of the matched words' weights."""
+    ctes = [
+        f"stats AS (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(t.search_len), 1)::float8 AS avgdl"
+        f" FROM {corpus.table} t WHERE ({scope}))",
+        "asked AS (SELECT w, to_tsquery('english', w) AS q FROM unnest(%s::text[]) w"
+        " WHERE numnode(to_tsquery('english', w)) > 0)",
+        f"matched AS MATERIALIZED (SELECT t.id, t.search_tsv AS v, t.search_len AS len FROM {corpus.table} t"
+        f" WHERE ({scope}) AND t.search_tsv @@ to_tsquery('english', %s))",
+        "hits AS (SELECT m.id, m.len, a.w FROM matched m JOIN asked a ON m.v @@ a.q)",
+        "df AS (SELECT w, COUNT(*)::float8 AS n FROM hits GROUP BY w)",
+        f"bm25 AS (SELECT h.id, SUM(ln(1 + (s.n - df.n + 0.5) / (df.n + 0.5)) * {BM25_K1 + 1}"
+        f" / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / s.avgdl))) AS r"
+        f" FROM hits h JOIN df USING (w) CROSS JOIN stats s GROUP BY h.id ORDER BY r DESC, h.id DESC"
+        f" LIMIT {shortlist})",
+    ]
+    # each word alone in the OR-query: to_tsquery reads a bare word as its lexeme (stopwords drop out)
+    params = [*scope_params, list(words), *scope_params, " | ".join(words)]
+    return ctes, params
+
+
 def search(
     corpus: Corpus,
     *,
@@ -66,59 +114,38 @@ def search(
     words: Sequence[str],
     limit: int,
     max_distance: float | None = None,
-    shortlist: int | None = None,
-    rrf_k: int | None = None,
-    **_unused,
 ) -> Ranked:
     """The best ``limit`` rows of ``scope`` (a WHERE clause over the corpus table aliased ``t``).
 
     ``vector`` None ranks by words alone; no ``words`` ranks by meaning alone. Ties go to the newest id.
+    ``words`` are content words (letters and digits only, as ``core.words.search_words`` gives them).
     """
-    shortlist = max(SHORTLIST if shortlist is None else shortlist, limit)
-    k = RRF_K if rrf_k is None else rrf_k
-    ctes, params, arms = [], [], []
-    far = "" if max_distance is None else " WHERE d <= %s"
-    far_params = [] if max_distance is None else [max_distance]
+    shortlist = max(SHORTLIST, int(limit))
+    ctes: list[str] = []
+    params: list = []
+    places: list[str] = []
     if vector is not None:
-        qv, dim = to_pg_text(vector), len(vector)
-        ctes.append(
-            f"own AS (SELECT t.id, t.embedding <=> %s::vector AS d FROM {corpus.table} t"
-            f" WHERE ({scope}) AND t.embedding IS NOT NULL AND t.embedding_model = %s AND t.embedding_dim = %s"
-            f" ORDER BY d, t.id DESC LIMIT {shortlist})")
-        params += [qv, *scope_params, model, dim]
-        arms.append("SELECT id, d, ROW_NUMBER() OVER (ORDER BY d, id DESC) AS place FROM own" + far)
-        params_arms = list(far_params)
-        if corpus.pieces is not None:
-            p = corpus.pieces
-            ctes.append(
-                f"lines AS (SELECT p.{p.fk} AS id, MIN(p.embedding <=> %s::vector) AS d FROM {p.table} p"
-                f" JOIN {corpus.table} t ON t.id = p.{p.fk}"
-                f" WHERE ({scope}) AND p.embedding_model = %s AND p.embedding_dim = %s"
-                f" GROUP BY p.{p.fk} ORDER BY d, id DESC LIMIT {shortlist})")
-            params += [qv, *scope_params, model, dim]
-            arms.append("SELECT id, d, ROW_NUMBER() OVER (ORDER BY d, id DESC) AS place FROM lines" + far)
-            params_arms += far_params
-    else:
-        params_arms = []
+        sql, more = _meaning(corpus, scope, scope_params, vector, model, shortlist)
+        ctes.append(sql)
+        params += more
+        bound = "" if max_distance is None else f" WHERE d <= {float(max_distance)!r}"
+        places.append(f"SELECT id, ROW_NUMBER() OVER (ORDER BY d, id DESC) AS place FROM meaning{bound}")
     if words:
-        ctes.append(
-            f"txt AS (SELECT t.id, ts_rank_cd(t.{corpus.tsv}, q, 1) AS r"
-            f" FROM {corpus.table} t, to_tsquery('english', %s) q WHERE ({scope}) AND t.{corpus.tsv} @@ q"
-            f" ORDER BY r DESC, t.id DESC LIMIT {shortlist})")
-        params += [" | ".join(words), *scope_params]
-        arms.append("SELECT id, NULL::float8 AS d, ROW_NUMBER() OVER (ORDER BY r DESC, id DESC) AS place FROM txt")
-    if not arms:
+        more_ctes, more = _words(corpus, scope, scope_params, words, shortlist)
+        ctes += more_ctes
+        params += more
+        places.append("SELECT id, ROW_NUMBER() OVER (ORDER BY r DESC, id DESC) AS place FROM bm25")
+    if not places:
         return Ranked([], None)
-    nearest = ("(SELECT MIN(d) FROM (SELECT d FROM own" + (" UNION ALL SELECT d FROM lines" if corpus.pieces else "")
-               + ") n)") if vector is not None else "NULL::float8"
-    fused = (f"SELECT id, SUM(1.0 / ({int(k)} + place)) AS score FROM places"
+    nearest = "(SELECT MIN(d) FROM meaning)" if vector is not None else "NULL::float8"
+    fused = (f"SELECT id, SUM(1.0 / ({int(RRF_K)} + place)) AS score FROM places"
              f" GROUP BY id ORDER BY score DESC, id DESC LIMIT {int(limit)}")
     # one row even when nothing ranked, so the nearest distance is known either way
-    sql = ("WITH " + ", ".join(ctes) + ", places AS (" + " UNION ALL ".join(arms) + ")"
+    sql = ("WITH " + ", ".join(ctes) + ", places AS (" + " UNION ALL ".join(places) + ")"
            f" SELECT f.id, f.score, n.nearest FROM (SELECT {nearest} AS nearest) n"
            f" LEFT JOIN ({fused}) f ON true ORDER BY f.score DESC, f.id DESC")
     with connection.cursor() as cursor:
-        cursor.execute(sql, params + params_arms)
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     nearest_d = rows[0][2] if rows else None
     return Ranked([(int(i), float(s)) for i, s, _n in rows if i is not None],

@@ -127,9 +127,10 @@ def recall_ids(*, seat: Seat, vector, model: str, query: str = "", limit: int = 
     if not vector:
         return []
     now = now or timezone.now()
-    scope = "t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"
+    scope = ("t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"
+             " AND t.embedding_model = %s AND t.embedding_dim = %s")
     return [i for i, _score in hybrid.ranked(
-        CORPUS, scope=scope, scope_params=[seat.pk, now], vector=vector, model=model,
+        CORPUS, scope=scope, scope_params=[seat.pk, now, model, len(vector)], vector=vector, model=model,
         words=search_words(query) if query.strip() else [], limit=limit, max_distance=RECALL_MAX_DISTANCE)]
 
 

@@ -42,15 +42,17 @@ def says_every_word(query: str, texts: Iterable[str]) -> bool:
     return bool(asked) and any(asked <= {stem(w) for w in words(text)} for text in texts)
 
 
-def _scope(seat: Seat, outcome: str | None) -> tuple[str, list]:
-    """The seat's raw turns (with ``outcome``): what a recall reaches."""
-    scope = "t.seat_id = %s AND t.kind = 'raw'" + (" AND t.review_outcome = %s" if outcome else "")
-    return scope, [seat.pk] + ([outcome] if outcome else [])
+def _scope(seat: Seat, model: str, dim: int, outcome: str | None) -> tuple[str, list]:
+    """The seat's raw turns with a vector of the query's model and width (and ``outcome``): what a recall
+    reaches, by meaning and by words alike (``episodes.unreachable_count`` counts the rest)."""
+    scope = ("t.seat_id = %s AND t.kind = 'raw' AND t.embedding_model = %s AND t.embedding_dim = %s"
+             + (" AND t.review_outcome = %s" if outcome else ""))
+    return scope, [seat.pk, model, dim] + ([outcome] if outcome else [])
 
 
 def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> hybrid.Ranked:
     """The fused ranking of the seat's raw turns: ``(episode id, fused score)``, best first, and how near the
     nearest turn compared is (``core.hybrid.Ranked``)."""
-    scope, params = _scope(seat, outcome)
+    scope, params = _scope(seat, model, len(vector), outcome)
     return hybrid.search(CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
                          words=search_words(query), limit=limit, max_distance=RECALL_MAX_DISTANCE)

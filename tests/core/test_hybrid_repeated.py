@@ -1,6 +1,5 @@
-"""Searches of one shape in a row (core.hybrid), on both engines: each answers with its own seat, words,
-vector, weight and floor -- nothing of one search's values is left in the next one's (a statement is
-built once per shape and only its values change)."""
+"""Searches of one shape in a row (core.hybrid): each answers with its own seat, words, vector and floor,
+and a row first in both rankings comes before a row first in one."""
 
 from __future__ import annotations
 
@@ -21,10 +20,10 @@ def note(seat, content, vector):
     return entry.pk
 
 
-def search(seat, query, vector, *, weight=None, max_distance=None, limit=5):
+def search(seat, query, vector, *, max_distance=None, limit=5):
     return [i for i, _ in hybrid.ranked(diary.CORPUS, scope=SCOPE, scope_params=[seat.pk, MODEL, len(vector)],
                                         vector=vector, model=MODEL, words=search_words(query), limit=limit,
-                                        seat=seat.pk, weight=weight, max_distance=max_distance)]
+                                        max_distance=max_distance)]
 
 
 def test_searches_in_a_row_each_read_their_own_seat_and_words(seat):
@@ -39,10 +38,10 @@ def test_searches_in_a_row_each_read_their_own_seat_and_words(seat):
     assert search(seat, "Quillon", far, max_distance=0.5) == []
 
 
-def test_searches_in_a_row_each_rank_by_their_own_vector_and_weight(seat):
-    by_words = note(seat, "The Vantoro renewal is due.", [0.0, 1.0, 0.0])
+def test_a_row_first_by_meaning_and_by_words_comes_before_a_row_first_by_one(seat):
+    by_words = note(seat, "The Vantoro renewal is due at the end of the quarter, after the audit.", [0.0, 1.0, 0.0])
     by_meaning = note(seat, "A contract comes up for signature again.", [1.0, 0.0, 0.0])
-    assert search(seat, "Vantoro", [1.0, 0.0, 0.0], weight=1.0)[0] == by_meaning
-    assert search(seat, "Vantoro", [1.0, 0.0, 0.0], weight=0.0)[0] == by_words
-    assert search(seat, "Vantoro", [0.0, 1.0, 0.0], weight=1.0)[0] == by_words
-    assert search(seat, "Vantoro", [1.0, 0.0, 0.0], weight=1.0, limit=1) == [by_meaning]
+    both = note(seat, "Vantoro's contract comes up for signature.", [0.9, 0.1, 0.0])
+    assert search(seat, "Vantoro", [1.0, 0.0, 0.0])[0] == both
+    assert search(seat, "", [1.0, 0.0, 0.0]) == [by_meaning, both, by_words]  # meaning alone
+    assert search(seat, "renewal", [0.0, 1.0, 0.0], limit=1) == [by_words]  # first in both rankings
