@@ -52,14 +52,13 @@ class _PageDisplay:
         if not skills and not seats:
             return "—"
         rows = format_html_join(
-            "", "<li>{} · seat {}{}</li>",
-            ((_skill_link(s), _seat_link(s.get("seat", "")) if isinstance(s, dict) else "—",
+            "", '<div class="provenance-skill">{}{}</div>',
+            ((_skill_link(s),
               format_html(" · drafted from turn {}", _turn_link(s)) if isinstance(s, dict) and s.get("turn") else "")
              for s in skills),
         )
         return format_html(
-            '<div><strong>{} distinct seats:</strong> {}</div><div><strong>{} skills:</strong></div>'
-            '<ul class="provenance-skills">{}</ul>',
+            '<div class="provenance"><p><strong>{} distinct seats:</strong> {}</p><p><strong>{} skills:</strong></p>{}</div>',
             len(seats), format_html_join(", ", "{}", ((_seat_link(s),) for s in seats)) or "—", len(skills), rows,
         )
 
@@ -212,6 +211,9 @@ class DraftPageAdmin(_PageDisplay, admin.ModelAdmin):
 
     def render_change_form(self, request, context, *args, **kwargs):
         context["can_publish"] = review.can_publish(request.user)
+        original = context.get("original")
+        if original is not None:
+            context["readers"] = review.readers_sentence(original.container_key).replace(" can now find", " can find")
         return super().render_change_form(request, context, *args, **kwargs)
 
     def changelist_view(self, request, extra_context=None):

@@ -9,7 +9,9 @@ from django.contrib.admin.apps import AdminConfig
 INTERNALS = {
     ("django_q", "Schedule"), ("django_q", "Success"), ("django_q", "Failure"), ("django_q", "OrmQ"),
     ("learning", "ConversationState"), ("learning", "OnboardingMarker"), ("learning", "Duty"),
-    ("learning", "PrefetchSnapshot"), ("learning", "RefreshLedger"),
+    ("learning", "PrefetchSnapshot"), ("learning", "RefreshLedger"), ("learning", "FillMinute"),
+    ("learning", "EpisodePiece"), ("learning", "PromotionDraft"), ("learning", "LearningHealth"),
+    ("learning", "SkillVersion"), ("core", "Event"), ("core", "SpendDay"),
     ("transcripts", "TranscriptSource"), ("transcripts", "TranscriptSession"),
 }
 

@@ -59,10 +59,12 @@ TRIGGER_FIELDS = ("label", "subject_is_label", "interactions", "conversation_id"
 
 
 def _start_turn(client, token: str, record: dict) -> dict:
-    """A fixture marked ``"turn_start": "prefetch"`` starts as a runtime's turn does, with the prefetch;
-    its record then names no skills (POST /turns takes the ones the prefetch offered)."""
+    """Every fixture turn starts as a runtime's turn does, with the prefetch, so a lead can read what
+    each was shown. One marked ``"turn_start": "prefetch"`` names no skills in its record (POST /turns
+    takes the ones the prefetch offered)."""
     record = dict(record)
-    if record.pop("turn_start", None) == "prefetch":
+    record.pop("turn_start", None)
+    if record.get("run_id"):
         body = {"run_id": record["run_id"], **{k: record[k] for k in TRIGGER_FIELDS if k in record}}
         client.post(f"/api/v1/agents/{record['seat']}/prefetch", json.dumps(body), content_type="application/json", secure=True,
                     HTTP_AUTHORIZATION=f"Bearer {token}")

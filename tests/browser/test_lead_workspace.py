@@ -88,10 +88,10 @@ def test_the_home_and_a_draft_edited_published_and_followed(live_server, browser
     screenshot("workspace_04_published")
     assert page.url.endswith(f"/admin/knowledge/page/{s['draft'].pk}/change/")
 
-    page.click(".provenance-skills a >> nth=0")  # the skill it came from, with its history
+    page.click(".provenance-skill a >> nth=0")  # the skill it came from, with its history
     page.wait_for_selector("#skill-version")
     page.go_back()
-    page.click(".provenance-skills >> text=run-2")  # the turn the skill was drafted from
+    page.click(".provenance-skill >> text=run-2")  # the turn the skill was drafted from
     page.wait_for_selector("#what-it-was-shown")
 
     draft = Page.objects.get(pk=s["draft"].pk)

@@ -193,3 +193,19 @@ def test_the_event_log_shows_who_acted(client, lead, seat):
     html = client.get(reverse("admin:core_event_changelist"), {"name": "admin_action"}).content.decode()
 
     assert "admin_action" in html and "lena" in html
+
+
+def test_a_leads_admin_index_groups_the_internals_apart(client, lead):
+    import re
+
+    client.force_login(lead)
+    html = client.get(reverse("admin:index")).content.decode()
+
+    def module(label):
+        found = re.search(rf'<div class="app-{label} module.*?</table>', html, re.S)
+        return found.group(0) if found else ""
+
+    assert "Diary entries" in module("learning") and "Synthesized skills" in module("learning")
+    for internal in ("Fill minutes", "Duties", "Refresh ledgers", "Prefetch snapshots", "Episode pieces"):
+        assert internal not in module("learning"), internal
+    assert "Events" not in module("core")
