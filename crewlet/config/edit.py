@@ -13,6 +13,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from django.db import DataError, IntegrityError
+
 from core import admin_log
 from crewlet.config import runtime, trust
 from crewlet.config.parse import ConfigError, Problem
@@ -72,6 +74,8 @@ def save(text: str, *, user):
                                   before_commit=write_and_log)
     except OSError as exc:
         raise EditRefused([Problem("", f"cannot write {path} ({exc.strerror or exc})")], serving_revision()) from None
+    except (DataError, IntegrityError) as exc:
+        raise EditRefused([Problem("", f"the database refused it ({exc})")], serving_revision()) from None
 
 
 def write_atomically(path: str, text: str) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import DatabaseError
+from django.db import DatabaseError, DataError, IntegrityError
 
 from crewlet.config import schema, trust
 from crewlet.config.parse import ConfigError, build, merge, parse_text
@@ -204,7 +204,10 @@ def _maybe_reload() -> None:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ConfigError("", f"not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
-            apply_text(text, path=path, via=f"file read by {who()}")
+            try:
+                apply_text(text, path=path, via=f"file read by {who()}")
+            except (DataError, IntegrityError) as exc:  # the content, not the connection: refused like a bad key
+                raise ConfigError("", f"the database refused it ({exc})") from None
             log.info("config %s applied (revision %s)", path, sha[:12])
         except DatabaseError:
             _state.mtime_ns = -1  # the database failed, not the file: the next call reads it again

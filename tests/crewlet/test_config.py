@@ -634,3 +634,24 @@ def test_an_allowlisted_provider_is_applied(db, settings):
     settings.CREWLET_ALLOWED_PROVIDER_HOSTS = ["127.0.0.1:8080"]  # another port of the host is another host
     with pytest.raises(ConfigError, match="127.0.0.1:19999 is not an allowed provider host"):
         config.apply_text(toml(refreshes=4) + EVIL)
+
+
+def test_a_file_the_database_refuses_keeps_the_serving_revision_and_later_calls_answer(from_file, db, monkeypatch):
+    from django.db import DataError
+
+    from crewlet.config import apply
+
+    write(from_file, toml(refreshes=3))
+    config.current()
+    serving = config.revision()
+    real = apply.apply_to_org
+
+    def refuse(cfg):
+        raise DataError("value too long")
+
+    monkeypatch.setattr(apply, "apply_to_org", refuse)
+    write(from_file, toml(refreshes=5))
+    for _call in range(2):  # the process keeps answering: no error per request
+        assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
+    assert config.revision() == serving and "the database refused it" in config.last_error()
+    monkeypatch.setattr(apply, "apply_to_org", real)

@@ -169,18 +169,20 @@ def test_an_edit_with_a_nul_character_is_refused_naming_its_key_and_the_service_
     assert client.get(ADD).status_code == 200 and config.current().company.name == "Hotco"
 
 
-def test_an_edit_the_database_refuses_leaves_the_file_as_it_was(client, lead, config_file, monkeypatch):
-    from django.db import DatabaseError
+def test_an_edit_the_database_refuses_is_answered_400_and_leaves_the_file_as_it_was(client, lead, config_file,
+                                                                                      monkeypatch):
+    from django.db import DataError
 
-    from crewlet.config import apply, edit
+    from crewlet.config import apply
 
     def refuse(_config):
-        raise DatabaseError("refused")
+        raise DataError("value too long")
 
     monkeypatch.setattr(apply, "apply_to_org", refuse)
     revisions = ConfigRevision.objects.count()
-    with pytest.raises(DatabaseError):
-        edit.save(GOOD.replace("= 3", "= 4"), user=lead)
+    client.force_login(lead)
+    answer = client.post(ADD, {"content": GOOD.replace("= 3", "= 4")})
+    assert answer.status_code == 400 and "the database refused it (value too long)" in answer.content.decode()
     assert config_file.read_text(encoding="utf-8") == GOOD  # applied first, written last
     assert ConfigRevision.objects.count() == revisions
     assert config.current().learning.personal_memory.max_refreshes_per_turn == 3
