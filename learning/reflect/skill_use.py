@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from core.event_types import SkillUsed
+from core.models import Event
 from learning import skills
 
 NAME = "skill_use"
@@ -19,6 +21,10 @@ def run(ctx):
     """Nothing to ask or embed: the whole worker is its write."""
 
     def write() -> dict:
-        return {"marked": skills.mark_used(ctx.skills_offered, seat=ctx.seat, turn_id=ctx.run_id, now=ctx.now)}
+        # a skill the agent loaded with use_skill this turn was counted then: a turn counts a skill once
+        loaded = set(Event.objects.filter(name=SkillUsed.NAME, seat=ctx.seat, turn_id=ctx.run_id)
+                     .values_list("payload__skill_id", flat=True)) if ctx.run_id else set()
+        rest = [i for i in ctx.skills_offered if i not in loaded]
+        return {"marked": skills.mark_used(rest, seat=ctx.seat, turn_id=ctx.run_id, now=ctx.now) if rest else 0}
 
     return write

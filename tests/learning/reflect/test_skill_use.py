@@ -28,3 +28,15 @@ def test_another_seats_skill_id_is_not_marked(seat, other_seat, make_turn):
     reflect_turn(make_turn(skills_offered=[theirs.pk]).pk)
     theirs.refresh_from_db()
     assert theirs.use_count == 0
+
+
+def test_a_skill_loaded_with_use_skill_in_the_turn_counts_once(seat, make_turn):
+    from learning import tools
+
+    loaded = skills.create(seat=seat, name="fix-ci", description="d", body="b", trigger="inline")
+    offered = skills.create(seat=seat, name="triage", description="d", body="b", trigger="inline")
+    tools.run(seat=seat, name="use_skill", run_id="run-once", arguments={"name": "fix-ci"})
+    reflect_turn(make_turn(run_id="run-once", skills_offered=[loaded.pk, offered.pk]).pk)
+    loaded.refresh_from_db()
+    offered.refresh_from_db()
+    assert (loaded.use_count, offered.use_count) == (1, 1)
