@@ -23,7 +23,7 @@ from django.db import connection
 
 from core.vectors import to_pg_text
 
-# Chosen on LoCoMo and on tau-bench, each confirmed on the other (bench/recall.py prints the protocol).
+# Chosen on one development set and confirmed on the other (bench/recall.py prints the protocol).
 RRF_K = 10  # fusion constant: a lower value lets a first place in one ranking count for more
 SHORTLIST = 50  # rows each ranking contributes to the fusion
 BM25_K1 = 1.2  # BM25's usual constants (Robertson and Zaragoza)

@@ -10,10 +10,9 @@ full-text ranking over the seat's live notes.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass, fields
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, QuerySet
@@ -23,7 +22,6 @@ from core import hybrid
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
 from core.scrub import scrub_secrets
-from core.statements import Bound, Compiled
 from core.words import search_words
 from crewlet.models import Seat
 from learning import limits
@@ -43,14 +41,8 @@ def live(seat: Seat, now: datetime | None = None) -> QuerySet[DiaryEntry]:
     return DiaryEntry.objects.filter(seat=seat).filter(Q(ttl_until__isnull=True) | Q(ttl_until__gt=now))
 
 
-_PROBE_TIME = datetime(2000, 1, 1, tzinfo=UTC)  # stands for ``now`` while a read below is compiled
-# the gate path's one diary read (does the seat hold a live note?): compiled once (core.statements)
-_ANY_LIVE = Compiled(lambda seat_id, now: live(Seat(pk=seat_id), now).order_by().values_list("id")[:1], -1, _PROBE_TIME)
-
-
 def has_live(seat: Seat, now: datetime | None = None) -> bool:
-    """``live(seat).exists()``."""
-    return bool(_ANY_LIVE.rows(seat.pk, now or timezone.now()))
+    return live(seat, now).exists()
 
 
 def write(
@@ -145,18 +137,7 @@ def recent(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[D
 
 def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> list[str]:
     """The same notes as ``recent``, their text only (no vectors decoded)."""
-    return [content for (content,) in recent_texts_read(seat=seat, limit=limit, now=now)]
-
-
-@functools.lru_cache(maxsize=16)  # a statement a distinct count, bounded
-def _recent_texts(limit: int) -> Compiled:
-    return Compiled(lambda seat_id, now: _newest(Seat(pk=seat_id), now).values_list("content")[:limit], -1, _PROBE_TIME)
-
-
-def recent_texts_read(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> Bound:
-    """``recent_texts`` not run yet, one ``(content,)`` a row (a reflection pass fetches it with its other
-    reads: every engaged turn does, so it is compiled once a limit, core.statements)."""
-    return _recent_texts(limit).bound(seat.pk, now or timezone.now())
+    return list(_newest(seat, now).values_list("content", flat=True)[:limit])
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
-from django.db import DEFAULT_DB_ALIAS
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from core.providers.embeddings import likeness
 from core.providers.embeddings.base import pieces_of
-from core.statements import Compiled, Insert
 from core.vectors import usable
 from learning import episode_search
 from learning.models import Episode, EpisodePiece
@@ -32,7 +29,7 @@ def embed_text(*, label: str, ask: str, what_it_did: str) -> str:
     return "\n".join(part for part in (label, ask, what_it_did.strip()) if part)
 
 
-OPENING_LINES = 3  # bench/recall.py: the first 2 or 3 lines beat every line by 4 points @1 on tau-bench, LoCoMo equal
+OPENING_LINES = 3  # lines of a turn's own messages searched each by its own vector: what was asked opens it
 _SENDER = re.compile(r"([^\s:][^:\n]{0,59}): ")  # a message's "Name: " lead, as the episodist writes the ask
 
 
@@ -59,8 +56,7 @@ def search_pieces(*, label: str, ask: str, what_it_did: str, max_chars: int) -> 
     conversation's later lines answer the agent's questions ("yes", an id) and look like any query;
     what was asked is in its opening, and the whole text's pooled vector still stands for the rest --
     the context messages included. A message delivered as context is another turn's own message, and
-    searched by its own lines there it would tie with that turn (bench/recall.py, LoCoMo: the reply
-    ranked first for a third of the temporal questions). A turn whose ask says nothing beyond its
+    searched by its own lines there it would tie with that turn. A turn whose ask says nothing beyond its
     label is searched by its text's first line. A function of the row alone, so the fill recomputes
     the same pieces (and a turn with any text has at least one)."""
     label = label.strip()
@@ -83,17 +79,13 @@ def write_pieces(episode: Episode, pieces: list[str], vectors: list, model: str,
         EpisodePiece.objects.filter(episode=episode).delete()
     rows = [EpisodePiece(episode=episode, ordinal=i, embedding=list(v), embedding_model=model, embedding_dim=len(v))
             for i, (_piece, v) in enumerate(zip(pieces, vectors, strict=True)) if usable(v)]
-    _PIECE_ROWS.write(rows)
+    EpisodePiece.objects.bulk_create(rows)
     return len(rows)
 
 
-# every engaged turn files an episode and its line vectors: their inserts' text written once (core.statements)
-_EPISODE_ROWS, _PIECE_ROWS = Insert(Episode), Insert(EpisodePiece)
-
-
 def insert(episode: Episode) -> Episode:
-    """A new episode's one INSERT (``episode.save(force_insert=True)``, without the ORM's per-call work)."""
-    _EPISODE_ROWS.write([episode])
+    """A new episode's one INSERT."""
+    episode.save(force_insert=True)
     return episode
 
 
@@ -124,22 +116,11 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, o
     ranking = episode_search.ranked(seat=seat, vector=vector, model=model, query=query,
                                     limit=max(limit, episode_search.CLOSE_CALL_RANK), outcome=outcome)
     ids = [i for i, _score in ranking.rows[:limit]]
-    rows = {row[0]: row for row in _by_ids(len(ids)).rows(*ids)} if ids else {}
-    turns = [Episode.from_db(DEFAULT_DB_ALIAS, RECALLED_FIELDS, rows[i]) for i in ids if i in rows]
+    rows = Episode.objects.defer("embedding").in_bulk(ids)
+    turns = [rows[i] for i in ids if i in rows]
     # nothing is like the query when its nearest turn is far by meaning and no turn read says all it asks about
     unlike = likeness.unlike(ranking.nearest, model) and not episode_search.says_every_word(query, map(text_of, turns))
     return Recalled(turns, episode_search.close_call([score for _i, score in ranking.rows]), unlike)
-
-
-# a recalled turn is read whole but its vector (nobody reading it reads the vector); the id first
-RECALLED_FIELDS = tuple(f.attname for f in Episode._meta.concrete_fields if f.name != "embedding")
-
-
-@functools.cache
-def _by_ids(count: int) -> Compiled:
-    """The recalled turns' rows by id: every rich turn start reads them, compiled once a count (core.statements)."""
-    return Compiled(lambda *ids: Episode.objects.filter(pk__in=ids).order_by().values_list(*RECALLED_FIELDS),
-                    *range(-1, -count - 1, -1))
 
 
 def recent(*, seat: Seat, limit: int = 10, outcome: str | None = None) -> list[Episode]:
@@ -156,20 +137,6 @@ def in_conversation(*, seat: Seat, conversation_id: str, limit: int = 10, outcom
     return list(qs.order_by("-ended_at", "-id")[:limit])
 
 
-def _unreachable(seat_id: int, model: str, dim: int) -> QuerySet:
-    from crewlet.models import Seat
-
-    return (raw(Seat(pk=seat_id)).exclude(Q(embedding__isnull=False) & Q(embedding_model=model) & Q(embedding_dim=dim))
-            .order_by().values("seat_id").annotate(n=Count("id")).values_list("n"))
-
-
-# compiled once (core.statements): every query_episodes call asks it, and building the queryset cost the ORM
-# 1.2-1.8 ms a call on tau-bench's seat, as much as the ranking itself (the statement runs in 0.1 ms)
-_UNREACHABLE = Compiled(_unreachable, -1, "\0model", 2_000_000_001)  # a width in the field's range (Django drops
-# a lookup of a positive integer field with a negative value as one no row can meet)
-
-
 def unreachable_count(*, seat: Seat, model: str, dim: int) -> int:
     """Raw rows a similarity search cannot reach yet: no vector of the current model and width."""
-    rows = _UNREACHABLE.rows(seat.pk, model, dim)
-    return rows[0][0] if rows else 0
+    return raw(seat).exclude(Q(embedding__isnull=False) & Q(embedding_model=model) & Q(embedding_dim=dim)).count()

@@ -38,8 +38,6 @@ CAUSES = {
     "transient": "The embeddings provider could not answer just now ({error}); the same query may work if you "
     "ask again.",
     "store": "Your episode store could not be read ({error}).",
-    "no_search": "No similarity search is wired for your episodes here (this database has no vector search), so "
-    "asking by meaning cannot work.",
 }
 
 
@@ -87,8 +85,6 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
         rows, close_call, unlike = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model,
                                                    query=query, limit=args.limit, outcome=args.outcome_filter)
         unreachable = episodes.unreachable_count(seat=call.seat, model=embedded.model, dim=len(embedded.vector))
-    except NotImplementedError:
-        return failure("no_search")
     except DatabaseError as exc:
         log.warning("episode store unreadable for %s", call.seat.handle, exc_info=True)
         return failure("store", f"{type(exc).__name__}: {exc}")
