@@ -10,7 +10,7 @@ from crewlet_client.errors import from_response
 from crewlet_client.models import Memory, Prefetch, ToolResult, TurnAccepted
 
 API = "/api/v1"
-ToolFormat = Literal["default", "openai", "anthropic", "mcp"]
+ToolFormat = Literal["default", "openai", "openai-responses", "anthropic", "mcp"]
 
 
 class CrewletClient:

@@ -46,4 +46,6 @@ class Command(BaseCommand):
         self.stdout.write(f"tokens:    {path} (full values)")
         if ana:
             self.stdout.write(f"try it:    curl -H 'Authorization: Bearer {ana}' http://127.0.0.1:8000/api/v1/agents/ana/memory")
+            self.stdout.write("MCP:       .venv/bin/python examples/mcp/check.py   (an MCP client starting manage.py mcp --seat ana)")
+            self.stdout.write("steps:     docs/integration.md (a curl and a crewlet_client line for each)")
         self.stdout.write("API docs:  http://127.0.0.1:8000/api/v1/docs")
