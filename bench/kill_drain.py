@@ -1,7 +1,7 @@
 """``kill -9`` of the queue mid-run: is every turn still reflected exactly once, and how late?
 
 Starts the service as ``make serve`` does (gunicorn, ``crewlet.wsgi``, production settings: DEBUG
-off) on a loopback port and a real ``manage.py qcluster`` (the project's, with the backlog sweep's
+off) on a loopback port and a real ``manage.py qcluster`` (django-q2's, with the backlog sweep's
 schedule installed) against a throwaway embedded PostgreSQL. ``--clients`` threads
 post ``--turns`` distinct turns over the example config's seats, each client pausing ``--pace``
 seconds between posts. When the ``--kill-at``-th turn is accepted the queue is killed with

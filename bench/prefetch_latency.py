@@ -6,9 +6,8 @@ rows' texts are drawn from 5,500 distinct generated texts, embedded once and sha
 (every seat still holds its own rows, so every recall scans and ranks its own 5,000 + 500 vectors
 in SQL). Timed: rich triggers (embed + memory filter + episode recall + knowledge gate + skills)
 and thin triggers (the gate path), each a fresh run id, rotating over the seats, as the API serves
-them: what is timed is what the runtime waits for, the response (the frozen prefix is written before
-it); the turn start's bookkeeping, made once it is sent (``core.after_response``), is timed apart and
-runs before the next turn.
+them: what is timed is what the runtime waits for, the response (the frozen prefix and the turn
+start's bookkeeping are committed before it).
 
 Each figure is printed beside the floor measured in the same run, turn by turn (before the rich turn
 start on every other turn, after it on the rest: ``measure``): the ask's embed
@@ -18,8 +17,7 @@ and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its
 once and cached under var/bench/). One rich turn start, outside the timed ones, is counted:
 its statements and its commits. Twenty more rich turn starts, timed apart, show where one goes: the
 hybrid recall statements (``core.hybrid``), the other statements, the commit, and the rest (Python,
-the embed, waiting for the episode recall), on the request's thread, and apart the episode recall's
-statements on a side reader's connection (``core.side_reads``), which run beside those. Last, the CPU
+the embed). Last, the CPU
 of twenty more rich turn starts and twenty more floors, each loop alone (this process's, every thread,
 and the database server's): on 2 cores a turn start that needs more than twice the floor's CPU
 cannot be within 2x of its wall time; and the load average.
@@ -30,14 +28,12 @@ Usage: python bench/prefetch_latency.py [--embedder hashing|local|both] [--turns
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -148,39 +144,9 @@ def floor_turn(seat, ask: str) -> None:
     raw.execute(SKILLS_SQL, [seat.id]).fetchall()
 
 
-@contextlib.contextmanager
-def on_readers(wrapper):
-    """``wrapper`` also around every statement the side readers run (``core.side_reads``: the episode
-    recall runs on a reader's connection beside the turn start's own reads)."""
-    from django.db import connection
-
-    from core import side_reads
-
-    read = side_reads._read
-
-    def watched(*args):
-        with connection.execute_wrapper(wrapper):
-            return read(*args)
-
-    side_reads._read = watched
-    try:
-        yield
-    finally:
-        side_reads._read = read
-
-
-@contextlib.contextmanager
-def watching(wrapper):
-    """``wrapper`` around every statement of the request's connection and of the side readers'."""
-    from django.db import connection
-
-    with connection.execute_wrapper(wrapper), on_readers(wrapper):
-        yield
-
-
 class Statements:
-    """Statements and commits on the default connection (and the side readers' statements): an atomic
-    block's commit, and each write made in autocommit (its own commit)."""
+    """Statements and commits on the default connection: an atomic block's commit, and each write made
+    in autocommit (its own commit)."""
 
     WRITES = ("INSERT", "UPDATE", "DELETE")
 
@@ -197,7 +163,7 @@ class Statements:
             return self._commit()
 
         self.connection.commit = commit
-        self._watching = watching(self._count)
+        self._watching = self.connection.execute_wrapper(self._count)
         self._watching.__enter__()
         return self
 
@@ -207,8 +173,6 @@ class Statements:
 
     def _count(self, execute, sql, params, many, context):
         self.statements += 1
-        if threading.current_thread() is not threading.main_thread():
-            return execute(sql, params, many, context)  # a reader's: a read
         if not self.connection.in_atomic_block and sql.lstrip().upper().startswith(self.WRITES):
             self.commits += 1
         return execute(sql, params, many, context)
@@ -216,14 +180,13 @@ class Statements:
 
 class Breakdown:
     """Where the time of the turn starts run under it goes: the hybrid recall statements (``core.hybrid``,
-    one ``WITH ... pool AS (...)`` statement a search), every other statement, and the commit, on the
-    request's thread; and apart, the statements the side readers ran beside them (overlapped)."""
+    one ``WITH ... pool AS (...)`` statement a search), every other statement, and the commit."""
 
     def __init__(self):
         from django.db import connections
 
         self.connection = connections["default"]
-        self.hybrid = self.other = self.commit = self.beside = 0.0
+        self.hybrid = self.other = self.commit = 0.0
         self._commit = self.connection.commit
 
     def __enter__(self):
@@ -235,7 +198,7 @@ class Breakdown:
                 self.commit += (time.perf_counter() - started) * 1000
 
         self.connection.commit = commit
-        self._watching = watching(self._time)
+        self._watching = self.connection.execute_wrapper(self._time)
         self._watching.__enter__()
         return self
 
@@ -249,9 +212,7 @@ class Breakdown:
             return execute(sql, params, many, context)
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            if threading.current_thread() is not threading.main_thread():
-                self.beside += elapsed
-            elif sql.lstrip().startswith("WITH") and "pool AS (" in sql:
+            if sql.lstrip().startswith("WITH") and "pool AS (" in sql:
                 self.hybrid += elapsed
             else:
                 self.other += elapsed
@@ -276,7 +237,7 @@ def breakdown(seats, turns: int) -> dict:
     """Rich turn starts run apart from the timed ones, each under a ``Breakdown``: per-turn medians."""
     from learning.prefetch import prefetch
 
-    parts: dict[str, list[float]] = {"total": [], "hybrid": [], "other": [], "commit": [], "beside": []}
+    parts: dict[str, list[float]] = {"total": [], "hybrid": [], "other": [], "commit": []}
     for i in range(turns):
         with Breakdown() as b:
             started = time.perf_counter()
@@ -285,13 +246,12 @@ def breakdown(seats, turns: int) -> dict:
         parts["hybrid"].append(b.hybrid)
         parts["other"].append(b.other)
         parts["commit"].append(b.commit)
-        parts["beside"].append(b.beside)
     return {k: statistics.median(v) for k, v in parts.items()}
 
 
 def _server_cpu() -> dict[int, float]:
-    """Seconds of CPU each of PostgreSQL's client backends has spent (the request's connection and the side
-    readers', kept open by ``CONN_MAX_AGE``), not its background processes (the WAL writer, autovacuum's
+    """Seconds of CPU each of PostgreSQL's client backends has spent (the request's connection, kept open
+    by ``CONN_MAX_AGE``), not its background processes (the WAL writer, autovacuum's
     workers, which would charge one loop with what the writes of the one before left them), by pid. The
     throwaway server serves this bench alone."""
     from django.db import connection
@@ -335,24 +295,15 @@ def measure(seats, turns: int) -> dict:
     start on even turns and before it on odd ones, so each finds the seat's rows as warm as the other does:
     the seats' rows outgrow PostgreSQL's buffers (the bench prints both sizes), and whichever reads a seat
     second finds its pages there."""
-    from core import after_response
     from learning.prefetch import prefetch
 
-    out = {"rich": [], "thin": [], "floor": [], "rich_statements": [], "rich_commits": [], "after": []}
+    out = {"rich": [], "thin": [], "floor": [], "rich_statements": [], "rich_commits": []}
 
     def timed(kind: str, warm: bool, run, *args, **kwargs) -> None:
-        # as the API serves it: what the runtime waits for is the response; the turn start's bookkeeping is
-        # made once it is sent (``core.after_response``), timed apart, before the next turn starts
-        with after_response.deferring() as queue:
-            started = time.perf_counter()
-            run(*args, **kwargs)
-            elapsed = time.perf_counter() - started
         started = time.perf_counter()
-        after_response.run(queue)
+        run(*args, **kwargs)
         if warm:  # the first rounds warm caches and connections
-            out[kind].append(elapsed * 1000)
-            if kind == "rich":
-                out["after"].append((time.perf_counter() - started) * 1000)
+            out[kind].append((time.perf_counter() - started) * 1000)
 
     for i in range(turns + 3):
         seat, warm = seats[i % len(seats)], i >= 3
@@ -408,16 +359,13 @@ def child(turns: int, embedder: str) -> None:
         ratio = f"   {statistics.median(values) / floor:.1f}x the floor" if kind != "floor" else ""
         print(f"   {label:<30} p50 {statistics.median(values):7.1f} ms   p95 {q[18]:7.1f} ms   (n={len(values)}){ratio}",
               flush=True)
-    print(f"   a rich turn start's bookkeeping (spend, stamps, events), made once its response is sent: p50 {statistics.median(times['after']):.1f} ms",
-          flush=True)
     print(f"   one rich turn start: {times['rich_statements'][0]} statements, {times['rich_commits'][0]} commit(s)"
           " (the floor: 4 statements, no commit)", flush=True)
     parts = breakdown(seats, 20)
     rest = parts["total"] - parts["hybrid"] - parts["other"] - parts["commit"]
     print(f"   where a rich turn start goes (20 more, medians): total {parts['total']:.1f} ms = hybrid recall statements "
           f"{parts['hybrid']:.1f} ({parts['hybrid'] / parts['total']:.0%}) + other statements {parts['other']:.1f}"
-          f" + commit {parts['commit']:.1f} + the rest (Python, the embed, waiting for the reader) {rest:.1f};"
-          f" beside them on a reader's connection: the episode recall's statements {parts['beside']:.1f}", flush=True)
+          f" + commit {parts['commit']:.1f} + the rest (Python, the embed) {rest:.1f}", flush=True)
     cpu = cpu_per_turn(seats, 20)
     (rich_p, rich_s), (floor_p, floor_s) = cpu["rich"], cpu["floor"]
     print(f"   CPU a turn start (20 more each, alone): rich {rich_p + rich_s:.1f} ms = this process {rich_p:.1f}"
