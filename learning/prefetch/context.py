@@ -83,13 +83,6 @@ class PrefetchContext:
 
         Sent straight to the pool's worker (``begin_embed_one``), not through a thread of ours that
         would wait on it: one thread handoff before the model runs, not two.
-
-        Measured and not taken (SQLite prefetch bench seat, real MiniLM, 2 busy cores): sending it
-        before the frozen-prefix lookup -- that lookup is 0.2 ms (median from ``prefetch()``'s start
-        to here), and a self_iterate round that finds its prefix would embed for nothing (~7 ms of
-        CPU); two OpenBLAS threads for the forward pass -- p50 7.9 to 31.6 ms and p95 up to 416 ms
-        against 9.8-10.1 ms with one (load average 2.7): its threads spin for a core the database
-        work and the other processes need.
         """
         if not self.thin and self._embedding is None:
             self._sent_embed()
