@@ -11,6 +11,7 @@ publishing moves a draft out of the parent and drops the prefix, leaving the bar
 from __future__ import annotations
 
 import html
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -84,13 +85,33 @@ def when_to_use(draft: Draft) -> str:
     return "" if not text or text.lower() in " ".join(draft.summary.split()).lower() else text
 
 
+def _calls_only(step: str, tools: set[str], known: set[str]) -> bool:
+    """Whether every known tool the step names is one of ``tools``."""
+    named = {t for t in known if re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", step)}
+    return named <= tools
+
+
+def split_steps(draft: Draft) -> tuple[list[str], list[str]]:
+    """The steps of the shared procedure (the tool set the title names, ``source["tool_set"]``), then
+    the steps only some of the seats took, so the title and the numbered steps name the same tools."""
+    shared = set((draft.source or {}).get("tool_set") or [])
+    if not shared:
+        return list(draft.steps), []
+    known = shared | set(draft.tools)
+    main = [s for s in draft.steps if _calls_only(s, shared, known)]
+    return main, [s for s in draft.steps if s not in main]
+
+
 def render_markdown(draft: Draft) -> str:
     """The native page body: what a lead reads, then where it came from."""
     parts = [draft.summary.strip()]
     if when_to_use(draft):
         parts.append(f"## When to use\n\n{when_to_use(draft)}")
-    if draft.steps:
-        parts.append("## Steps\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(draft.steps, 1)))
+    steps, some = split_steps(draft)
+    if steps:
+        parts.append("## Steps\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)))
+    if some:
+        parts.append("## Some seats also\n\n" + "\n".join(f"- {s}" for s in some))
     if draft.tools:
         parts.append("## Tools\n\n" + ", ".join(draft.tools))
     origin = provenance_lines(draft.source)
@@ -105,8 +126,11 @@ def render_storage(draft: Draft) -> str:
     parts = [f"<p>{esc(draft.summary.strip())}</p>"]
     if when_to_use(draft):
         parts.append(f"<h2>When to use</h2><p>{esc(when_to_use(draft))}</p>")
-    if draft.steps:
-        parts.append("<h2>Steps</h2><ol>" + "".join(f"<li>{esc(s)}</li>" for s in draft.steps) + "</ol>")
+    steps, some = split_steps(draft)
+    if steps:
+        parts.append("<h2>Steps</h2><ol>" + "".join(f"<li>{esc(s)}</li>" for s in steps) + "</ol>")
+    if some:
+        parts.append("<h2>Some seats also</h2><ul>" + "".join(f"<li>{esc(s)}</li>" for s in some) + "</ul>")
     if draft.tools:
         parts.append("<h2>Tools</h2><p>" + esc(", ".join(draft.tools)) + "</p>")
     origin = provenance_lines(draft.source)

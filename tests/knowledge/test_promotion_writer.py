@@ -172,3 +172,15 @@ def test_a_page_never_repeats_its_summary_under_when_to_use():
 
     assert "When to use" not in render_markdown(said) and "When to use" not in render_storage(said)
     assert "## When to use\n\nBefore asking for review." in render_markdown(new)
+
+
+def test_the_numbered_steps_call_the_tools_the_title_names_and_the_rest_stand_apart():
+    draft = Draft(title="Platform procedure: git_diff, open_pr, run_tests", summary="Three seats converged.",
+                  steps=("Call git_diff.", "Call run_tests.", "Call open_pr.", "Call post_message."),
+                  tools=("git_diff", "run_tests", "open_pr", "post_message"),
+                  source={"tool_set": ["git_diff", "open_pr", "run_tests"]})
+
+    body = render_markdown(draft)
+
+    assert "## Steps\n\n1. Call git_diff.\n2. Call run_tests.\n3. Call open_pr.\n\n## Some seats also\n\n- Call post_message." in body
+    assert "<ol><li>Call git_diff.</li><li>Call run_tests.</li><li>Call open_pr.</li></ol>" in render_storage(draft)
