@@ -20,7 +20,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.event_types import CATALOGUE
+from core.event_types import catalogue
 from core.models import Event, SpendDay
 from crewlet.errors import BadInput, CrewletError, Forbidden
 from learning import skill_actions, skill_history
@@ -101,13 +101,20 @@ CURATE_NOTICES = {
 
 @admin.register(SynthesizedSkill)
 class SynthesizedSkillAdmin(admin.ModelAdmin):
-    list_display = ("name", "seat", "state", "pinned", "version", "use_count", "last_used_at", "trigger")
+    list_display = ("name", "seat", "state", "pinned", "version", "use_count", "last_use", "trigger")
     list_filter = ("seat", "state", "pinned", "trigger")
     search_fields = ("name", "description", "body")
     ordering = ("seat__handle", "name")
     fields = ("name", "seat_memory", "description", "trigger", "tool_sequence", "origin_turn_id", "created_at")
     readonly_fields = fields
     actions = ["pin_selected", "unpin_selected", "archive_selected", "restore_selected"]
+
+    @admin.display(description="last use", ordering="last_used_at")
+    def last_use(self, skill):
+        """A skill with no counted use reads "never used", not the time it was last offered."""
+        if not skill.use_count or skill.last_used_at is None:
+            return "never used"
+        return skill.last_used_at.strftime("%Y-%m-%d %H:%M")
     change_form_template = "admin/learning/synthesizedskill/change_form.html"
 
     @admin.display(description="seat")
@@ -263,7 +270,7 @@ class EventKindFilter(admin.SimpleListFilter):
         return [("actions", "actions (audited)"), ("telemetry", "telemetry")]
 
     def queryset(self, request, queryset):
-        audits = [cls.NAME for cls in CATALOGUE if not cls.BEST_EFFORT]
+        audits = [cls.NAME for cls in catalogue() if not cls.BEST_EFFORT]
         if self.value() == "actions":
             return queryset.filter(name__in=audits)
         if self.value() == "telemetry":
@@ -372,8 +379,12 @@ class LearningHealthAdmin(ReadOnlyAdmin):
 
     @admin.display(description="avg uses / skill", ordering="avg_uses_per_skill")
     def uses_per_skill(self, row):
-        return "unknown" if row.avg_uses_per_skill is None else f"{row.avg_uses_per_skill:.2f}"
+        if row.avg_uses_per_skill is None:
+            return "— (no skills)" if not row.total_skills else "unknown"
+        return f"{row.avg_uses_per_skill:.2f}"
 
     @admin.display(description="avg skill age (days)", ordering="avg_skill_age_days")
     def age_days(self, row):
-        return "unknown" if row.avg_skill_age_days is None else f"{max(0.0, row.avg_skill_age_days):,.1f}"
+        if row.avg_skill_age_days is None:
+            return "— (no skills)" if not row.total_skills else "unknown"
+        return f"{max(0.0, row.avg_skill_age_days):,.1f}"

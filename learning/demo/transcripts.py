@@ -174,7 +174,7 @@ def run(ctx):
         ctx.line(f"-- re-running the whole loop: {_aux_calls() - calls} model call(s) (drafts are keyed on the lesson text)")
         _boundary(ctx, seat, repo)
         summary = _run(ctx, seat, repo, [_later_session(sessions)], "a later session, after the artifacts landed")
-        ctx.line("   uses by artifact (NULL renders as unknown):")
+        ctx.line("   uses by artifact (a fact names no command, so its uses cannot be counted and read unknown):")
         for row in summary.telemetry.artifacts:
             ctx.line(f"      {row['tier']:<6} {row['path']:<45} uses {render_uses(row['uses'])}")
     finally:

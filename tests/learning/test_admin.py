@@ -209,3 +209,16 @@ def test_a_leads_admin_index_groups_the_internals_apart(client, lead):
     for internal in ("Fill minutes", "Duties", "Refresh ledgers", "Prefetch snapshots", "Episode pieces"):
         assert internal not in module("learning"), internal
     assert "Events" not in module("core")
+
+
+def test_a_skill_never_used_reads_never_used_in_the_list(client, lead, seat):
+    from django.utils import timezone
+
+    offered = make_skill(seat, name="offered-only", use_count=0, last_used_at=timezone.now())
+    used = make_skill(seat, name="used-once", use_count=1, last_used_at=timezone.now())
+    client.force_login(lead)
+
+    html = client.get(reverse("admin:learning_synthesizedskill_changelist")).content.decode()
+
+    rows = {name: html[html.index(name):html.index("</tr>", html.index(name))] for name in (offered.name, used.name)}
+    assert "never used" in rows["offered-only"] and "never used" not in rows["used-once"]
