@@ -14,10 +14,10 @@ from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 
 from core import events
-from core.event_types import ReflectionCompleted
 from crewlet.errors import BadInput, NotFound
 from crewlet.models import Seat
 from learning import diary
+from learning.events import ReflectionCompleted
 from learning.models import CounterpartyProfile, Episode, SynthesizedSkill
 from learning.pages import gates
 
@@ -227,15 +227,22 @@ class SearchResults:
         return self.page + 1 if self.page < self.pages else None
 
 
-def _every_word(fields: tuple[str, ...], words: list[str]) -> Q:
-    """Rows holding every word of the query in one of ``fields`` (the word half where nothing is embedded)."""
+def _words(fields: tuple[str, ...], words: list[str], *, every: bool) -> Q:
+    """Rows holding every word of the query (``every``) or any of them, each in one of ``fields``."""
     condition = Q()
     for word in words:
-        any_field = Q()
+        in_a_field = Q()
         for name in fields:
-            any_field |= Q(**{f"{name}__icontains": word})
-        condition &= any_field
+            in_a_field |= Q(**{f"{name}__icontains": word})
+        condition = (condition & in_a_field) if every else (condition | in_a_field)
     return condition
+
+
+def _with_a_word(queryset, ids: list[int], fields: tuple[str, ...], words: list[str]) -> list[int]:
+    """``ids`` in their order, keeping the rows that hold at least one of the words: a row the
+    recall reached by meaning alone is near the query, not a match a lead searched for."""
+    holding = set(queryset.filter(pk__in=ids).filter(_words(fields, words, every=False)).values_list("pk", flat=True))
+    return [i for i in ids if i in holding]
 
 
 def _then(ranked: list[int], more) -> list[int]:
@@ -251,10 +258,10 @@ def _in_order(model_rows, ids: list[int]) -> list:
 def search(*, seat: Seat, query: str, page: int | str = 1) -> SearchResults:
     """The seat's memory searched by the query's words (and its meaning, when it can be embedded).
 
-    Notes and episodes go through the agents' own hybrid recall (``diary.recall_ids``,
-    ``episode_search.ranked``), so a lead finds what the seat's agent would, followed by any other
-    row holding every word; profiles and skills, which no recall ranks, match when they hold every
-    word. Each kind is counted and paged alike.
+    Notes and episodes are ranked by the agents' own hybrid recall (``diary.recall_ids``,
+    ``episode_search.ranked``), keeping the rows that hold a word of the query, then any other row
+    holding every word; profiles and skills, which no recall ranks, match when they hold every word.
+    Each kind is counted and paged alike.
     """
     from core.providers.embeddings import embed_one
     from core.words import search_words
@@ -274,22 +281,24 @@ def search(*, seat: Seat, query: str, page: int | str = 1) -> SearchResults:
     words = search_words(q)
     embedded = embed_one(q, budget=SEARCH_EMBED_BUDGET)
     vector, model = embedded.vector, embedded.model
+    note_fields, episode_fields = ("content",), ("task_summary", "ask", "plan_summary", "common_task_pattern")
     note_ids = episode_ids = []
     if vector:
         note_ids = diary.recall_ids(seat=seat, vector=vector, model=model, query=q, limit=SEARCH_POOL)
         episode_ids = [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model=model, query=q,
                                                            limit=SEARCH_POOL).rows]
+        note_ids = _with_a_word(diary.live(seat), note_ids, note_fields, words)
+        episode_ids = _with_a_word(Episode.objects.filter(seat=seat), episode_ids, episode_fields, words)
     # then every row holding all the words that the recall left out (one not embedded yet, a compacted turn)
-    note_ids = _then(note_ids, diary.live(seat).filter(_every_word(("content",), words))
+    note_ids = _then(note_ids, diary.live(seat).filter(_words(note_fields, words, every=True))
                      .order_by("-created_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
-    episode_ids = _then(episode_ids, Episode.objects.filter(seat=seat).filter(
-        _every_word(("task_summary", "ask", "plan_summary", "common_task_pattern"), words))
-        .order_by("-started_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
+    episode_ids = _then(episode_ids, Episode.objects.filter(seat=seat).filter(_words(episode_fields, words, every=True))
+                        .order_by("-started_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
     profile_ids = list(CounterpartyProfile.objects.filter(observer=seat).filter(
-        _every_word(("subject_handle", "display_name", "communication_style"), words))
+        _words(("subject_handle", "display_name", "communication_style"), words, every=True))
         .order_by("-updated_at", "-id").values_list("pk", flat=True)[:SEARCH_POOL])
     skill_ids = list(SynthesizedSkill.objects.filter(seat=seat).filter(
-        _every_word(("name", "description", "body"), words))
+        _words(("name", "description", "body"), words, every=True))
         .order_by("-use_count", "name").values_list("pk", flat=True)[:SEARCH_POOL])
     found = {"notes": note_ids, "episodes": episode_ids, "profiles": profile_ids, "skills": skill_ids}
     counts = {kind: len(ids) for kind, ids in found.items()}
