@@ -13,3 +13,5 @@ if not os.environ.get("DATABASE_URL"):
     os.environ["DATABASE_URL"] = embedded_db.throwaway()[1]
 
 from crewlet.settings import *  # noqa: E402,F403
+
+SECURE_SSL_REDIRECT = False  # the test client and the suite's servers speak plain HTTP on loopback
