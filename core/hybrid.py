@@ -6,7 +6,7 @@ One statement ranks the rows of a scope two ways, each cut to a shortlist:
   distance) or, for a corpus with pieces (an episode's own lines), any of its pieces';
 - by words: BM25 over the query's content words, against the row's generated ``tsvector``. A word
   counts once per row (binary term frequency: the texts are short), weighted by its rarity in the
-  scope, and a row's length is normalised against the scope's average.
+  scope, and a row's length is normalised against the average of the rows that match.
 
 A row's score is the sum, over the rankings it appears in, of ``1 / (RRF_K + place)`` (reciprocal rank
 fusion): scores of different scales are never compared, only places. A row past ``max_distance`` by
@@ -21,11 +21,12 @@ from typing import NamedTuple
 
 from django.db import connection
 
-from core.vectors import to_pg_text
+from core.vectors import distance_sql, to_pg_text
 
 # Chosen on one development set and confirmed on the other (bench/recall.py prints the protocol).
 RRF_K = 10  # fusion constant: a lower value lets a first place in one ranking count for more
 SHORTLIST = 50  # rows each ranking contributes to the fusion
+PIECES_PER_ROW = 4  # pieces read per shortlisted row: a row's nearest pieces come first, a row has a few
 BM25_K1 = 1.2  # BM25's usual constants (Robertson and Zaragoza)
 BM25_B = 0.75
 
@@ -62,20 +63,24 @@ def ranked(corpus: Corpus, **kwargs) -> list[tuple[int, float]]:
 
 def _meaning(corpus: Corpus, scope: str, scope_params: Sequence, vector: Sequence[float], model: str,
              shortlist: int) -> tuple[str, list]:
-    """The ``meaning`` CTE: ``(id, d)``, the shortlist nearest rows by the nearest of their vectors."""
+    """The ``meaning`` CTE: ``(id, d)``, the shortlist nearest rows by the nearest of their vectors.
+
+    Distances are written against the column cast to the query's width (``distance_sql``), so an
+    approximate index of that width (``core.vectors.ensure_index``) can serve the ordering; a row's
+    pieces are read nearest first and grouped after, so that index serves them too."""
     qv, dim = to_pg_text(vector), len(vector)
-    own = (f"SELECT t.id, t.embedding <=> %s::vector AS d FROM {corpus.table} t"
-           f" WHERE ({scope}) AND t.embedding IS NOT NULL AND t.embedding_model = %s AND t.embedding_dim = %s"
-           f" ORDER BY d, t.id DESC LIMIT {shortlist}")
-    params = [qv, *scope_params, model, dim]
+    own = (f"SELECT t.id, {distance_sql('t', dim)} AS d FROM {corpus.table} t"
+           f" WHERE ({scope}) AND t.embedding IS NOT NULL AND t.embedding_model = %s AND t.embedding_dim = {dim}"
+           f" ORDER BY d LIMIT {shortlist}")
+    params = [qv, *scope_params, model]
     if corpus.pieces is None:
         return f"meaning AS ({own})", params
     p = corpus.pieces
-    lines = (f"SELECT p.{p.fk} AS id, MIN(p.embedding <=> %s::vector) AS d FROM {p.table} p"
+    lines = (f"SELECT p.{p.fk} AS id, {distance_sql('p', dim)} AS d FROM {p.table} p"
              f" JOIN {corpus.table} t ON t.id = p.{p.fk}"
-             f" WHERE ({scope}) AND p.embedding_model = %s AND p.embedding_dim = %s"
-             f" GROUP BY p.{p.fk} ORDER BY d, id DESC LIMIT {shortlist}")
-    params += [qv, *scope_params, model, dim]
+             f" WHERE ({scope}) AND p.embedding_model = %s AND p.embedding_dim = {dim}"
+             f" ORDER BY d LIMIT {PIECES_PER_ROW * shortlist}")
+    params += [qv, *scope_params, model]
     sql = (f"meaning AS (SELECT id, MIN(d) AS d FROM (({own}) UNION ALL ({lines})) u"
            f" GROUP BY id ORDER BY d, id DESC LIMIT {shortlist})")
     return sql, params
@@ -83,21 +88,22 @@ def _meaning(corpus: Corpus, scope: str, scope_params: Sequence, vector: Sequenc
 
 def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[str],
            shortlist: int) -> tuple[list[str], list]:
-    """The CTEs of the BM25 ranking, ending in ``bm25`` ``(id, r)``: the scope's size and average length,
-    the rows matching any word, each word's rows among them, and the sum of the matched words' weights."""
+    """The CTEs of the BM25 ranking, ending in ``bm25`` ``(id, r)``: the scope's size, the rows matching
+    any word (their average length stands for the scope's: the counts stay an index read), each word's
+    rows among them, and the sum of the matched words' weights."""
     ctes = [
-        f"stats AS (SELECT COUNT(*)::float8 AS n, GREATEST(AVG(t.search_len), 1)::float8 AS avgdl"
-        f" FROM {corpus.table} t WHERE ({scope}))",
+        f"stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n FROM {corpus.table} t WHERE ({scope}))",
         "asked AS (SELECT w, to_tsquery('english', w) AS q FROM unnest(%s::text[]) w"
         " WHERE numnode(to_tsquery('english', w)) > 0)",
         f"matched AS MATERIALIZED (SELECT t.id, t.search_tsv AS v, t.search_len AS len FROM {corpus.table} t"
         f" WHERE ({scope}) AND t.search_tsv @@ to_tsquery('english', %s))",
+        "avgdl AS MATERIALIZED (SELECT GREATEST(AVG(len), 1)::float8 AS len FROM matched)",
         "hits AS (SELECT m.id, m.len, a.w FROM matched m JOIN asked a ON m.v @@ a.q)",
-        "df AS (SELECT w, COUNT(*)::float8 AS n FROM hits GROUP BY w)",
+        "df AS MATERIALIZED (SELECT w, COUNT(*)::float8 AS n FROM hits GROUP BY w)",
         f"bm25 AS (SELECT h.id, SUM(ln(1 + (s.n - df.n + 0.5) / (df.n + 0.5)) * {BM25_K1 + 1}"
-        f" / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / s.avgdl))) AS r"
-        f" FROM hits h JOIN df USING (w) CROSS JOIN stats s GROUP BY h.id ORDER BY r DESC, h.id DESC"
-        f" LIMIT {shortlist})",
+        f" / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / a.len))) AS r"
+        f" FROM hits h JOIN df USING (w) CROSS JOIN stats s CROSS JOIN avgdl a GROUP BY h.id"
+        f" ORDER BY r DESC, h.id DESC LIMIT {shortlist})",
     ]
     # each word alone in the OR-query: to_tsquery reads a bare word as its lexeme (stopwords drop out)
     params = [*scope_params, list(words), *scope_params, " | ".join(words)]

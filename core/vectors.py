@@ -29,6 +29,37 @@ def to_pg_text(vector: Vector) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
+def distance_sql(alias: str, dim: int) -> str:
+    """The cosine distance of ``alias``'s vector, cast to the query's width, to a ``%s`` query vector. The
+    caller filters the rows on ``embedding_dim = dim`` first (and so matches ``ensure_index``'s predicate)."""
+    return f"({alias}.embedding::vector({int(dim)}) <=> %s::vector({int(dim)}))"
+
+
+# tables searched by meaning at a scale where an exact scan of a seat is too slow
+INDEXED_TABLES = ("episodes", "episode_pieces")
+
+
+def index_name(table: str, dim: int) -> str:
+    return f"{table}_embedding_hnsw_{int(dim)}"
+
+
+def ensure_index(table: str, dim: int, *, using: str = "default") -> bool:
+    """Create the approximate (HNSW, cosine) index of ``table``'s vectors of width ``dim`` unless it exists;
+    True when it was created. A column of no fixed width takes one index per width, over that width's
+    rows: it orders ``distance_sql``'s expression and filters by seat and model as it scans
+    (``hnsw.iterative_scan``, set per connection in settings)."""
+    from django.db import connections
+
+    name = index_name(table, dim)
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
+        if cursor.fetchone():
+            return False
+        cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw"
+                       f" ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE embedding_dim = {int(dim)}")
+    return True
+
+
 def register_pgvector(connection) -> bool:
     """Register pgvector's psycopg adapters on a Django connection; False before the extension exists."""
     raw = connection.connection

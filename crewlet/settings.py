@@ -82,6 +82,9 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
 # each time. CREWLET_DB_CONN_MAX_AGE=0 makes it one connection a request.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# An approximate vector index (core.vectors.ensure_index) keeps scanning until the seat's rows fill the
+# LIMIT rather than stopping at ef_search candidates (pgvector >= 0.8; older servers ignore it).
+DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c hnsw.iterative_scan=relaxed_order"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # create_lead and the admin's password forms refuse what these refuse
