@@ -108,6 +108,8 @@ PATTERNS: tuple[Pattern, ...] = (
         ),
         keeps_key=True,
         triggers=("pass", "pwd", "secret", "token", "key"),
+        # a key name followed by its assignment: prose that only mentions a key ("the key rotation") skips the rule
+        requires=re.compile(r"(?:pass|pwd|secret|token|key)\w*[\"']?\s*[:=]", re.I),
     ),
 )
 
@@ -139,10 +141,7 @@ class ScrubStats:
             self.counts[label] = self.counts.get(label, 0) + n
 
 
-_ALL_TRIGGERS = sorted({t for p in PATTERNS for t in p.triggers} | set(_HOME_TRIGGERS), key=len, reverse=True)
-# every start position (a lookahead), the longest trigger there; a trigger inside a found one is present too
-_TRIGGERS = re.compile("(?=(" + "|".join(re.escape(t) for t in _ALL_TRIGGERS) + "))")
-_INSIDE = {t: {u for u in _ALL_TRIGGERS if u in t} for t in _ALL_TRIGGERS}
+_ALL_TRIGGERS = tuple(sorted({t for p in PATTERNS for t in p.triggers} | set(_HOME_TRIGGERS)))
 _UNTRIGGERED = tuple(p for p in PATTERNS if not p.triggers)
 
 
@@ -155,9 +154,7 @@ def scrub(text: str, stats: ScrubStats | None = None, *, personal: bool = True) 
     if not text:
         return text
     lowered = text.lower()
-    present = set()  # one scan: which patterns can match at all
-    for found in set(_TRIGGERS.findall(lowered)):
-        present |= _INSIDE[found]
+    present = {t for t in _ALL_TRIGGERS if t in lowered}  # which patterns can match at all (substring searches)
     if not present and not _UNTRIGGERED:
         return text
     for pattern in PATTERNS:
