@@ -32,7 +32,7 @@ BODY = re.compile(r"(<!-- body: (\S+) (\S+) (request|response) -->\n).*?(<!-- /b
 def main() -> int:
     from crewlet import embedded_db
 
-    var = ROOT / "var"
+    var = Path(os.environ.get("CREWLET_VAR_DIR", ROOT / "var"))  # make demo's: its server and its tokens
     server = embedded_db.server(var / "pgdata")
     if not embedded_db.database_exists(server, "crewlet_demo"):
         sys.exit("no demo database crewlet_demo on the embedded server: run `make demo` first")
