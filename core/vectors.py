@@ -6,6 +6,7 @@ every row records its model and width, so a query compares only rows of its own 
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 
@@ -14,6 +15,7 @@ from django.db import models
 from django.db.models import Func, Value
 
 Vector = Sequence[float]
+log = logging.getLogger("core.vectors")
 
 
 def usable(vector: Vector | None) -> bool:
@@ -48,15 +50,20 @@ def ensure_index(table: str, dim: int, *, using: str = "default") -> bool:
     True when it was created. A column of no fixed width takes one index per width, over that width's
     rows: it orders ``distance_sql``'s expression and filters by seat and model as it scans
     (``hnsw.iterative_scan``, set per connection in settings)."""
-    from django.db import connections
+    from django.db import DatabaseError, connections, transaction
 
     name = index_name(table, dim)
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
         if cursor.fetchone():
             return False
-        cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw"
-                       f" ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE embedding_dim = {int(dim)}")
+        try:
+            with transaction.atomic(using=using):
+                cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} USING hnsw"
+                               f" ((embedding::vector({int(dim)})) vector_cosine_ops) WHERE embedding_dim = {int(dim)}")
+        except DatabaseError as exc:  # pgvector before 0.5 has no HNSW: every search scans exactly
+            log.warning("no approximate index %s: %s", name, exc)
+            return False
     return True
 
 
@@ -117,12 +124,14 @@ class CosineDistance(Func):
     arg_joiner = " <=> "
 
     def __init__(self, expression, vector: Vector, **extra):
+        self.dim = len(vector)
         super().__init__(expression, Value(to_pg_text(vector)), **extra)
 
     def as_sql(self, compiler, connection, **extra_context):
         col, col_params = compiler.compile(self.source_expressions[0])
         query, query_params = compiler.compile(self.source_expressions[1])
-        return f"({col} <=> {query}::vector)", (*col_params, *query_params)
+        dim = int(self.dim)  # the cast lets an index of this width (``ensure_index``) serve the ordering
+        return f"({col}::vector({dim}) <=> {query}::vector({dim}))", (*col_params, *query_params)
 
 
 def cosine(a: Vector, b: Vector) -> float:

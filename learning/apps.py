@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class LearningConfig(AppConfig):
@@ -6,6 +7,14 @@ class LearningConfig(AppConfig):
     verbose_name = "Agent learning"
 
     def ready(self):
-        from learning import schedules
+        from learning import events, schedules  # noqa: F401  (events: registers the app's event classes)
 
         schedules.connect()  # a config apply keeps each loop's clock unless its cadence changed
+        post_migrate.connect(_vector_indexes, sender=self, dispatch_uid="learning_vector_indexes")
+
+
+def _vector_indexes(sender, using="default", **kwargs) -> None:
+    """After ``migrate``: the approximate vector indexes of the configured embedder's width, when it is known."""
+    from learning.passes.embed_fill import ensure_vector_indexes
+
+    ensure_vector_indexes(using=using)

@@ -45,8 +45,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core import events
-from core.event_types import MemoryFillConfigurationRefused
+from core import events, vectors
 from core.providers.embeddings.base import get_embedder, pieces_of
 from core.providers.errors import ProviderError
 from crewlet import config
@@ -54,6 +53,7 @@ from crewlet.models import Seat
 from knowledge.models import Page
 from knowledge.pages import embed_text as page_text
 from learning import diary, episodes
+from learning.events import MemoryFillConfigurationRefused
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import fill_ledger
 from learning.passes.fill_pieces import fill_pieces
@@ -142,6 +142,19 @@ def save_state(state: dict) -> None:
     Duty.objects.update_or_create(name=STATE_DUTY, defaults={"last_result": state})
 
 
+def ensure_vector_indexes(*, using: str = "default", embedder=None) -> list[str]:
+    """The approximate indexes of the configured embedder's width (``core.vectors.ensure_index``), made
+    once; a width known only after the endpoint first answers gets its index on the next fill."""
+    try:
+        embedder = embedder or get_embedder()
+    except (ImproperlyConfigured, ImportError, ProviderError):
+        return []
+    if embedder is None or not getattr(embedder, "dim", None):
+        return []
+    return [vectors.index_name(table, embedder.dim) for table in vectors.INDEXED_TABLES
+            if vectors.ensure_index(table, embedder.dim, using=using)]
+
+
 def release_holds() -> int:
     """An apply that changes the provider tries every held row again at once, with its neighbours
     (what was refused alone was refused by the old provider)."""
@@ -204,6 +217,8 @@ def run_fill(
     if embedder is None:
         return {"ran": False, "why": "embeddings are off (providers.embeddings.kind = none)"}
     spec = config.current().providers.embeddings
+    if not dry_run:
+        ensure_vector_indexes(embedder=embedder)
     state, released = _state_for(spec)
     paused = parse_datetime(state["paused_until"]) if state.get("paused_until") else None
     if paused and paused > now:

@@ -205,3 +205,24 @@ def test_ranked_ids_is_seen_by_execute_wrappers_and_refused_in_a_broken_transact
         transaction.set_rollback(True)
         with pytest.raises(TransactionManagementError):
             ranked_ids(DiaryEntry.objects.filter(seat=seat), [1.0, 0.1], "m-a", limit=5)
+
+
+def test_an_approximate_index_is_made_once_per_width_and_ranks_as_the_exact_scan(seat):
+    from django.db import connection
+
+    from core.vectors import ensure_index, index_name
+
+    assert ensure_index("agent_diary", 8) is True
+    assert ensure_index("agent_diary", 8) is False  # made once
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [index_name("agent_diary", 8)])
+        (definition,) = cursor.fetchone()
+    assert "hnsw" in definition and "embedding_dim = 8" in definition
+    rng = np.random.default_rng(9)
+    vectors = rng.normal(size=(60, 8)).astype(np.float32)
+    rows = _rows(seat, vectors)
+    query = rng.normal(size=8).astype(np.float32)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # take the index where the plan can
+        ranked = ranked_ids(DiaryEntry.objects.filter(seat=seat), query.tolist(), "m-a", limit=5)
+    assert [i for i, _ in ranked] == _numpy_top(rows, vectors, query, lambda r: True, limit=5)
