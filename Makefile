@@ -1,4 +1,5 @@
 # Two commands on a fresh machine: `make demo` and `make test`.
+SHELL   := /bin/bash
 PY      := .venv/bin/python
 PIP     := .venv/bin/pip
 STAMP   := .venv/.installed
@@ -53,19 +54,25 @@ test: install
 	$(PY) -m pytest
 
 # Every bench, each printing its figures beside a floor or baseline from the same run, on a
-# throwaway embedded PostgreSQL. The recall benches read the public dev data (CREWLET_BENCH_DATA
-# or ../shared/bench-data); without it they say so and the rest still run.
+# throwaway embedded PostgreSQL; docs/benchmarks.md is written from their outputs (bench/report.py).
+# The recall benches read the public dev data (CREWLET_BENCH_DATA or ../shared/bench-data); without
+# it they say so and the rest still run.
 BENCH_DATA ?= $(or $(CREWLET_BENCH_DATA),$(CURDIR)/../shared/bench-data)
-BENCHES := prefetch_latency vector_recall reflect_throughput intake ingest lifecycle embed_cold_start \
-	rewrite_concurrency transcript_report
+BENCHES := prefetch_latency vector_recall vector_index reflect_throughput intake ingest lifecycle \
+	embed_cold_start rewrite_concurrency transcript_report
 bench: install
-	set -e; for b in $(BENCHES); do echo "== bench/$$b.py"; $(PY) bench/$$b.py; done
-	set -e; if [ -d "$(BENCH_DATA)" ]; then \
-	  for b in recall diary_recall; do echo "== bench/$$b.py $(BENCH_DATA)"; $(PY) bench/$$b.py "$(BENCH_DATA)"; done; \
+	rm -rf var/bench && mkdir -p var/bench
+	set -eo pipefail; for b in $(BENCHES); do echo "== bench/$$b.py"; \
+	  { echo "$$ python bench/$$b.py"; $(PY) bench/$$b.py 2>&1; } | tee var/bench/$$b.txt; done
+	set -eo pipefail; if [ -d "$(BENCH_DATA)" ]; then \
+	  for b in recall diary_recall offline_judgement; do echo "== bench/$$b.py"; \
+	    { echo "$$ python bench/$$b.py ../shared/bench-data"; $(PY) bench/$$b.py "$(BENCH_DATA)" 2>&1; } \
+	    | tee var/bench/$$b.txt; done; \
 	else echo "== bench/recall.py, bench/diary_recall.py skipped: no bench data at $(BENCH_DATA)"; fi
-	set -e; for kill in none cluster; do \
-	  echo "== bench/kill_drain.py --kill $$kill"; $(PY) bench/kill_drain.py --kill $$kill; \
-	done
+	set -eo pipefail; for kill in none cluster; do echo "== bench/kill_drain.py --kill $$kill"; \
+	  { echo "$$ python bench/kill_drain.py --kill $$kill"; $(PY) bench/kill_drain.py --kill $$kill 2>&1; } \
+	  | tee var/bench/kill_drain_$$kill.txt; done
+	$(PY) bench/report.py var/bench docs/benchmarks.md
 
 lint: install
 	.venv/bin/ruff check .
