@@ -35,3 +35,5 @@ def test_the_demo_step_leaves_a_promoted_draft_and_a_lead_login(company, role, s
     text = out.getvalue()
     assert "http://127.0.0.1:8000/admin/" in text and "lead / lead-demo" in text
     assert "Deploy runbook" in text and draft.title in text
+    # the scope reads ENG and OPS, not PLAT, where the draft lands: the demo says so rather than promise
+    assert "no agent can find it yet: PLAT is not in any seat's read scope" in text
