@@ -10,8 +10,8 @@
 | pass_reports    | 30 days  | what a background pass did on a tick                                |
 | audit           | kept     | what a person decided, and what decided a lesson's fate              |
 
-A new event class must be put in a family (importing this module checks the catalogue is covered
-exactly once). The sweep deletes oldest first, a bounded number of rows a tick; spend is rolled up
+Each event class names its family (``RETENTION``; defining a class without one is an error). The
+sweep deletes oldest first, a bounded number of rows a tick; spend is rolled up
 a day at a time in the same transaction as its delete, so nothing is counted twice or lost.
 """
 
@@ -26,7 +26,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from core import event_types as et
+from core.event_types import AuxiliarySpend, catalogue
 
 DELETE_BATCH = 5_000  # rows per delete statement
 MAX_ROWS_PER_TICK = 200_000  # per family: a large backlog drains over several ticks
@@ -35,54 +35,29 @@ MAX_SPEND_DAYS_PER_TICK = 31  # days of spend rolled up per tick
 
 @dataclass(frozen=True)
 class Family:
-    name: str
+    name: str  # an ``event_types.Retention``: each event class names its own family
     horizon: timedelta | None  # None: kept
-    events: tuple[type[et.EventPayload], ...]
 
     @property
     def names(self) -> list[str]:
-        return [cls.NAME for cls in self.events]
+        return [cls.NAME for cls in catalogue() if cls.RETENTION == self.name]
 
 
-SPEND = Family("auxiliary_spend", timedelta(days=35), (et.AuxiliarySpend,))
+SPEND = Family("auxiliary_spend", timedelta(days=35))
 FAMILIES: tuple[Family, ...] = (
     SPEND,
-    Family("turn_telemetry", timedelta(days=91), (
-        et.PrefetchSummary, et.PersistDeciderCompleted, et.KnowledgeRead, et.SkillUsed, et.SkillTelemetryWriteFailed,
-    )),
-    Family("turn_record", timedelta(days=365), (
-        et.ReflectionCompleted, et.ReflectAndPersistCalled, et.EpisodeWritten, et.CounterpartyProfileUpdated,
-        et.SkillReflectionApplied,
-    )),
-    Family("skills", timedelta(days=365), (
-        et.SkillSynthesized, et.SkillRefined, et.SkillStaled, et.SkillArchived, et.SkillRevived, et.SkillPromoted,
-    )),
-    Family("pass_reports", timedelta(days=30), (
-        et.CompactionRequested, et.CompactionCompleted, et.EpisodeLifecyclePass, et.MemoryFillVectorUnusable,
-        et.MemoryFillInputContinued, et.MemoryFillConfigurationRefused, et.LessonMissed, et.ArtifactRetirementProposed,
-    )),
-    Family("audit", None, (
-        et.AdminAction, et.KnowledgeDraftPublished, et.KnowledgeDraftRejected, et.NoteForgotten, et.NoteCorrected,
-        et.RecommendationReviewed, et.RecommendationInstalled, et.TranscriptsAdminAction, et.ShardDecided,
-        et.ShardJudged, et.ShardRejected,
-    )),
+    Family("turn_telemetry", timedelta(days=91)),
+    Family("turn_record", timedelta(days=365)),
+    Family("skills", timedelta(days=365)),
+    Family("pass_reports", timedelta(days=30)),
+    Family("audit", None),
 )
-FAMILY_OF: dict[str, Family] = {cls.NAME: family for family in FAMILIES for cls in family.events}
-
-
-def uncovered() -> tuple[set[str], list[str]]:
-    """(catalogued events in no family, events put in more than one): both empty, or the catalogue drifted."""
-    listed = [cls.NAME for family in FAMILIES for cls in family.events]
-    return {cls.NAME for cls in et.CATALOGUE} - set(listed), sorted({n for n in listed if listed.count(n) > 1})
-
-
-_missing, _twice = uncovered()
-if _missing or _twice:
-    raise RuntimeError(f"core.event_retention: events in no family {sorted(_missing)}, in two {_twice}")
+_BY_NAME: dict[str, Family] = {family.name: family for family in FAMILIES}
 
 
 def family_of(name: str) -> Family:
-    return FAMILY_OF[name]
+    """The family of the catalogued event named ``name``."""
+    return _BY_NAME[next(cls.RETENTION for cls in catalogue() if cls.NAME == name)]
 
 
 def day_start(day: date) -> datetime:
@@ -121,7 +96,7 @@ def roll_up_day(day: date, cutoff: datetime) -> int:
     from core.models import Event, SpendDay
 
     start = day_start(day)
-    rows = Event.objects.filter(name=SPEND.names[0], created_at__gte=start,
+    rows = Event.objects.filter(name=AuxiliarySpend.NAME, created_at__gte=start,
                                 created_at__lt=min(cutoff, start + timedelta(days=1)))
     with transaction.atomic():
         for group in spend_groups(rows):
@@ -142,7 +117,7 @@ def roll_up_spend(cutoff: datetime) -> int:
 
     deleted = 0
     for _ in range(MAX_SPEND_DAYS_PER_TICK):
-        oldest = Event.objects.filter(name=SPEND.names[0], created_at__lt=cutoff).order_by("created_at").first()
+        oldest = Event.objects.filter(name=AuxiliarySpend.NAME, created_at__lt=cutoff).order_by("created_at").first()
         if oldest is None:
             break
         deleted += roll_up_day(timezone.localdate(oldest.created_at), cutoff)

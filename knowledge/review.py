@@ -16,9 +16,10 @@ import logging
 from django.db import transaction
 
 from core import events
-from core.event_types import AdminAction, KnowledgeDraftPublished, KnowledgeDraftRejected
+from core.event_types import AdminAction
 from core.providers.embeddings import embed_one
 from crewlet.errors import BadInput, Conflict, Forbidden
+from knowledge.events import KnowledgeDraftPublished, KnowledgeDraftRejected
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page, PageVersion
 
 log = logging.getLogger("knowledge.review")

@@ -21,9 +21,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from core import events
-from core.event_types import KnowledgePageRef, KnowledgeRead
 from crewlet import config
 from crewlet.config.schema import KnowledgeBackend
+from knowledge.events import KnowledgePageRef, KnowledgeRead
 
 if TYPE_CHECKING:
     from crewlet.models import Seat

@@ -25,9 +25,9 @@ class LeadAdminSite(AdminSite):
         apps = super().get_app_list(request, app_label)
         if app_label:
             return apps
-        internals = []
+        internals: list[dict] = []
         for app in apps:
-            keep = []
+            keep: list[dict] = []
             for model in app["models"]:
                 (internals if (app["app_label"], model["object_name"]) in INTERNALS else keep).append(model)
             app["models"] = keep

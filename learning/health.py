@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from core import events
-from core.event_types import PersistDeciderCompleted, PrefetchSummary
 from crewlet.models import Seat
+from learning.events import PersistDeciderCompleted, PrefetchSummary
 from learning.models import LearningHealth
 from learning.prefetch.similar_work import RECALL_OUTCOMES
 

@@ -11,8 +11,8 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from core import events
-from core.event_types import ReflectionCompleted
 from learning import diary
+from learning.events import ReflectionCompleted
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import onboarding
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from core import admin_log, events
-from core.event_types import NoteCorrected, NoteForgotten
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
 from crewlet.errors import BadInput, Forbidden
 from learning import limits
+from learning.events import NoteCorrected, NoteForgotten
 from learning.models import DiaryEntry
 
 FORGET_PERMISSION = "learning.delete_diaryentry"

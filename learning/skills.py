@@ -16,11 +16,11 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from core import events
-from core.event_types import SkillRevived, SkillTelemetryWriteFailed
 from core.scrub import scrub_secrets
 from crewlet import config
 from crewlet.errors import Conflict, NotFound
 from learning import limits
+from learning.events import SkillRevived, SkillTelemetryWriteFailed
 from learning.models import SkillVersion, SynthesizedSkill
 
 if TYPE_CHECKING:

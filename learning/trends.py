@@ -20,7 +20,7 @@ from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
 
 from core import events
-from core.event_types import PrefetchSummary, SkillUsed
+from learning.events import PrefetchSummary, SkillUsed
 from learning.models import DiaryEntry, SynthesizedSkill
 
 if TYPE_CHECKING:

@@ -244,7 +244,7 @@ class TurnRecord(BaseModel):
     def scrubbed(self) -> TurnRecord:
         """The record with every secret in its free text replaced by its placeholder (``core.scrub``): what
         intake stores and every worker and model reads. Ids, names and enums are kept as sent."""
-        update = {name: scrub_secrets(getattr(self, name)) for name in FREE_TEXT}
+        update: dict[str, object] = {name: scrub_secrets(getattr(self, name)) for name in FREE_TEXT}
         update["interactions"] = [i.scrubbed() for i in self.interactions]
         return self.model_copy(update=update)
 

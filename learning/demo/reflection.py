@@ -142,7 +142,7 @@ def _closed_gates(event) -> str:
 
 def show_seat(ctx, handle: str) -> None:
     from core import events
-    from core.event_types import ReflectionCompleted
+    from learning.events import ReflectionCompleted
     from crewlet.models import Seat
     from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 

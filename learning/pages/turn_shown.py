@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from core import events
-from core.event_types import ReflectionCompleted
 from crewlet.errors import NotFound
+from learning.events import ReflectionCompleted
 from learning.models import DiaryEntry, Episode, PrefetchSnapshot, SynthesizedSkill, Turn
 
 if TYPE_CHECKING:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from core import aux, events
-from core.event_types import SkillSynthesized
 from crewlet import config
 from crewlet.models import Seat
 from learning import procedures, skills
+from learning.events import SkillSynthesized
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.reflect.synthesizer import duplicate_of, write_draft

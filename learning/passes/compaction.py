@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from django.db import transaction
 
 from core import aux, events
-from core.event_types import CompactionRequested
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from learning import limits, procedures, rewrites
+from learning.events import CompactionRequested
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
 from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY

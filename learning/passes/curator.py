@@ -18,9 +18,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core import events
-from core.event_types import SkillArchived, SkillStaled
 from crewlet import config
 from crewlet.models import Seat
+from learning.events import SkillArchived, SkillStaled
 from learning.models import SynthesizedSkill
 
 log = logging.getLogger("learning.passes.curator")

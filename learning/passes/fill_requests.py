@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core import events
-from core.event_types import MemoryFillInputContinued, MemoryFillVectorUnusable
 from core.providers.embeddings.base import Embedder
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from core.vectors import pool, usable
 from knowledge.models import Page
+from learning.events import MemoryFillInputContinued, MemoryFillVectorUnusable
 from learning.models import DiaryEntry, Episode
 from learning.passes import fill_ledger
 from learning.transcripts.models import Shard

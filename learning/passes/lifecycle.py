@@ -20,9 +20,9 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from core import aux, events
-from core.event_types import CompactionCompleted, EpisodeLifecyclePass
 from crewlet import config
 from crewlet.models import Seat
+from learning.events import CompactionCompleted, EpisodeLifecyclePass
 from learning.models import Episode
 from learning.passes import compaction, cursor
 

@@ -25,13 +25,13 @@ from django.db import DatabaseError
 from django.utils import timezone
 
 from core import aux, events
-from core.event_types import SkillPromoted
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
 from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
+from learning.events import SkillPromoted
 from learning.passes import cursor, promotion_record
 from learning.procedures import jaccard, procedure
 from learning.purposes.skill_promotion_draft import NAME as PURPOSE

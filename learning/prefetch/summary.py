@@ -10,7 +10,7 @@ literal.
 
 from __future__ import annotations
 
-from core.event_types import BlockOutcome, PrefetchSummary
+from learning.events import BlockOutcome, PrefetchSummary
 from learning.prefetch.blocks import BlockResult
 from learning.prefetch.context import PrefetchContext
 from learning.prefetch.gate import requires_recon

@@ -24,9 +24,9 @@ from django.conf import settings
 from django.utils.text import slugify
 
 from core import events
-from core.event_types import SkillUsed
 from knowledge.tool_skill_pages import tool_skill_pages
 from learning import tools as builtins
+from learning.events import SkillUsed
 
 if TYPE_CHECKING:
     from crewlet.models import Seat

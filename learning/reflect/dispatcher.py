@@ -23,11 +23,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import aux, budgets, events
-from core.event_types import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
+from learning.events import ReflectionCompleted, WorkerFailed, WorkerOutcome, WorkerRan, WorkerSkipped
 from learning.models import Turn
 from learning.reflect import episodist, registry, skill_reflection
 from learning.reflect.context import TurnContext
 from learning.reflect.ring import RING
+from learning.reflect.worker import Prepared, Worker
 
 log = logging.getLogger("learning.reflect")
 
@@ -74,7 +75,7 @@ def _no_engagement(ctx: TurnContext) -> bool:
     return ctx.outcome == "skipped" or (ctx.outcome == "done" and not ctx.tools_called and not ctx.record.replied)
 
 
-def dispatch_gate(ctx: TurnContext, wired: list) -> str | None:
+def dispatch_gate(ctx: TurnContext, wired: list[Worker]) -> str | None:
     """The first pass-wide gate that closes for this turn, or None (the ring is taken on the way)."""
     if not wired:
         return NO_WORKERS
@@ -101,7 +102,7 @@ def _write_signal(ctx: TurnContext) -> None:
         log.exception("skill-reflection signal write failed on turn %s", ctx.run_id)
 
 
-def _prepare_worker(worker, ctx: TurnContext):
+def _prepare_worker(worker: Worker, ctx: TurnContext) -> WorkerSkipped | WorkerFailed | Prepared:
     """The first half of one worker: its outcome, or the write that will produce it."""
     try:
         gate = worker.applies(ctx)
@@ -109,16 +110,14 @@ def _prepare_worker(worker, ctx: TurnContext):
             return WorkerSkipped(gate=gate)
         return worker.run(ctx)
     except Exception as exc:  # isolation: one worker's bug costs neither the others nor the pass
-        log.exception("reflection worker %s failed on turn %s", worker.NAME, ctx.run_id)
+        log.exception("reflection worker %s failed on turn %s", worker.name, ctx.run_id)
         return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
 
 
-def _apply_worker(name: str, prepared, ctx: TurnContext) -> WorkerOutcome:
+def _apply_worker(name: str, prepared: WorkerSkipped | WorkerFailed | Prepared, ctx: TurnContext) -> WorkerOutcome:
     """The second half, inside the pass's transaction: the worker's writes, in their own savepoint."""
-    if isinstance(prepared, (WorkerSkipped, WorkerFailed)):
+    if isinstance(prepared, (WorkerRan, WorkerSkipped, WorkerFailed)):
         return prepared
-    if not callable(prepared):
-        return WorkerRan(result=prepared or {})
     try:
         with transaction.atomic(), events.batched():  # a failed write takes its own events with it
             return WorkerRan(result=prepared() or {})
@@ -139,12 +138,12 @@ def run_pass(ctx: TurnContext) -> PassResult:
         result.gate = f"gate_error: {type(exc).__name__}"
     prepared: dict = {}
     if result.gate:
-        prepared = {w.NAME: WorkerSkipped(gate=result.gate) for w in wired}
+        prepared = {w.name: WorkerSkipped(gate=result.gate) for w in wired}
     else:
         skill_reflection.earned(ctx)  # this turn's own signal counts for its own persistence pass
         ctx.notes["skill_reflection_gate"] = skill_reflection.applies(ctx)
         for worker in wired:
-            prepared[worker.NAME] = _prepare_worker(worker, ctx)
+            prepared[worker.name] = _prepare_worker(worker, ctx)
     _commit(ctx, result, prepared, started)
     return result
 
@@ -156,7 +155,7 @@ def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: f
         if ctx.notes.get("signal_due") and skill_reflection.earned(ctx):
             _write_signal(ctx)
         result.workers = {name: _apply_worker(name, p, ctx) for name, p in prepared.items()}
-        if episodist.NAME in result.failed:  # the turn's own record: a pass without it is no reflection
+        if episodist.Episodist.name in result.failed:  # the turn's own record: a pass without it is no reflection
             raise EpisodeNotFiled(f"turn {ctx.run_id}: the episode could not be filed")
         if not result.gate:
             result.workers[skill_reflection.NAME] = skill_reflection.report(ctx)

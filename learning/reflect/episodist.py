@@ -14,24 +14,18 @@ import logging
 from django.core.exceptions import ImproperlyConfigured
 
 from core import events
-from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_many, get_embedder
 from core.providers.embeddings.base import DIARY_EMBED_BUDGET
+from crewlet.config.schema import Learning
 from learning import episodes
+from learning.events import EpisodeWritten
 from learning.models import Episode
+from learning.reflect.context import TurnContext
+from learning.reflect.worker import Prepared
 
 log = logging.getLogger("learning.reflect.episodist")
 
-NAME = "episodist"
 EPISODE_EMBED_BUDGET = DIARY_EMBED_BUDGET  # one short text; a row without a vector is filled later
-
-
-def wired(learning) -> bool:
-    return learning.enabled
-
-
-def applies(ctx) -> str | None:
-    return None  # every engaged turn is an episode, settled or not
 
 
 def schedule_name(ctx) -> str:
@@ -102,26 +96,6 @@ def _embed(text: str, fields: dict):
     return results[0], pieces, [r.vector for r in results[1:]]
 
 
-def run(ctx):
-    """The embed (no transaction open); returns the write that files the episode."""
-    fields = _fields(ctx)
-    text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
-    vector, pieces, piece_vectors = _embed(text, fields)
-
-    def write() -> dict:
-        episode, existing = _file(ctx, fields, vector, pieces, piece_vectors)
-        events.publish(
-            EpisodeWritten(
-                episode_id=episode.pk, replaced=existing, embedded=episode.embedding is not None,
-                label=episode.task_summary,
-            ),
-            seat=ctx.seat, turn_id=ctx.run_id,
-        )
-        return {"episode_id": episode.pk, "replaced": existing, "embedded": episode.embedding is not None}
-
-    return write
-
-
 def _existing(ctx, fields: dict) -> int | None:
     """The episode this pass replaces: this run's own (a redelivered pass), else the work item's (a re-run).
 
@@ -159,3 +133,34 @@ def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple
     elif existing is not None:
         episodes.write_pieces(episode, [], [], "")  # the fill embeds the whole and its lines together
     return episode, existing is not None
+
+
+class Episodist:
+    """The Episodist: every engaged turn filed as an episode."""
+
+    name = "episodist"
+
+    def wired(self, learning: Learning) -> bool:
+        return learning.enabled
+
+    def applies(self, ctx: TurnContext) -> str | None:
+        return None  # every engaged turn is an episode, settled or not
+
+    def run(self, ctx: TurnContext) -> Prepared:
+        """The embed (no transaction open); returns the write that files the episode."""
+        fields = _fields(ctx)
+        text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
+        vector, pieces, piece_vectors = _embed(text, fields)
+
+        def write() -> dict:
+            episode, existing = _file(ctx, fields, vector, pieces, piece_vectors)
+            events.publish(
+                EpisodeWritten(
+                    episode_id=episode.pk, replaced=existing, embedded=episode.embedding is not None,
+                    label=episode.task_summary,
+                ),
+                seat=ctx.seat, turn_id=ctx.run_id,
+            )
+            return {"episode_id": episode.pk, "replaced": existing, "embedded": episode.embedding is not None}
+
+        return write

@@ -16,32 +16,20 @@ import copy
 import logging
 
 from core import aux, events
-from core.event_types import PersistDeciderCompleted
+from crewlet.config.schema import Learning
 from learning import dedup, diary, limits
+from learning.events import PersistDeciderCompleted
 from learning.models import DiaryEntry
 from learning.purposes import persist_decision
 from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_reflection
+from learning.reflect.context import TurnContext
+from learning.reflect.worker import Prepared
 
 log = logging.getLogger("learning.reflect.persist_decider")
 
-NAME = "persist_decider"
 RECENT_NOTES_SHOWN = 50
 KINDS = {"LONG": DiaryEntry.LONG, "SHORT": DiaryEntry.SHORT}
-
-
-def wired(learning) -> bool:
-    return learning.enabled
-
-
-def applies(ctx) -> str | None:
-    if not ctx.settled:
-        return "unsettled"
-    if ctx.self_persisted and not skill_reflection.due(ctx):
-        return "self_persisted"
-    if not aux.available(ctx.seat):
-        return "no_auxiliary_model"
-    return None
 
 
 def build_inputs(ctx, *, reflect: bool) -> dict:
@@ -61,30 +49,6 @@ def _ask(ctx):
         return ctx.consult(persist_decision.NAME, inputs)
 
     return ask
-
-
-def run(ctx):
-    """The decision (model call and the note's embed, no writes); returns the write that stores it."""
-    reflect = skill_reflection.due(ctx)
-    inputs = build_inputs(ctx, reflect=reflect)
-    ask = _ask(ctx)
-    answer = skill_reflection.converse(ctx, inputs, ask) if reflect else ask(inputs)
-    if ctx.self_persisted:
-        answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
-    entry = _prepare_note(ctx, answer)
-    duplicate = None
-    if entry is not None:
-        similarity = ctx.knobs.learning.personal_memory.duplicate_similarity
-        duplicate = dedup.duplicate_of(entry, similarity=similarity, now=ctx.now)
-    answered = (ctx.notes.get("answered_by") or {}).get(persist_decision.NAME) or {}
-
-    def write() -> dict:
-        if reflect:
-            skill_reflection.apply_pending(ctx)
-        # a copy: a retried write inserts afresh
-        return {**store(ctx, answer, entry=copy.copy(entry), duplicate_of=duplicate), **answered}
-
-    return write
 
 
 def _prepare_note(ctx, answer: dict):
@@ -134,3 +98,44 @@ def store(ctx, answer: dict, *, entry=None, duplicate_of: int | None = None) -> 
         outcome["recommendation"] = content
     events.publish(PersistDeciderCompleted(**outcome), seat=ctx.seat, turn_id=ctx.run_id)
     return outcome
+
+
+class PersistDecider:
+    """The PersistDecider: what of the turn goes into the diary."""
+
+    name = "persist_decider"
+
+    def wired(self, learning: Learning) -> bool:
+        return learning.enabled
+
+    def applies(self, ctx: TurnContext) -> str | None:
+        if not ctx.settled:
+            return "unsettled"
+        if ctx.self_persisted and not skill_reflection.due(ctx):
+            return "self_persisted"
+        if not aux.available(ctx.seat):
+            return "no_auxiliary_model"
+        return None
+
+    def run(self, ctx: TurnContext) -> Prepared:
+        """The decision (model call and the note's embed, no writes); returns the write that stores it."""
+        reflect = skill_reflection.due(ctx)
+        inputs = build_inputs(ctx, reflect=reflect)
+        ask = _ask(ctx)
+        answer = skill_reflection.converse(ctx, inputs, ask) if reflect else ask(inputs)
+        if ctx.self_persisted:
+            answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
+        entry = _prepare_note(ctx, answer)
+        duplicate = None
+        if entry is not None:
+            similarity = ctx.knobs.learning.personal_memory.duplicate_similarity
+            duplicate = dedup.duplicate_of(entry, similarity=similarity, now=ctx.now)
+        answered = (ctx.notes.get("answered_by") or {}).get(persist_decision.NAME) or {}
+
+        def write() -> dict:
+            if reflect:
+                skill_reflection.apply_pending(ctx)
+            # a copy: a retried write inserts afresh
+            return {**store(ctx, answer, entry=copy.copy(entry), duplicate_of=duplicate), **answered}
+
+        return write

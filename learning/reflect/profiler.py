@@ -19,19 +19,17 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core import aux, events
-from core.event_types import CounterpartyProfileUpdated
 from core.scrub import scrub_json
+from crewlet.config.schema import Learning
+from learning.events import CounterpartyProfileUpdated
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
+from learning.reflect.context import TurnContext
+from learning.reflect.worker import Prepared
 
 log = logging.getLogger("learning.reflect")
 
-NAME = "profiler"
 MAX_ITEMS = 20  # per list: the oldest observations give way, a profile is not a transcript
-
-
-def wired(learning) -> bool:
-    return learning.enabled
 
 
 def subjects_of(ctx) -> list[tuple]:
@@ -44,16 +42,6 @@ def subjects_of(ctx) -> list[tuple]:
         _, messages = grouped.setdefault(sender.key, (sender, []))
         messages.append(interaction.body)
     return list(grouped.values())
-
-
-def applies(ctx) -> str | None:
-    if ctx.internal_trigger:
-        return "internal_trigger"
-    if not subjects_of(ctx):
-        return "no_human_senders"
-    if not aux.available(ctx.seat):
-        return "no_auxiliary_model"
-    return None
 
 
 def _merge(old: list, new: list) -> list:
@@ -155,48 +143,65 @@ def _announce(ctx, profile: CounterpartyProfile) -> None:
     )
 
 
-def run(ctx):
-    """Each sender's model call (no writes); returns the write that merges every answer."""
-    subjects = subjects_of(ctx)
-    known = _known(ctx, subjects)
-    answers, failed = [], {}
-    for sender, messages in subjects:
-        subject = sender.handle or sender.external_id
-        existing = known.get((sender.handle, sender.external_id, sender.platform))
-        try:
-            answers.append((subject, sender, ask(ctx, sender, messages, existing), existing))
-        except Exception as exc:  # isolation: one sender's failure costs none of the others
-            log.exception("profiler failed for sender %s on turn %s", subject, ctx.run_id)
-            failed[subject] = f"{type(exc).__name__}: {exc}"
-    if failed and not answers:  # nobody observed: the worker failed, as the pass record should say
-        raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
+class Profiler:
+    """The Profiler: one observation per human sender of the turn."""
 
-    answered = (ctx.notes.get("answered_by") or {}).get(profile_update.NAME) or {}
+    name = "profiler"
 
-    def write_all() -> dict:
-        updated, unchanged = [], []
+    def wired(self, learning: Learning) -> bool:
+        return learning.enabled
 
-        def write_one(subject, sender, answer, existing) -> None:
-            profile = write(ctx, sender, answer, existing)
-            if profile is None:
-                unchanged.append(subject)
-                return
-            _announce(ctx, profile)
-            updated.append(subject)
+    def applies(self, ctx: TurnContext) -> str | None:
+        if ctx.internal_trigger:
+            return "internal_trigger"
+        if not subjects_of(ctx):
+            return "no_human_senders"
+        if not aux.available(ctx.seat):
+            return "no_auxiliary_model"
+        return None
 
-        for subject, sender, answer, existing in answers:
-            if len(answers) == 1:  # the worker's own savepoint isolates a lone sender
-                write_one(subject, sender, answer, existing)
-                continue
+    def run(self, ctx: TurnContext) -> Prepared:
+        """Each sender's model call (no writes); returns the write that merges every answer."""
+        subjects = subjects_of(ctx)
+        known = _known(ctx, subjects)
+        answers, failed = [], {}
+        for sender, messages in subjects:
+            subject = sender.handle or sender.external_id
+            existing = known.get((sender.handle, sender.external_id, sender.platform))
             try:
-                with transaction.atomic(), events.batched():
-                    write_one(subject, sender, answer, existing)
-            except Exception as exc:
-                log.exception("profiler failed writing sender %s on turn %s", subject, ctx.run_id)
+                answers.append((subject, sender, ask(ctx, sender, messages, existing), existing))
+            except Exception as exc:  # isolation: one sender's failure costs none of the others
+                log.exception("profiler failed for sender %s on turn %s", subject, ctx.run_id)
                 failed[subject] = f"{type(exc).__name__}: {exc}"
-        if failed and not updated and not unchanged:
+        if failed and not answers:  # nobody observed: the worker failed, as the pass record should say
             raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
-        return {"subjects": updated, **({"unchanged": unchanged} if unchanged else {}),
-                **({"failed": failed} if failed else {}), **answered}
 
-    return write_all
+        answered = (ctx.notes.get("answered_by") or {}).get(profile_update.NAME) or {}
+
+        def write_all() -> dict:
+            updated, unchanged = [], []
+
+            def write_one(subject, sender, answer, existing) -> None:
+                profile = write(ctx, sender, answer, existing)
+                if profile is None:
+                    unchanged.append(subject)
+                    return
+                _announce(ctx, profile)
+                updated.append(subject)
+
+            for subject, sender, answer, existing in answers:
+                if len(answers) == 1:  # the worker's own savepoint isolates a lone sender
+                    write_one(subject, sender, answer, existing)
+                    continue
+                try:
+                    with transaction.atomic(), events.batched():
+                        write_one(subject, sender, answer, existing)
+                except Exception as exc:
+                    log.exception("profiler failed writing sender %s on turn %s", subject, ctx.run_id)
+                    failed[subject] = f"{type(exc).__name__}: {exc}"
+            if failed and not updated and not unchanged:
+                raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
+            return {"subjects": updated, **({"unchanged": unchanged} if unchanged else {}),
+                    **({"failed": failed} if failed else {}), **answered}
+
+        return write_all

@@ -16,10 +16,10 @@ import logging
 from datetime import timedelta
 
 from core import events
-from core.event_types import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
 from crewlet.errors import Conflict
 from crewlet.models import Seat
 from learning import limits, skill_actions, skills
+from learning.events import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
 from learning.models import ConversationState, SynthesizedSkill
 from learning.reflect import skill_body
 

@@ -13,22 +13,19 @@ import logging
 from django.db.models.functions import Substr
 
 from core import aux, events
-from core.event_types import SkillSynthesized
+from crewlet.config.schema import Learning
 from crewlet.errors import Conflict
 from crewlet.models import Seat
 from learning import limits, procedures, skills
+from learning.events import SkillSynthesized
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.purposes.describe import turn_inputs
 from learning.reflect import skill_body
+from learning.reflect.context import TurnContext
+from learning.reflect.worker import Prepared
 
 log = logging.getLogger("learning.reflect.synthesizer")
-
-NAME = "synthesizer"
-
-
-def wired(learning) -> bool:
-    return learning.enabled and learning.skill_synthesis.enabled
 
 
 def _alike(tools, skill_tools, threshold: float) -> bool:
@@ -49,26 +46,6 @@ def _held_tools(seat: Seat, cap: int) -> list:
     if cap <= 0:
         return []
     return list(skills.held(seat).order_by("id").values_list("tool_sequence", flat=True)[:cap])
-
-
-def applies(ctx) -> str | None:
-    knobs = ctx.knobs.learning.skill_synthesis
-    if not knobs.enabled:
-        return "synthesis_disabled"
-    if not ctx.settled:
-        return "unsettled"
-    # distinct work tools the turn called: one tool five times is one, and the memory tools are none
-    if len(set(procedures.procedure(ctx.tools_called))) < knobs.min_tool_calls:
-        return "too_few_tools"
-    cap = knobs.max_skills_per_agent
-    held = _held_tools(ctx.seat, cap)
-    if skills.full(len(held), cap):  # at most ``cap`` were read: as many as held, or enough to be full
-        return "max_skills_per_agent"
-    if any(_alike(ctx.tool_sequence, tools, knobs.duplicate_jaccard_threshold) for tools in held):
-        return "duplicate_skill"
-    if not aux.available(ctx.seat):
-        return "no_auxiliary_model"
-    return None
 
 
 PRIOR_ASKS = 3  # the newest alike runs' asks shown to the drafter beside the turn's own
@@ -114,28 +91,55 @@ def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_
     return skill, "drafted"
 
 
-def run(ctx):
-    """The draft (the model call; no writes); returns the write that stores it."""
-    inputs = turn_inputs(ctx)
-    prior = prior_runs(ctx)
-    # the drafter sees the steps of the work: the memory and skill tools are how the agent learns, not steps
-    inputs.update(tool_sequence=procedures.procedure(ctx.tool_sequence), tools_called=procedures.procedure(ctx.tools_called))
-    inputs.update(mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
-                  existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
-    draft = ctx.consult(skill_draft.NAME, inputs)
+class Synthesizer:
+    """The Synthesizer: a new skill drafted from a turn's steps."""
 
-    def write() -> dict:
-        skill, why = write_draft(
-            seat=ctx.seat, draft=draft, tool_sequence=procedures.procedure(ctx.tool_sequence), trigger="inline",
-            origin_turn_id=ctx.run_id,
-            now=ctx.now,
-        )
-        if skill is None:
-            return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
-        events.publish(
-            SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
-            seat=ctx.seat, turn_id=ctx.run_id,
-        )
-        return {"drafted": True, "skill_id": skill.pk, "name": skill.name}
+    name = "synthesizer"
 
-    return write
+    def wired(self, learning: Learning) -> bool:
+        return learning.enabled and learning.skill_synthesis.enabled
+
+    def applies(self, ctx: TurnContext) -> str | None:
+        knobs = ctx.knobs.learning.skill_synthesis
+        if not knobs.enabled:
+            return "synthesis_disabled"
+        if not ctx.settled:
+            return "unsettled"
+        # distinct work tools the turn called: one tool five times is one, and the memory tools are none
+        if len(set(procedures.procedure(ctx.tools_called))) < knobs.min_tool_calls:
+            return "too_few_tools"
+        cap = knobs.max_skills_per_agent
+        held = _held_tools(ctx.seat, cap)
+        if skills.full(len(held), cap):  # at most ``cap`` were read: as many as held, or enough to be full
+            return "max_skills_per_agent"
+        if any(_alike(ctx.tool_sequence, tools, knobs.duplicate_jaccard_threshold) for tools in held):
+            return "duplicate_skill"
+        if not aux.available(ctx.seat):
+            return "no_auxiliary_model"
+        return None
+
+    def run(self, ctx: TurnContext) -> Prepared:
+        """The draft (the model call; no writes); returns the write that stores it."""
+        inputs = turn_inputs(ctx)
+        prior = prior_runs(ctx)
+        # the drafter sees the steps of the work: the memory and skill tools are how the agent learns, not steps
+        inputs.update(tool_sequence=procedures.procedure(ctx.tool_sequence), tools_called=procedures.procedure(ctx.tools_called))
+        inputs.update(mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
+                      existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
+        draft = ctx.consult(skill_draft.NAME, inputs)
+
+        def write() -> dict:
+            skill, why = write_draft(
+                seat=ctx.seat, draft=draft, tool_sequence=procedures.procedure(ctx.tool_sequence), trigger="inline",
+                origin_turn_id=ctx.run_id,
+                now=ctx.now,
+            )
+            if skill is None:
+                return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
+            events.publish(
+                SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
+                seat=ctx.seat, turn_id=ctx.run_id,
+            )
+            return {"drafted": True, "skill_id": skill.pk, "name": skill.name}
+
+        return write

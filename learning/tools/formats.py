@@ -39,7 +39,8 @@ def _strict(node):
         return [_described(n) for n in node], []
     if not isinstance(node, dict):
         return node, []
-    out, said = {}, []
+    out: dict = {}
+    said: list[str] = []
     for key, value in node.items():
         if key == "title":
             continue

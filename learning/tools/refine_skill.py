@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from core import events
-from core.event_types import SkillRefined
 from crewlet import config
 from crewlet.errors import Conflict, NotFound
 from learning import limits, skills
+from learning.events import SkillRefined
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 

@@ -14,10 +14,10 @@ from django.db import transaction
 from pydantic import Field
 
 from core import events
-from core.event_types import ReflectAndPersistCalled
 from crewlet.errors import BadInput
 from crewlet.models import Seat
 from learning import diary, limits
+from learning.events import ReflectAndPersistCalled
 from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 

@@ -13,9 +13,9 @@ from django.db import DatabaseError
 from pydantic import Field
 
 from core import events
-from core.event_types import SkillUsed
 from crewlet.errors import Conflict, NotFound
 from learning import skills
+from learning.events import SkillUsed
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 

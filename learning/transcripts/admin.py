@@ -7,12 +7,12 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from core import events
-from core.event_types import TranscriptsAdminAction
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet.errors import CrewletError
 from learning.transcripts import ladder
 from learning.transcripts.artifacts import install, review_recommendation
+from learning.transcripts.events import TranscriptsAdminAction
 from learning.transcripts.models import (
     Recommendation,
     Shard,

@@ -21,11 +21,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import aux, events
-from core.event_types import ShardDecided, ShardJudged, ShardRejected
 from core.vectors import nearest
 from crewlet import config
 from crewlet.errors import Conflict
 from learning.purposes import transcript_judge
+from learning.transcripts.events import ShardDecided, ShardJudged, ShardRejected
 from learning.transcripts.models import Shard
 
 VETTED = (Shard.PUBLISHED,)  # the corroboration pool: vetted shards only

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 
 from core import events
-from core.event_types import ArtifactRetirementProposed, LessonMissed
 from learning.transcripts.artifacts.draft import commands_in, slug
+from learning.transcripts.events import ArtifactRetirementProposed, LessonMissed
 from learning.transcripts.models import Recommendation, Shard, TranscriptSession
 
 OBSERVABLE = ("hook", "skill", "agent", "rule", "allowlist")

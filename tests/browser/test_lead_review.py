@@ -11,10 +11,10 @@ import pytest
 from django.utils import timezone
 
 from core import events
-from core.event_types import PersistDeciderCompleted
 from core.models import Event
 from knowledge.models import Page
 from learning import diary, leads
+from learning.events import PersistDeciderCompleted
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import PrefetchRequest, prefetch
 from learning.reflect import reflect_turn

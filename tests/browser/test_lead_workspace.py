@@ -14,9 +14,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from core import events
-from core.event_types import NoteCorrected, NoteForgotten
 from knowledge.models import Page, PageVersion
 from learning import diary, leads
+from learning.events import NoteCorrected, NoteForgotten
 from learning.models import DiaryEntry
 from learning.prefetch import PrefetchRequest, prefetch
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory

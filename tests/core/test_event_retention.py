@@ -10,9 +10,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core import aux, event_retention, events, purposes, spend
-from core.event_types import CATALOGUE, AdminAction, EpisodeLifecyclePass, PrefetchSummary, SkillSynthesized
+from core.event_types import RETENTIONS, AdminAction, EventPayload, catalogue
 from core.models import Event, SpendDay
 from crewlet.models import BudgetCounter
+from learning.events import EpisodeLifecyclePass, PrefetchSummary, SkillSynthesized
 from learning.passes import tasks
 
 pytestmark = pytest.mark.django_db
@@ -46,19 +47,28 @@ def names():
     return sorted(Event.objects.values_list("name", flat=True))
 
 
-def test_every_catalogued_event_is_in_exactly_one_family_with_its_horizon():
-    assert event_retention.uncovered() == (set(), [])
-    assert {cls.NAME for cls in CATALOGUE} == set(event_retention.FAMILY_OF)
+def test_every_catalogued_event_is_in_one_family_with_its_horizon():
     horizons = {f.name: (f.horizon.days if f.horizon else None) for f in event_retention.FAMILIES}
     assert horizons == {"auxiliary_spend": 35, "turn_telemetry": 91, "turn_record": 365, "skills": 365,
                         "pass_reports": 30, "audit": None}
+    assert set(horizons) == set(RETENTIONS)
+    # every installed app's events are catalogued, each in exactly one family
+    listed = [name for family in event_retention.FAMILIES for name in family.names]
+    assert sorted(listed) == sorted(cls.NAME for cls in catalogue())
+    assert {"auxiliary_spend", "reflection_completed", "knowledge_read", "shard_judged"} <= set(listed)
     assert event_retention.family_of("prefetch_summary").name == "turn_telemetry"
     assert event_retention.family_of("reflection_completed").name == "turn_record"
     assert event_retention.family_of("admin_action").horizon is None
     # every event a person's action writes (not best effort) is kept or lives a year
-    for cls in CATALOGUE:
+    for cls in catalogue():
         if not cls.BEST_EFFORT:
             assert event_retention.family_of(cls.NAME).name in ("audit", "turn_record")
+
+
+def test_an_event_class_without_a_family_is_refused():
+    with pytest.raises(TypeError, match="no retention family"):
+        class Unkept(EventPayload):
+            NAME = "test_unkept"
 
 
 def test_the_sweep_deletes_each_family_past_its_horizon_and_keeps_the_rest(seat):

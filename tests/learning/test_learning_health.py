@@ -10,9 +10,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core import events
-from core.event_types import BlockOutcome, PersistDeciderCompleted, PrefetchSummary
 from core.models import Event
 from learning import health
+from learning.events import BlockOutcome, PersistDeciderCompleted, PrefetchSummary
 from learning.models import LearningHealth, SynthesizedSkill
 from learning.prefetch import PrefetchRequest, prefetch
 from learning.prefetch.similar_work import RECALL_OUTCOMES
@@ -84,36 +84,31 @@ def test_exactly_at_the_threshold_is_not_flagged(seat):
     assert health.verdict(LearningHealth.objects.get(seat=seat)) == health.HEALTHY
 
 
-def old_summary(seat, **payload):
-    """A ``prefetch_summary`` row as written before the event catalogue (blocks as a list, flat keys)."""
-    return Event.objects.create(name="prefetch_summary", seat=seat, payload=payload)
-
-
 def summary(seat, **blocks):
     return events.publish(PrefetchSummary(blocks={name: BlockOutcome(hit=hit) for name, hit in blocks.items()}), seat=seat)
 
 
-def test_old_prefetch_summaries_keep_loading_whatever_their_shape(seat):
-    old_summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=True,
-                personal_memory_bytes=300, relevant_knowledge_hit=False, relevant_knowledge_bytes=0)
-    old_summary(seat, blocks=["personal_memory", "relevant_knowledge"], personal_memory_hit=False,
-                relevant_knowledge_hit=True, relevant_knowledge_bytes=1000)
-    old_summary(seat, blocks=["personal_memory", "similar_prior_work"])  # no hit keys at all
-    old_summary(seat, episode_recall_hit=True)  # no blocks list
+def test_the_rates_count_hits_bytes_and_blocks_listed_without_a_hit(seat):
+    def written(**blocks):
+        events.publish(PrefetchSummary(blocks={name: BlockOutcome(hit=hit, bytes=size) for name, (hit, size) in blocks.items()}),
+                       seat=seat)
+
+    written(personal_memory=(True, 300), relevant_knowledge=(False, 0))
+    written(personal_memory=(False, None), relevant_knowledge=(True, 1000))
+    written(personal_memory=(None, None), similar_prior_work=(None, None))
 
     turns, rates = health.prefetch_hit_rates(since=timezone.now() - timedelta(days=1))
 
     by_block = {r.block: r for r in rates}
-    assert turns == 4
+    assert turns == 3
     assert (by_block["personal_memory"].hits, by_block["personal_memory"].observed) == (1, 2)
     assert by_block["personal_memory"].unrecorded == 1
     assert by_block["personal_memory"].avg_bytes == 300
     assert by_block["relevant_knowledge"].rate == 0.5 and by_block["relevant_knowledge"].avg_bytes == 500
     assert by_block["similar_prior_work"].rate is None  # listed but never recorded: unknown, not 0%
-    assert by_block["episode_recall"].rate == 1.0 and by_block["episode_recall"].avg_bytes is None
-    # written before the recall's outcome was: unrecorded, never "no past turn matched"
+    # no recall outcome recorded: unrecorded, never "no past turn matched"
     assert dict(health.similar_work_recall(since=timezone.now() - timedelta(days=1))) == {
-        **{outcome: 0 for outcome in RECALL_OUTCOMES}, health.UNRECORDED: 4}
+        **{outcome: 0 for outcome in RECALL_OUTCOMES}, health.UNRECORDED: 3}
 
 
 def test_the_rates_are_read_from_a_real_prefetch(seat):

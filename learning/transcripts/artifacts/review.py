@@ -16,8 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from core import events
-from core.event_types import RecommendationInstalled, RecommendationReviewed
 from crewlet.errors import BadInput, Conflict
+from learning.transcripts.events import RecommendationInstalled, RecommendationReviewed
 from learning.transcripts.models import Recommendation
 
 

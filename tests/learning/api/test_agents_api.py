@@ -3,7 +3,7 @@
 import pytest
 
 from core import events
-from core.event_types import ReflectionCompleted
+from learning.events import ReflectionCompleted
 from learning.models import CounterpartyProfile, DiaryEntry
 from tests.factories import operator_token, token_for
 from tests.learning.memory_rows import episode, note, skill

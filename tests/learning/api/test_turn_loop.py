@@ -8,8 +8,8 @@ run by the queue, counts the offered skills and refines the one the turn used.
 import pytest
 
 from core import events
-from core.event_types import ReflectionCompleted
 from learning import skills
+from learning.events import ReflectionCompleted
 from learning.models import SynthesizedSkill
 from learning.reflect import skill_body
 from tests.factories import token_for

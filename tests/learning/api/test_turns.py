@@ -54,7 +54,7 @@ def test_with_a_synchronous_queue_the_turn_is_reflected_by_the_time_it_is_answer
     seat, seat_token, api_client, sync_queue, django_capture_on_commit_callbacks
 ):
     from core import events
-    from core.event_types import ReflectionCompleted
+    from learning.events import ReflectionCompleted
 
     with django_capture_on_commit_callbacks(execute=True):
         response = api_client.post(URL, record(seat), token=seat_token)

@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from core import events
-from core.event_types import NoteCorrected, NoteForgotten, SkillUsed
 from core.models import Event
 from learning import diary, trends
+from learning.events import NoteCorrected, NoteForgotten, SkillUsed
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import PrefetchRequest, prefetch
 from tests.review_fixtures import make_draft, make_skill

@@ -6,10 +6,10 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core import events
-from core.event_types import SkillSynthesized
 from core.models import Event
 from crewlet.config import schema
 from learning import skills
+from learning.events import SkillSynthesized
 from learning.models import Episode, SynthesizedSkill
 from learning.passes.clustering import greedy_clusters, run_clustered_synthesis
 

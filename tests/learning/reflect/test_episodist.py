@@ -5,10 +5,10 @@ from unittest import mock
 from django.utils import timezone
 
 from core import events
-from core.event_types import EpisodeWritten
 from core.providers.embeddings import embed_one
 from core.vectors import cosine
 from learning import episodes
+from learning.events import EpisodeWritten
 from learning.models import Episode
 from learning.reflect import episodist, reflect_turn
 from tests.learning.reflect.conftest import human

@@ -3,8 +3,8 @@
 from unittest import mock
 
 from core import events
-from core.event_types import ReflectionCompleted
 from crewlet.config import schema
+from learning.events import ReflectionCompleted
 from learning.models import DiaryEntry, Episode, Turn
 from learning.reflect import dispatcher, reflect_turn, registry
 from learning.reflect.ring import RING, RunRing
@@ -135,7 +135,7 @@ def test_tools_called_in_earlier_rounds_count_as_engagement(seat, make_turn):
 def test_a_failing_worker_is_reported_by_name_and_the_others_still_run(seat, make_turn):
     from learning.reflect import profiler
 
-    with mock.patch.object(profiler, "run", side_effect=RuntimeError("profile store down")):
+    with mock.patch.object(profiler.Profiler, "run", side_effect=RuntimeError("profile store down")):
         result = reflect_turn(make_turn().pk)
     assert result["status"] == "reflected" and result["failed"] == ["profiler"]
     payload = latest(seat)
@@ -148,7 +148,7 @@ def test_a_failing_worker_is_reported_by_name_and_the_others_still_run(seat, mak
 def test_a_worker_whose_applicability_raises_is_isolated_too(seat, make_turn):
     from learning.reflect import profiler
 
-    with mock.patch.object(profiler, "applies", side_effect=ValueError("bad")):
+    with mock.patch.object(profiler.Profiler, "applies", side_effect=ValueError("bad")):
         reflect_turn(make_turn().pk)
     assert latest(seat)["workers"]["profiler"]["status"] == "failed"
     assert DiaryEntry.objects.count() == 1 and Episode.objects.count() == 1
@@ -175,18 +175,18 @@ def test_the_task_returns_quietly_for_a_gone_or_already_reflected_turn(seat, mak
 
 
 def test_registry_walks_the_workers_in_the_specs_order():
-    assert [w.NAME for w in registry.all_workers()] == WORKERS
+    assert [w.name for w in registry.WORKERS] == WORKERS
 
 
 def test_refiner_is_unbuilt_when_refinement_is_off_or_both_auto_flags_are(seat, make_turn, serve_config):
     serve_config(learning=schema.Learning(skill_refinement=schema.SkillRefinement(enabled=False)))
-    assert "refiner" not in [w.NAME for w in registry.wired_workers()]
+    assert "refiner" not in [w.name for w in registry.wired_workers()]
     serve_config(
         learning=schema.Learning(
             skill_refinement=schema.SkillRefinement(auto_refine_on_success=False, auto_refine_on_failure=False)
         )
     )
-    assert "refiner" not in [w.NAME for w in registry.wired_workers()]
+    assert "refiner" not in [w.name for w in registry.wired_workers()]
     reflect_turn(make_turn().pk)
     assert "refiner" not in latest(seat)["workers"]
 

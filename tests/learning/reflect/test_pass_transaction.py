@@ -11,9 +11,10 @@ import pytest
 from django.db import DatabaseError, IntegrityError, connection
 
 from core import events
-from core.event_types import AuxiliarySpend, CounterpartyProfileUpdated, EpisodeWritten, ReflectionCompleted
+from core.event_types import AuxiliarySpend
 from core.providers.llm.offline import OfflineProvider
 from crewlet.models import BudgetCounter
+from learning.events import CounterpartyProfileUpdated, EpisodeWritten, ReflectionCompleted
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, Turn
 from learning.reflect import dispatcher, episodist, profiler, service
 from learning.reflect.service import reflect_turn

@@ -6,8 +6,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from core import events
-from core.event_types import PersistDeciderCompleted
 from learning import diary
+from learning.events import PersistDeciderCompleted
 from learning.models import DiaryEntry
 from learning.purposes import persist_decision
 from learning.reflect import persist_decider, reflect_turn
@@ -20,19 +20,19 @@ def _answer(**fields):
 
 
 def test_runs_on_done_and_failed_never_on_self_iterate(make_turn, ctx_of):
-    assert persist_decider.applies(ctx_of(make_turn(review_outcome="done"))) is None
-    assert persist_decider.applies(ctx_of(make_turn(review_outcome="failed", failure_set_by="reviewer"))) is None
-    assert persist_decider.applies(ctx_of(make_turn(review_outcome="self_iterate"))) == "unsettled"
+    assert persist_decider.PersistDecider().applies(ctx_of(make_turn(review_outcome="done"))) is None
+    assert persist_decider.PersistDecider().applies(ctx_of(make_turn(review_outcome="failed", failure_set_by="reviewer"))) is None
+    assert persist_decider.PersistDecider().applies(ctx_of(make_turn(review_outcome="self_iterate"))) == "unsettled"
 
 
 def test_skipped_when_the_turn_already_self_persisted(make_turn, ctx_of):
-    assert persist_decider.applies(ctx_of(make_turn(self_persisted=True))) == "self_persisted"
+    assert persist_decider.PersistDecider().applies(ctx_of(make_turn(self_persisted=True))) == "self_persisted"
 
 
 def test_skipped_without_an_auxiliary_model(seat, make_turn, ctx_of):
     seat.role.llm_auxiliary, seat.role.llm = [], []
     seat.role.save()
-    assert persist_decider.applies(ctx_of(make_turn())) == "no_auxiliary_model"
+    assert persist_decider.PersistDecider().applies(ctx_of(make_turn())) == "no_auxiliary_model"
 
 
 def test_a_stated_preference_becomes_a_long_declarative_fact(seat, make_turn):

@@ -1,8 +1,8 @@
 """Profiler: one pass per distinct human sender, never the seat, nothing from internal triggers."""
 
 from core import events
-from core.event_types import CounterpartyProfileUpdated
 from core.models import Event
+from learning.events import CounterpartyProfileUpdated
 from learning.models import CounterpartyProfile
 from learning.reflect import profiler, reflect_turn
 from tests.learning.reflect.conftest import human
@@ -30,13 +30,13 @@ def test_one_pass_per_distinct_human_sender_grouped_in_order(seat, make_turn, sc
 
 def test_the_seat_never_profiles_itself_even_as_a_human_sender(seat, make_turn, ctx_of):
     ctx = ctx_of(make_turn(interactions=[human("note to self", handle="ana", name="Ana")]))
-    assert profiler.applies(ctx) == "no_human_senders"
+    assert profiler.Profiler().applies(ctx) == "no_human_senders"
 
 
 def test_nothing_is_profiled_from_a2a_or_internal_triggers(seat, make_turn, ctx_of):
     for kind in ("a2a", "internal", "cron", "schedule", "sandbox"):
         ctx = ctx_of(make_turn(conversation_kind=kind))
-        assert profiler.applies(ctx) == "internal_trigger", kind
+        assert profiler.Profiler().applies(ctx) == "internal_trigger", kind
 
 
 def test_one_row_per_observer_subject_and_platform(seat, other_seat, make_turn):

@@ -3,9 +3,9 @@
 import json
 
 from core import events
-from core.event_types import ReflectionCompleted, SkillRefined
 from crewlet.config import schema
 from learning import skills
+from learning.events import ReflectionCompleted, SkillRefined
 from learning.models import SkillVersion, SynthesizedSkill
 from learning.purposes import skill_refinement
 from learning.reflect import refiner, reflect_turn, skill_body
@@ -93,23 +93,23 @@ def test_one_call_for_the_whole_offered_catalogue(seat, make_turn, scripted):
 
 def test_self_iterate_is_never_refined(make_turn, seat, ctx_of):
     skill = make_skill(seat)
-    assert refiner.applies(ctx_of(make_turn(skills_offered=[skill.pk], review_outcome="self_iterate"))) == "unsettled"
+    assert refiner.Refiner().applies(ctx_of(make_turn(skills_offered=[skill.pk], review_outcome="self_iterate"))) == "unsettled"
 
 
 def test_the_auto_flags_gate_their_outcome(seat, make_turn, ctx_of, serve_config):
     skill = make_skill(seat)
     serve_config(learning=schema.Learning(skill_refinement=schema.SkillRefinement(auto_refine_on_success=False)))
-    assert refiner.applies(ctx_of(make_turn(skills_offered=[skill.pk]))) == "auto_refine_on_success_off"
+    assert refiner.Refiner().applies(ctx_of(make_turn(skills_offered=[skill.pk]))) == "auto_refine_on_success_off"
     failed = make_turn(skills_offered=[skill.pk], review_outcome="failed", failure_set_by="reviewer")
-    assert refiner.applies(ctx_of(failed)) is None
+    assert refiner.Refiner().applies(ctx_of(failed)) is None
     serve_config(learning=schema.Learning(skill_refinement=schema.SkillRefinement(auto_refine_on_failure=False)))
-    assert refiner.applies(ctx_of(failed)) == "auto_refine_on_failure_off"
+    assert refiner.Refiner().applies(ctx_of(failed)) == "auto_refine_on_failure_off"
 
 
 def test_a_role_that_turns_refinement_off_closes_the_gate(seat, make_turn, ctx_of, serve_config):
     skill = make_skill(seat)
     serve_config(roles={"swe": schema.RoleSpec(learning={"skill_refinement": {"enabled": False}})})
-    assert refiner.applies(ctx_of(make_turn(skills_offered=[skill.pk]))) == "refinement_disabled"
+    assert refiner.Refiner().applies(ctx_of(make_turn(skills_offered=[skill.pk]))) == "refinement_disabled"
 
 
 def test_history_is_bounded_by_max_versions_kept(seat, make_turn, serve_config):

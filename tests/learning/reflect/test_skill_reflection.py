@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from core import events
-from core.event_types import ReflectionCompleted
 from crewlet.config import schema
 from learning import skill_actions, skills
+from learning.events import ReflectionCompleted
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.purposes import persist_decision
 from learning.reflect import reflect_turn, skill_body, skill_reflection

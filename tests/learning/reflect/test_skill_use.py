@@ -1,8 +1,8 @@
 """SkillUse: every offered skill is marked used; a stale one is revived in the same transaction."""
 
 from core import events
-from core.event_types import SkillRevived
 from learning import skills
+from learning.events import SkillRevived
 from learning.models import SynthesizedSkill
 from learning.reflect import reflect_turn, skill_use
 
@@ -20,7 +20,7 @@ def test_every_offered_skill_is_marked_used_and_a_stale_one_revived(seat, make_t
 
 
 def test_no_offered_skills_closes_the_gate(make_turn, ctx_of):
-    assert skill_use.applies(ctx_of(make_turn())) == "no_offered_skills"
+    assert skill_use.SkillUse().applies(ctx_of(make_turn())) == "no_offered_skills"
 
 
 def test_another_seats_skill_id_is_not_marked(seat, other_seat, make_turn):

@@ -3,9 +3,9 @@
 import json
 
 from core import events
-from core.event_types import ReflectionCompleted, SkillSynthesized
 from crewlet.config import schema
 from learning import procedures, skills
+from learning.events import ReflectionCompleted, SkillSynthesized
 from learning.models import SynthesizedSkill
 from learning.reflect import reflect_turn, synthesizer
 from tests.learning.reflect.conftest import human
@@ -28,33 +28,33 @@ def draft_calls(scripted):
 
 
 def test_applicability_settled_and_enough_tools(make_turn, ctx_of):
-    assert synthesizer.applies(ctx_of(release_turn(make_turn))) is None
-    assert synthesizer.applies(ctx_of(release_turn(make_turn, review_outcome="self_iterate"))) == "unsettled"
-    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[:4], tools_called=RELEASE[:4]))) \
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn))) is None
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn, review_outcome="self_iterate"))) == "unsettled"
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[:4], tools_called=RELEASE[:4]))) \
         == "too_few_tools"
 
 
 def test_min_tool_calls_counts_distinct_tools_of_the_whole_turn(make_turn, ctx_of):
     five_of_one = ["run_tests"] * 5
-    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=five_of_one, tools_called=five_of_one))) \
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn, tool_sequence=five_of_one, tools_called=five_of_one))) \
         == "too_few_tools"
     # tools called in earlier rounds count too, the final round alone had two
-    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[-2:], tools_called=RELEASE))) is None
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[-2:], tools_called=RELEASE))) is None
 
 
 def test_an_archived_skill_counts_for_the_cap_and_the_duplicate_check(seat, make_turn, ctx_of, serve_config):
     archived = skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline",
                              tool_sequence=RELEASE)
     SynthesizedSkill.objects.filter(pk=archived.pk).update(state=SynthesizedSkill.ARCHIVED)
-    assert synthesizer.applies(ctx_of(release_turn(make_turn))) == "duplicate_skill"
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn))) == "duplicate_skill"
     serve_config(learning=schema.Learning(skill_synthesis=schema.SkillSynthesis(max_skills_per_agent=1)))
-    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=["a", "b", "c", "d", "e"],
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn, tool_sequence=["a", "b", "c", "d", "e"],
                                                    tools_called=["a", "b", "c", "d", "e"]))) == "max_skills_per_agent"
 
 
 def test_min_tool_calls_follows_the_role_override(seat, make_turn, ctx_of, serve_config):
     serve_config(roles={"swe": schema.RoleSpec(learning={"skill_synthesis": {"min_tool_calls": 3}})})
-    assert synthesizer.applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[:3]))) is None
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn, tool_sequence=RELEASE[:3]))) is None
 
 
 def test_the_per_seat_cap_closes_before_any_model_call(seat, make_turn, scripted, serve_config):
@@ -77,7 +77,7 @@ def test_a_tool_set_below_the_threshold_is_not_a_duplicate(seat, make_turn, ctx_
     skills.create(seat=seat, name="cut-release", description="d", body="b", trigger="inline",
                   tool_sequence=RELEASE[:3] + ["other_tool"])
     assert procedures.jaccard(RELEASE, RELEASE[:3] + ["other_tool"]) < 0.8
-    assert synthesizer.applies(ctx_of(release_turn(make_turn))) is None
+    assert synthesizer.Synthesizer().applies(ctx_of(release_turn(make_turn))) is None
 
 
 def test_the_first_run_of_a_shape_is_declined_and_a_repeat_is_drafted(seat, make_turn):
