@@ -23,6 +23,16 @@ def test_no_offered_skills_closes_the_gate(make_turn, ctx_of):
     assert skill_use.SkillUse().applies(ctx_of(make_turn())) == "no_offered_skills"
 
 
+def test_run_writes_nothing_until_the_pass_runs_its_write(seat, make_turn, ctx_of):
+    offered = skills.create(seat=seat, name="a", description="d", body="b", trigger="inline")
+
+    write = skill_use.SkillUse().run(ctx_of(make_turn(skills_offered=[offered.pk])))
+
+    assert SynthesizedSkill.objects.get(pk=offered.pk).use_count == 0
+    assert callable(write) and write() == {"marked": 1}
+    assert SynthesizedSkill.objects.get(pk=offered.pk).use_count == 1
+
+
 def test_another_seats_skill_id_is_not_marked(seat, other_seat, make_turn):
     theirs = skills.create(seat=other_seat, name="x", description="d", body="b", trigger="inline")
     reflect_turn(make_turn(skills_offered=[theirs.pk]).pk)
