@@ -142,8 +142,8 @@ def _closed_gates(event) -> str:
 
 def show_seat(ctx, handle: str) -> None:
     from core import events
-    from learning.events import ReflectionCompleted
     from crewlet.models import Seat
+    from learning.events import ReflectionCompleted
     from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 
     ctx.line(f"\n-- {handle}")
