@@ -26,9 +26,9 @@ Baselines computed in the same run with the same embedder, per conversation: num
 ``speaker: text`` (tau: over the opening messages), BM25 (``rank_bm25``) over the same texts, and
 their reciprocal-rank fusion (k=60).
 
-Latency, three rows and two ratios, every query of the run (the vector-only path is the ranking
-``query_episodes`` had before hybrid search: ``core.vectors.ranked_ids`` over the seat's raw
-episodes' pooled vectors, same limit, same relevance floor):
+Latency, three rows and two ratios, every query of the run (the baseline is the vector-only path:
+``core.vectors.ranked_ids`` over the seat's raw episodes' pooled vectors, same limit, same relevance
+floor):
 
 - ``query_episodes tool call (HTTP, once)``: each recall question's POST as timed in the recall loop.
 - ``tool fused/vector p50`` -- the issue's target (<= 1.5x): the WHOLE tool call (embed the query,
@@ -36,10 +36,10 @@ episodes' pooled vectors, same limit, same relevance floor):
   only its ranking swapped for the vector-only path by a patch inside this bench (``tool_latency``),
   interleaved query by query, best of LATENCY_REPEATS. What a caller of the tool waits for.
 - ``bare SQL fused/vector p50``: the fused statement alone (``episode_search.ranked``) against the
-  vector-only statement alone, same query vectors, interleaved (``sql_latency``). On seats of 75 to a
-  few hundred rows both run in a millisecond or two and a statement's fixed costs dominate, so this
-  ratio reads 1.5-2.3x though the difference is about a millisecond, against a tool call of ~15 ms
-  mostly spent embedding the query; it is kept to show where the ranking's own cost moves.
+  vector-only statement alone, same query vectors, interleaved (``sql_latency``). On seats of a few
+  hundred rows both run in a millisecond or two and a statement's fixed costs dominate, so this ratio
+  reads high though the difference is small beside a tool call, mostly spent embedding the query; it
+  shows where the ranking's own cost moves.
 
 The selection protocol: the stored turns are ranked again in SQL at each candidate value of each tuned
 constant (``CONSTANTS``; the production ranking, ``episode_search.ranked``); for each split the value best
@@ -122,7 +122,7 @@ def main(argv: list[str]) -> int:
 
 def each_engine(engine: str, name: str, run) -> int:
     """``run(url, label)`` on ``DATABASE_URL`` if set, else on a throwaway embedded PostgreSQL. Shared by this
-    bench and bench/diary_recall.py (``engine`` is kept for their command lines: PostgreSQL is the one engine)."""
+    bench and bench/diary_recall.py; ``engine`` is ``"postgres"``, the one engine."""
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
         return run(os.environ["DATABASE_URL"], "PostgreSQL + pgvector + tsvector")
     import tempfile
@@ -328,13 +328,8 @@ def p95(values):
 
 
 def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
-    """Each query's fused statement and vector-only path, interleaved, each the best of LATENCY_REPEATS.
-
-    The vector-only path binds ``kind = %s`` (``episodes.raw``): SQLite prepares that statement again on
-    every run, because ``one_raw_episode_per_run`` is a partial index on ``kind = 'raw'`` (uprobes on
-    ``sqlite3Reprepare``: one a run). On the tau-bench seat its statement read 0.19 ms bound against 0.10
-    ms with the value written in, so part of this baseline is that prepare; the fused statement writes
-    ``kind = 'raw'`` in its text and is not prepared again."""
+    """Each query's fused statement (``episode_search.ranked``) and vector-only path (``ranked_ids`` over
+    ``episodes.raw``), interleaved, each the best of LATENCY_REPEATS."""
     from core.vectors import ranked_ids
     from learning import episode_search, episodes
 
@@ -354,9 +349,9 @@ def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
 
 
 def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outcome: str | None = None):
-    """The ranking ``query_episodes`` used before hybrid search, in ``episode_search.ranked``'s shape:
-    ``ranked_ids`` over the seat's raw episodes' pooled vectors (the outcome filter and the relevance
-    floor ``RECALL_MAX_DISTANCE`` as that path applied them); the query's words are not read."""
+    """The vector-only baseline, in ``episode_search.ranked``'s shape: ``ranked_ids`` over the seat's raw
+    episodes' pooled vectors, with the same outcome filter and relevance floor (``RECALL_MAX_DISTANCE``);
+    the query's words are not read."""
     from core.hybrid import Ranked
     from core.vectors import ranked_ids
     from learning import episode_search, episodes
@@ -606,8 +601,8 @@ def tau(args, company, embedder) -> None:
 
 def tau_each_trial(args, company, embedder) -> None:
     """Every other trial in turn as the query, beside the issue's (``tau``'s): how much of its figure is the 4th
-    trial's openings. Run after LoCoMo: SQLite's bm25() weighs a word against its whole index, every seat's rows,
-    so the three seats more would move LoCoMo's rankings (R@1 0.377 -> 0.364 when they came first)."""
+    trial's openings. Run last: it adds three seats, and the figures printed before it are of the issue's
+    seats alone."""
     runs = bench_data.tau(args.data)
     started = time.monotonic()
     asked = query_trial(runs)

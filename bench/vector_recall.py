@@ -1,10 +1,9 @@
 """Vector recall: a seat's top-50 by cosine distance, ranked in SQL, against loading the seat's
-vectors into Python and ranking with numpy (load included), on SQLite + sqlite-vec and on a
-throwaway PostgreSQL + pgvector.
+vectors into Python and ranking with numpy (load included), on a throwaway PostgreSQL + pgvector.
 
 20 seats each get N diary rows of 384-wide unit vectors (N = 500, then topped up to 10,000), each seat's
 pulled toward a direction of its own (``near``: real notes cluster, and uniform random ones would all lie
-past the recall's relevance floor); each query is for one seat. Prints median and p95 per engine and size.
+past the recall's relevance floor); each query is for one seat. Prints median and p95 per size.
 
 Timed beside the floor (one hand-written statement on the driver's connection) and the load+numpy
 baseline, interleaved run by run:
@@ -12,13 +11,9 @@ baseline, interleaved run by run:
 - ``core.vectors.ranked_ids`` (ids and distances, no vectors): the vector ranking over a queryset;
 - ``learning.diary.recall_ids``: what the turn start's memory recall runs -- the hybrid statement
   (``core.hybrid``) with its text half empty, as for an ask with no content word, its fusion over the
-  pool computed in SQL. Both must give the floor's top-50.
+  shortlist computed in SQL. Both must give the floor's top-50.
 
-Last, at the largest size, ``ranked_ids`` on two threads at once (each its own connection) against alone:
-whether two requests of one process rank side by side or take turns (SQLite's memory statistics,
-``crewlet.sqlite_driver``).
-
-Usage: python bench/vector_recall.py [--engine sqlite|postgres|both] [--sizes 500,10000] [--runs 50]
+Usage: python bench/vector_recall.py [--sizes 500,10000] [--runs 50]
 """
 
 from __future__ import annotations
@@ -27,10 +22,8 @@ import argparse
 import itertools
 import os
 import statistics
-import subprocess
 import sys
 import time
-import warnings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEATS = 20
@@ -42,50 +35,26 @@ CENTER_WEIGHT = 0.5  # a row's share of its seat's direction (``near``)
 BASELINE_BUDGET_SECONDS = 10.0  # the numpy baseline stops early past this, after at least 5 runs
 
 
-# ---- parent: one child process per engine -----------------------------------------------------
-
-
-def run_child(url: str, label: str, args) -> int:
-    # production settings: DEBUG's cursor wrapper re-quotes every parameter (a 1.5 kB vector) to log it
-    env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="crewlet.settings", PYTHONPATH=ROOT, DJANGO_DEBUG="0")
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", label, "--sizes", args.sizes, "--runs", str(args.runs)]
-    return subprocess.call(cmd, cwd=ROOT, env=env)
+# ---- parent: the child process on a throwaway database --------------------------------------------
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--sizes", default="500,10000")
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--child", default="")
+    parser.add_argument("--child", action="store_true")
     args = parser.parse_args(argv)
     if args.child:
         return child(args)
-    started, codes = time.monotonic(), []
-    if args.engine in ("sqlite", "both"):
-        bench_dir = os.path.join(ROOT, "var", "bench")
-        os.makedirs(bench_dir, exist_ok=True)
-        path = os.path.join(bench_dir, "vector_recall.sqlite3")
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(path + suffix):
-                os.remove(path + suffix)
-        try:
-            codes.append(run_child(f"sqlite:///{path}", "SQLite + sqlite-vec", args))
-        finally:
-            if os.path.exists(path):
-                os.remove(path)
-    if args.engine in ("postgres", "both"):
-        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        sys.path.insert(0, os.path.join(ROOT, "bin"))
-        from test_engines import start_pgserver
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from fresh_db import run_fresh
 
-        server, url = start_pgserver()
-        try:
-            codes.append(run_child(url, "PostgreSQL + pgvector", args))
-        finally:
-            server.cleanup()
+    started = time.monotonic()
+    # production settings: DEBUG's cursor wrapper re-quotes every parameter (a 1.5 kB vector) to log it
+    code = run_fresh([os.path.abspath(__file__), "--child", "--sizes", args.sizes, "--runs", str(args.runs)],
+                     PYTHONPATH=ROOT, DJANGO_DEBUG="0")
     print(f"\ntotal {time.monotonic() - started:.0f}s")
-    return 0 if all(c == 0 for c in codes) else 1
+    return code
 
 
 # ---- child: set up Django on the given database, fill, measure --------------------------------
@@ -106,7 +75,7 @@ def child(args) -> int:
     rng = np.random.default_rng(42)
     seats = make_seats()
     target = seats[len(seats) // 2]
-    print(f"\n== {args.child}: {engine_description()}")
+    print(f"\n== {engine_description()}")
     header = f"{'rows/seat':>9} {'total rows':>10} {'fill s':>7} | {'method':<40} {'runs':>4} {'median ms':>9} {'p95 ms':>8}"
     print(header)
     print("-" * len(header))
@@ -142,45 +111,7 @@ def child(args) -> int:
             speedup = statistics.median(np_ms) / statistics.median(ms)
             over_floor = statistics.median(ms) / statistics.median(floor_ms)
             print(f"{'':28} | ({method}: {agree}; {speedup:.1f}x faster than load+numpy, {over_floor:.1f}x the floor)")
-    alone_ms, paired_ms = side_by_side(target, query, args.runs)
-    print(f"\ntwo requests at once ({have:,} rows/seat, ranked_ids on two threads, each its own connection): "
-          f"{paired_ms:.2f} ms each against {alone_ms:.2f} ms alone -> {paired_ms / alone_ms:.2f}x "
-          "(1.0x: side by side; 2.0x: one after the other)")
     return 0
-
-
-def side_by_side(seat, query, runs: int) -> tuple[float, float]:
-    """Median ms of ``sql_top`` alone, and on each of two threads running it at the same time (each thread its
-    own connection, as two requests of one server process, or a turn start's side reader beside its request)."""
-    import threading
-
-    from django.db import connection
-
-    alone = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        sql_top(seat, query)
-        alone.append((time.perf_counter() - t) * 1000)
-    paired: list[float] = []
-    start = threading.Barrier(2)
-
-    def loop() -> None:
-        try:
-            sql_top(seat, query)  # this thread's connection opened outside the timed runs
-            start.wait()
-            for _ in range(runs):
-                t = time.perf_counter()
-                sql_top(seat, query)
-                paired.append((time.perf_counter() - t) * 1000)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=loop) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return statistics.median(alone), statistics.median(paired)
 
 
 def make_seats():
@@ -218,15 +149,12 @@ def near(center, noise):
 def fill(seats, target, have: int, want: int, rng) -> None:
     """Top every seat up from ``have`` to ``want`` rows.
 
-    The queried seat's rows always go through ``bulk_create`` (the field's own write path). On
-    PostgreSQL the other seats' rows are generated by the server (INSERT ... SELECT of random
-    unit vectors): the field's text input costs ~1 ms a row in Python, so 190,000 of them would
-    take the run past its few minutes while changing nothing about one seat's query.
+    The queried seat's rows go through ``bulk_create`` (the field's own write path); the other seats'
+    rows are generated by the server (INSERT ... SELECT of random unit vectors): the field's text input
+    is slow in Python, and those rows change nothing about one seat's query but the table's size.
     """
-    from django.db import connection
-
     for seat in seats:
-        if seat is target or connection.vendor != "postgresql":
+        if seat is target:
             bulk_fill(seat, have, want, rng)
         else:
             server_fill(seat, have, want)
@@ -234,18 +162,16 @@ def fill(seats, target, have: int, want: int, rng) -> None:
 
 def bulk_fill(seat, have: int, want: int, rng) -> None:
     import numpy as np
-    from django.db import connection, transaction
+    from django.db import transaction
     from django.utils import timezone
 
     from learning.models import DiaryEntry
 
-    now, as_text = timezone.now(), connection.vendor == "postgresql"
+    now = timezone.now()
     for start in range(have, want, BATCH):
         count = min(BATCH, want - start)
         vectors = near(seat_center(seat), rng.normal(size=(count, DIM)))
-        # PostgreSQL takes vectors as text, six decimals shorten it; SQLite's float32 blob is
-        # written straight from the numpy row
-        values = [np.round(v.astype(np.float64), 6).tolist() for v in vectors] if as_text else list(vectors)
+        values = [np.round(v.astype(np.float64), 6).tolist() for v in vectors]  # six decimals shorten the text form
         rows = [
             DiaryEntry(
                 seat=seat,
@@ -302,25 +228,17 @@ def memory_top(seat, query) -> list[int]:
     return recall_ids(seat=seat, vector=query.tolist(), model=MODEL, limit=TOP_K)
 
 
-FLOOR_SQL = {
-    "postgresql": "SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
-    " AND embedding_dim = %s ORDER BY d, id DESC LIMIT %s",
-    "sqlite": "SELECT id, vec_distance_cosine(embedding, ?) AS d FROM agent_diary WHERE seat_id = ?"
-    " AND embedding_model = ? AND embedding_dim = ? ORDER BY d, id DESC LIMIT ?",
-}
+FLOOR_SQL = ("SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
+             " AND embedding_dim = %s ORDER BY d, id DESC LIMIT %s")
 
 
 def floor_top(seat, query) -> list[int]:
     """The floor: one hand-written statement on the driver's own connection, no ORM."""
     from django.db import connection
+    from pgvector import Vector
 
-    raw = connection.connection
-    if connection.vendor == "postgresql":
-        from pgvector import Vector
-
-        rows = raw.execute(FLOOR_SQL["postgresql"], [Vector(query), seat.id, MODEL, DIM, TOP_K]).fetchall()
-    else:
-        rows = raw.execute(FLOOR_SQL["sqlite"], [query.astype("<f4").tobytes(), seat.id, MODEL, DIM, TOP_K]).fetchall()
+    connection.ensure_connection()
+    rows = connection.connection.execute(FLOOR_SQL, [Vector(query), seat.id, MODEL, DIM, TOP_K]).fetchall()
     return [r[0] for r in rows]
 
 
@@ -343,8 +261,7 @@ def numpy_top(seat, query) -> list[int]:
 def measure_interleaved(fns, runs: int, *, budget: float):
     """Each run times every method once, in the next of all their orders, so each method follows
     each other equally often: a change in the host's load, and whatever the method before leaves in
-    the caches (the baseline's 500 decoded vectors evict them), hit them alike. (Rotating one
-    order made the first method follow the baseline in two runs of three and the floor in one.)"""
+    the caches (the baseline's decoded vectors evict them), hit them alike."""
     for fn in fns:
         fn()  # warm the caches and the connection once, not counted
     orders = list(itertools.permutations(range(len(fns))))
