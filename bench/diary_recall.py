@@ -1,14 +1,13 @@
-"""Recall of the diary's similarity half (hybrid, in SQL) on real conversations, on both engines.
+"""Recall of the diary's similarity half (hybrid, in SQL) on real conversations, on PostgreSQL.
 
 DATA is a LoCoMo-format file or a folder holding one (e.g. ``../shared/bench-data``: ``bench_data``). One seat per
 conversation; every dialog turn is written through the production writer (``learning.diary.write``,
 embedded on write) as a note ``speaker: text``; each question with evidence is read through
 ``diary.recall`` (top 10) twice: hybrid (the question's words too, as the personal-memory prefetch
-and ``refresh_memory`` read it) and by vector alone (no words, the read before this change), same
-query vector. A question is a hit when a note of one of its evidence turns is returned. Latency:
+and ``refresh_memory`` read it) and by vector alone (no words, the baseline), same query vector. A question is a hit when a note of one of its evidence turns is returned. Latency:
 the two reads interleaved query by query, each the best of three (a shared machine).
 
-Usage: python bench/diary_recall.py DATA [--engine sqlite|postgres|both]
+Usage: python bench/diary_recall.py DATA
 """
 
 from __future__ import annotations
@@ -39,14 +38,12 @@ def run_child(url: str, label: str, data: str) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("data")
-    parser.add_argument("--engine", default="both", choices=["sqlite", "postgres", "both"])
     parser.add_argument("--child", default="")
     args = parser.parse_args(argv)
     args.data = os.path.abspath(args.data)
     if args.child:
         return child(args)
-    return each_engine(args.engine, "diary_recall", lambda url, label: run_child(url, label, args.data))
-
+    return each_engine("postgres", "diary_recall", lambda url, label: run_child(url, label, args.data))
 
 
 def child(args) -> int:
