@@ -64,7 +64,7 @@ unit = "desk"
 
 def tau_turns(records: list[dict], limit: int) -> list[dict]:
     """One turn a run: the customer's messages, the agent's tool run, its last reply."""
-    turns = []
+    turns: list[dict] = []
     for record in records[:limit]:
         traj = record["traj"]
         said = [m["content"] for m in traj if m.get("role") == "user" and m.get("content")][:4]
@@ -80,7 +80,7 @@ def tau_turns(records: list[dict], limit: int) -> list[dict]:
 
 def locomo_turns(records: list[dict], limit: int) -> list[dict]:
     """One turn a session: the first speaker's messages in it, sent to the agent."""
-    turns = []
+    turns: list[dict] = []
     for record in records:
         conv = record["conversation"]
         speaker = conv["speaker_a"]
@@ -133,7 +133,7 @@ def drive(url: str, model: str, turns_wanted: int, context: int, data: str) -> i
     turns = tau_turns(sets["tau"][0][1], half) if sets["tau"] else []
     turns += locomo_turns(sets["locomo"][0][1], turns_wanted - len(turns)) if sets["locomo"] else []
     client = Client()
-    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    auth = {"Authorization": f"Bearer {token}"}
     started = time.monotonic()
     statuses: Counter = Counter()
     prefetch_ms: list[float] = []
@@ -141,11 +141,11 @@ def drive(url: str, model: str, turns_wanted: int, context: int, data: str) -> i
         ask = turn["said"][0]
         t0 = time.monotonic()
         answer = client.post(f"/api/v1/agents/{SEAT}/prefetch", json.dumps({"run_id": f"real-{n}", "ask": ask}),
-                             content_type="application/json", **auth)
+                             content_type="application/json", headers=auth)
         prefetch_ms.append((time.monotonic() - t0) * 1000)
         statuses[f"prefetch {answer.status_code}"] += 1
         answer = client.post("/api/v1/turns", json.dumps(record_of(turn, n, ask)), content_type="application/json",
-                             **auth)
+                             headers=auth)
         statuses[f"turns {answer.status_code}"] += 1
     took = time.monotonic() - started
     report(turns, statuses, prefetch_ms, took, Event, DiaryEntry, CounterpartyProfile, SynthesizedSkill)
@@ -164,7 +164,7 @@ def report(turns, statuses, prefetch_ms, took, Event, DiaryEntry, CounterpartyPr
     print(f"{len(turns)} turns in {took:.0f} s; {dict(statuses)}; {len(spend)} model requests recorded")
     if prefetch_ms:
         print(f"prefetch p50 {prefetch_ms[len(prefetch_ms) // 2]:.0f} ms, max {prefetch_ms[-1]:.0f} ms")
-    fallbacks = Counter()
+    fallbacks: Counter = Counter()
     for event in Event.objects.filter(name="prefetch_summary"):
         fallbacks.update(f"{p} {why}" for p, why in (event.payload.get("model_fallbacks") or {}).items())
     print(f"turn start answered offline: {dict(fallbacks) or 'never'}")
