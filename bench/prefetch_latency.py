@@ -346,9 +346,9 @@ def child(turns: int, embedder: str) -> None:
         cursor.execute("VACUUM ANALYZE")
         # every search reads all of a seat's rows: whether they fit the server's buffers shows in every figure
         cursor.execute("SELECT current_setting('shared_buffers'), pg_total_relation_size('episodes') / 1048576,"
-                       " pg_total_relation_size('episodes_postings') / 1048576")
-        buffers, episodes_mb, postings_mb = cursor.fetchone()
-    print(f"   shared_buffers {buffers}; episodes {episodes_mb} MB, their postings {postings_mb} MB (with indexes)",
+                       " pg_total_relation_size('episode_pieces') / 1048576")
+        buffers, episodes_mb, pieces_mb = cursor.fetchone()
+    print(f"   shared_buffers {buffers}; episodes {episodes_mb} MB, their pieces {pieces_mb} MB (with indexes)",
           flush=True)
     times = measure(seats, turns)
     print(f"   embedder: {embedder}", flush=True)
