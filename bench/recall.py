@@ -95,7 +95,7 @@ TAU_ISSUE_SPLIT: list = []  # the issue's split, as ``tau`` asked it (a ``TauSpl
 ASKED: dict[str, list[tuple[Any, str, list[str], list[bool]]]] = {}
 
 
-# ---- parent: one child process per engine -------------------------------------------------------
+# ---- parent: the child process on DATABASE_URL or a throwaway database ---------------------------
 
 
 def run_child(url: str, label: str, args) -> int:
