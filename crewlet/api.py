@@ -10,18 +10,15 @@ import logging
 import uuid
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
-from django.db import DatabaseError, OperationalError
+from django.db import DatabaseError
 from django.http import JsonResponse
 from ninja import NinjaAPI
 from ninja.errors import ValidationError
 
-from crewlet import openapi_examples
+from crewlet import openapi_examples, unavailable
 from crewlet.errors import CrewletError
 
 log = logging.getLogger("crewlet.api")
-
-RETRY_AFTER_SECONDS = 30  # what a 503 asks a client to wait: a failover or a restart's usual span
-READ_ONLY_SQLSTATE = "25006"  # PostgreSQL's read_only_sql_transaction
 
 DESCRIPTION = (
     "The agent-facing API of Crewlet learning. A runtime calls `POST /agents/{handle}/prefetch` at turn start, "
@@ -79,22 +76,14 @@ def _suspicious(request, exc: SuspiciousOperation):
     return api.create_response(request, {"detail": f"malformed request: {exc.__class__.__name__}"}, status=400)
 
 
-def _unavailable(exc: DatabaseError) -> bool:
-    """The database cannot take the request now, though the request is fine: it refuses writes (a
-    read-only transaction, a standby) or the connection failed, was refused or was cut."""
-    return isinstance(exc, OperationalError) or getattr(exc.__cause__, "sqlstate", None) == READ_ONLY_SQLSTATE
-
-
 @api.exception_handler(DatabaseError)
 def _database_error(request, exc: DatabaseError):
-    if not _unavailable(exc):
+    if not unavailable.database_unavailable(exc):
         return _unmapped(request, exc)
     log.warning("database unavailable on %s %s: %s", request.method, request.path, exc)
     response = api.create_response(
-        request, {"detail": "the database is not taking writes right now; retry later", "retry_after": RETRY_AFTER_SECONDS},
-        status=503,
-    )
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        request, {"detail": unavailable.MESSAGE, "retry_after": unavailable.RETRY_AFTER_SECONDS}, status=503)
+    response["Retry-After"] = str(unavailable.RETRY_AFTER_SECONDS)
     return response
 
 

@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",  # CONTENT_SECURITY_POLICY below
     "django_htmx.middleware.HtmxMiddleware",
+    "crewlet.unavailable.UnavailableMiddleware",  # a database refusing writes: 503 with Retry-After
 ]
 
 ROOT_URLCONF = "crewlet.urls"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from crewlet.api import RETRY_AFTER_SECONDS
+from crewlet.unavailable import RETRY_AFTER_SECONDS
 from learning.models import PrefetchSnapshot, Turn
 from tests.learning.reflect.conftest import record
 
@@ -70,3 +70,27 @@ def test_a_database_error_that_is_no_outage_stays_a_500(seat, seat_token, api_cl
     with connection.execute_wrapper(broken):
         response = api_client.post("/api/v1/turns", record(seat), token=seat_token)
     assert response.status_code == 500 and "Retry-After" not in response
+
+
+def test_a_leads_action_on_a_read_only_database_is_answered_503_with_retry_after(client, lead, seat):
+    """The lead's pages and the admin answer the same outage the same way (``UnavailableMiddleware``)."""
+    from django.urls import reverse
+
+    from learning import diary
+    from learning.models import DiaryEntry
+
+    note = diary.write(seat=seat, content="Hotfixes to billing go through the release branch", kind=DiaryEntry.LONG)
+    client.force_login(lead)
+    with connection.execute_wrapper(read_only_before_delete("agent_diary")):
+        response = client.post(reverse("learning_pages:forget_note", args=[seat.handle, note.pk]), {"reason": "wrong"})
+    assert response.status_code == 503 and response["Retry-After"] == str(RETRY_AFTER_SECONDS)
+    assert DiaryEntry.objects.filter(pk=note.pk).exists()
+
+
+def read_only_before_delete(table: str):
+    def wrapper(execute, sql, params, many, context):
+        if sql.startswith(f'DELETE FROM "{table}"') or sql.startswith(f'UPDATE "{table}"'):
+            execute("SET TRANSACTION READ ONLY", None, False, context)
+        return execute(sql, params, many, context)
+
+    return wrapper
