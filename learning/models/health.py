@@ -25,12 +25,3 @@ class LearningHealth(models.Model):
 
     def __str__(self):
         return f"learning health of seat {self.seat_id}"
-
-
-def _connect():
-    from learning import health_sql_view
-
-    health_sql_view.connect_signals()
-
-
-_connect()

@@ -5,8 +5,6 @@ through the searcher seam."""
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
-from django.db.migrations.loader import MigrationLoader
 
 from core.providers.embeddings import get_embedder, reset_embedder
 from crewlet.config import schema
@@ -78,16 +76,3 @@ def test_an_edited_page_is_found_by_its_new_words(local_native, seat):
     assert titles(seat, "QZX-9000", 1) == ["Ticket notes"]
     Page.objects.filter(pk=page.pk).delete()
     assert "Ticket notes" not in titles(seat, "QZX-9000", 5)
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_indexes_pages_stored_before_it(local_native, seat):
-    graph = MigrationLoader(None, ignore_no_migrations=True).graph
-    before = next(p for p in graph.node_map[("knowledge", "0005_page_search")].parents if p.key[0] == "knowledge").key
-    call_command("migrate", *before, verbosity=0)
-    try:
-        write_pages()
-        save_page(container_key="ENG", title="Partner contacts", body="Mirela at Vantoro handles their invoices.")
-    finally:
-        call_command("migrate", verbosity=0)
-    assert "Partner contacts" in titles(seat, "Vantoro refund", 3)

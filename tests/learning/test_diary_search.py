@@ -5,8 +5,6 @@ sentence model, on both engines."""
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
-from django.db.migrations.loader import MigrationLoader
 
 from core.providers.embeddings import embed_one
 from core.words import search_words
@@ -85,20 +83,3 @@ def test_the_vector_half_answers_memory_vector_limit_notes_by_meaning(local_embe
     assert len(found) == diary.MEMORY_VECTOR_LIMIT  # memoryVectorLimit: 50 by meaning, not the fusion's shortlist
 
 
-def _before(app: str, name: str) -> tuple[str, str]:
-    """The migration of ``app`` that ``name`` depends on (whatever number the chain gives it)."""
-    graph = MigrationLoader(None, ignore_no_migrations=True).graph
-    return next(parent for parent in graph.node_map[(app, name)].parents if parent.key[0] == app).key
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_indexes_notes_stored_before_it(local_embedder, seat):
-    app, before = _before("learning", "0011_diary_search")
-    call_command("migrate", app, before, verbosity=0)
-    try:
-        for body in OTHER_NOTES:
-            write(seat, body)
-        target = write(seat, "Mirela at Vantoro handles their invoices.").content
-    finally:
-        call_command("migrate", verbosity=0)
-    assert target in recall(seat, "Vantoro refund", 3)

@@ -188,30 +188,6 @@ def test_the_dashboard_needs_a_logged_in_staff_user(client, django_user_model):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_view_steps_aside_while_migrate_rebuilds_the_skills_table(seat):
-    """A later migration that retypes a column the view reads does not fail."""
-    from django.apps import apps as django_apps
-    from django.db import connection, models
-
-    from learning import health_sql_view
-
-    learning_app = django_apps.get_app_config("learning")
-    old = SynthesizedSkill._meta.get_field("use_count")
-    wider = models.BigIntegerField(default=0)
-    wider.set_attributes_from_name("use_count")
-    wider.model = SynthesizedSkill
-
-    health_sql_view.drop_before_migrate(learning_app, using="default")
-    with connection.schema_editor() as editor:
-        editor.alter_field(SynthesizedSkill, old, wider)
-        editor.alter_field(SynthesizedSkill, wider, old)
-    health_sql_view.recreate_after_migrate(learning_app, using="default")
-
-    skill_with(seat, "a", uses=2, age_days=1)
-    assert LearningHealth.objects.get(seat=seat).total_skill_uses == 2
-
-
 def test_the_command_prints_the_page_in_a_terminal(seat, other_seat):
     for i in range(20):
         skill_with(seat, f"s{i}", uses=0, age_days=60)
