@@ -100,7 +100,7 @@ ASKED: dict[str, list[tuple[Any, str, list[str], list[bool]]]] = {}
 
 def run_child(url: str, label: str, args) -> int:
     env = dict(os.environ, DATABASE_URL=url, DJANGO_SETTINGS_MODULE="crewlet.settings", PYTHONPATH=ROOT,
-               CREWLET_Q_SYNC="1", HF_HUB_OFFLINE="1")
+               CREWLET_Q_SYNC="1", HF_HUB_OFFLINE="1", DJANGO_SECURE_SSL_REDIRECT="0")
     cmd = [sys.executable, os.path.abspath(__file__), args.data, "--child", label, "--context", str(args.context),
            "--only", args.only]
     return subprocess.call(cmd, cwd=ROOT, env=env)
@@ -109,7 +109,6 @@ def run_child(url: str, label: str, args) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("data")
-    parser.add_argument("--engine", default="postgres", choices=["postgres"])
     parser.add_argument("--context", type=int, default=1, choices=[0, 1])
     parser.add_argument("--only", default="", choices=["", "locomo", "tau"])
     parser.add_argument("--child", default="")
@@ -117,7 +116,7 @@ def main(argv: list[str]) -> int:
     args.data = os.path.abspath(args.data)
     if args.child:
         return child(args)
-    return each_engine(args.engine, "recall", lambda url, label: run_child(url, label, args))
+    return each_engine("postgres", "recall", lambda url, label: run_child(url, label, args))
 
 
 def each_engine(engine: str, name: str, run) -> int:
