@@ -41,6 +41,8 @@ NO_ENGAGEMENT = "no_engagement"
 GATES = (NO_WORKERS, NO_ROLE, ROLE_OPTED_OUT, NO_BUDGET, DUPLICATE, NO_ENGAGEMENT)
 # The one transient refusal: a turn skipped for it stays reflectable when the ceiling moves.
 TRANSIENT_GATES = (NO_BUDGET,)
+# What a worker's first half leaves for the write half: its outcome, or the write to run.
+FirstHalf = WorkerSkipped | WorkerFailed | Prepared
 
 
 class EpisodeNotFiled(Exception):
@@ -102,7 +104,7 @@ def _write_signal(ctx: TurnContext) -> None:
         log.exception("skill-reflection signal write failed on turn %s", ctx.run_id)
 
 
-def _prepare_worker(worker: Worker, ctx: TurnContext) -> WorkerSkipped | WorkerFailed | Prepared:
+def _prepare_worker(worker: Worker, ctx: TurnContext) -> FirstHalf:
     """The first half of one worker: its outcome, or the write that will produce it."""
     try:
         gate = worker.applies(ctx)
@@ -114,7 +116,7 @@ def _prepare_worker(worker: Worker, ctx: TurnContext) -> WorkerSkipped | WorkerF
         return WorkerFailed(error=f"{type(exc).__name__}: {exc}")
 
 
-def _apply_worker(name: str, prepared: WorkerSkipped | WorkerFailed | Prepared, ctx: TurnContext) -> WorkerOutcome:
+def _apply_worker(name: str, prepared: FirstHalf, ctx: TurnContext) -> WorkerOutcome:
     """The second half, inside the pass's transaction: the worker's writes, in their own savepoint."""
     if isinstance(prepared, (WorkerRan, WorkerSkipped, WorkerFailed)):
         return prepared
@@ -136,7 +138,7 @@ def run_pass(ctx: TurnContext) -> PassResult:
     except Exception as exc:
         log.exception("reflection gates failed on turn %s", ctx.run_id)
         result.gate = f"gate_error: {type(exc).__name__}"
-    prepared: dict = {}
+    prepared: dict[str, FirstHalf] = {}
     if result.gate:
         prepared = {w.name: WorkerSkipped(gate=result.gate) for w in wired}
     else:
@@ -148,7 +150,7 @@ def run_pass(ctx: TurnContext) -> PassResult:
     return result
 
 
-def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:
+def _write_half(ctx: TurnContext, result: PassResult, prepared: dict[str, FirstHalf], started: float) -> None:
     """ONE transaction: the signal, the workers' writes (each in a savepoint), the spend, the events,
     the turn's mark."""
     with transaction.atomic(), events.batched():
@@ -166,7 +168,7 @@ def _write_half(ctx: TurnContext, result: PassResult, prepared: dict, started: f
             Turn.objects.filter(pk=ctx.turn.pk).update(reflected_at=timezone.now())
 
 
-def _commit(ctx: TurnContext, result: PassResult, prepared: dict, started: float) -> None:
+def _commit(ctx: TurnContext, result: PassResult, prepared: dict[str, FirstHalf], started: float) -> None:
     """The write half: ONE transaction, or (it failed) the spend charged alone and the turn left."""
     try:
         _write_half(ctx, result, prepared, started)
