@@ -120,14 +120,12 @@ class CosineDistance(Func):
     """
 
     output_field = models.FloatField()
-    template = "(%(expressions)s)"
-    arg_joiner = " <=> "
 
     def __init__(self, expression, vector: Vector, **extra):
         self.dim = len(vector)
         super().__init__(expression, Value(to_pg_text(vector)), **extra)
 
-    def as_sql(self, compiler, connection, **extra_context):
+    def as_sql(self, compiler, connection, function=None, template=None, arg_joiner=None, **extra_context):
         col, col_params = compiler.compile(self.source_expressions[0])
         query, query_params = compiler.compile(self.source_expressions[1])
         dim = int(self.dim)  # the cast lets an index of this width (``ensure_index``) serve the ordering
