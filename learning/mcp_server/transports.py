@@ -23,6 +23,9 @@ def serve_stdio(*, token: str, handle: str) -> None:
     """Check the token against the seat, then serve MCP on this process's stdin/stdout until EOF; every
     call checks the token again (one indexed read), so a revoked or expired token stops the next call."""
     tokens.seat_for(token, handle)  # Forbidden (one line) before any protocol byte
+    from core.providers.embeddings.warm import warm
+
+    warm()  # the model loads before the first call, whose embed would otherwise run past its budget
     close_old_connections()
     server = build_server(lambda ctx: tokens.seat_for(token, handle), default_run_id=None)
 

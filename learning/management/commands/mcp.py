@@ -37,9 +37,6 @@ class Command(BaseCommand):
         token = os.environ.get(TOKEN_ENV, "")
         if not token:
             raise CommandError(f"{TOKEN_ENV}: set it to seat {seat!r}'s API token (manage.py create_seat_token {seat})")
-        from core.providers.embeddings.warm import warm
-
-        warm()  # the model loads before the first call, whose embed would otherwise run past its budget
         try:
             transports.serve_stdio(token=token, handle=seat)
         except CrewletError as exc:
