@@ -351,6 +351,10 @@ class Migration(migrations.Migration):
             model_name='turn',
             constraint=models.UniqueConstraint(fields=('seat', 'run_id'), name='turn_run_id_per_seat'),
         ),
+        migrations.AddIndex(
+            model_name='episode',
+            index=models.Index(fields=['seat', 'kind', 'embedding_model', 'embedding_dim'], name='episodes_search_scope_idx'),
+        ),
         migrations.RunSQL(SEARCH, migrations.RunSQL.noop),
         migrations.RunSQL(PIECES_CASCADE, migrations.RunSQL.noop),
         migrations.RunSQL(health_sql_view.VIEW_SQL, f"DROP VIEW IF EXISTS {health_sql_view.VIEW_NAME}"),

@@ -48,6 +48,8 @@ class Episode(EmbeddedMixin):
             models.Index(fields=["seat", "work_key"]),
             # the synthesizer's prior runs: a seat's newest raw episodes first, read off the index, not sorted
             models.Index(fields=["seat", "kind", "ended_at"], name="episodes_seat_kind_ended_idx"),
+            # a search's scope (the seat's raw turns of one model and width) counted from the index alone
+            models.Index(fields=["seat", "kind", "embedding_model", "embedding_dim"], name="episodes_search_scope_idx"),
         ]
         constraints = [
             # a redelivered pass (a worker killed after the insert, before the turn was marked) replaces
