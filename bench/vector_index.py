@@ -167,7 +167,7 @@ def main() -> int:
 
     rng = np.random.default_rng(11)
     queries = []
-    for q in range(args.queries):
+    for _ in range(args.queries):
         t = int(rng.integers(TOPICS))
         v = topics[t] + rng.uniform(-0.3, 0.3, DIM)
         queries.append((f"topic{t} w{int(rng.integers(5000))}", (v / np.linalg.norm(v)).tolist()))
@@ -192,8 +192,8 @@ def main() -> int:
     rows = {"query_episodes ranking (limit 10)": ([], []), "turn start recall (limit 3)": ([], [])}
     hits = total = 0
     for query, vector in queries:
-        for name, call in (("query_episodes ranking (limit 10)", lambda: rank(query, vector)),
-                           ("turn start recall (limit 3)", lambda: recall3(query, vector))):
+        for name, call in (("query_episodes ranking (limit 10)", lambda q=query, v=vector: rank(q, v)),
+                           ("turn start recall (limit 3)", lambda q=query, v=vector: recall3(q, v))):
             rows[name][0].append(timed(call))
             rows[name][1].append(timed(lambda c=call: exact(c)))
         approximate, exact_ten = meaning(vector), exact(lambda v=vector: meaning(v))
