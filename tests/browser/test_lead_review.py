@@ -74,7 +74,10 @@ def test_a_lead_publishes_a_draft_rolls_a_skill_back_and_opens_the_dashboard(liv
     assert "3 distinct seats" in page.inner_text("body")
     screenshot("02_draft")
     page.click("#publish-draft")
-    page.wait_for_selector("text=agents can now find it")
+    page.wait_for_selector("#published-link")
+    # the test config's read scope is empty: the message says nobody can find it yet, and how to widen it
+    said = page.inner_text(".messagelist")
+    assert "no agent can find it yet" in said and "add \"ENG\" to knowledge.scope" in said, said
     screenshot("03_published")
 
     page.goto(f"{base}/admin/learning/synthesizedskill/{skill.pk}/change/")
