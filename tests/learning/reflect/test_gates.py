@@ -154,12 +154,14 @@ def test_a_worker_whose_applicability_raises_is_isolated_too(seat, make_turn):
     assert DiaryEntry.objects.count() == 1 and Episode.objects.count() == 1
 
 
-def test_an_unparseable_answer_fails_only_its_worker(seat, make_turn, scripted):
+def test_an_unparseable_answer_is_answered_offline_and_said_so(seat, make_turn, scripted):
     scripted.queue("persist_decision", "I think you should remember this.")
     reflect_turn(make_turn().pk)
     payload = latest(seat)
-    assert payload["workers"]["persist_decider"]["status"] == "failed"
-    assert "unparseable" in payload["workers"]["persist_decider"]["error"]
+    persisted = payload["workers"]["persist_decider"]
+    assert persisted["status"] == "ran" and persisted["result"]["answered_by"] == "offline"
+    assert "unparseable" in persisted["result"]["fallback"]
+    assert DiaryEntry.objects.exists()  # the offline decision was stored: the lesson is not lost
     assert payload["workers"]["episodist"]["status"] == "ran"
 
 

@@ -73,7 +73,11 @@ def test_an_invented_skill_name_is_dropped_not_matched_to_the_nearest(seat, make
     scripted.queue("skill_refinement", json.dumps({"skill": "cut-release-branches", "observation": "x"}))
     reflect_turn(make_turn(skills_offered=[skill.pk]).pk)
     skill.refresh_from_db()
-    assert skill.version == 1 and worker(seat)["result"]["why"] == "unknown_skill"
+    assert skill.version == 1
+    from core.models import Event
+
+    spent = Event.objects.filter(name="auxiliary_spend", payload__purpose="skill_refinement").get()
+    assert spent.payload["reason"] == "skill 'cut-release-branches' is not one the turn was offered"
 
 
 def test_archived_skills_are_not_resurrected_and_cost_no_call(seat, make_turn, scripted):

@@ -94,15 +94,17 @@ def test_the_first_run_of_a_shape_is_declined_and_a_repeat_is_drafted(seat, make
     assert event.payload["trigger"] == "inline" and event.turn_id == turn.run_id and event.payload["skill_id"] == skill.pk
 
 
-def test_a_draft_missing_a_name_summary_or_body_is_dropped(seat, make_turn, scripted):
+def test_a_draft_missing_a_name_summary_or_body_is_rejected(seat, make_turn, scripted):
+    from core.models import Event
+
     for missing in ("name", "summary", "body"):
         draft = {"name": "cut-release", "summary": "s", "body": "# b"}
         draft[missing] = ""
         scripted.queue("skill_draft", json.dumps(draft))
         reflect_turn(release_turn(make_turn).pk)
-        result = events.rows(ReflectionCompleted, seat=seat).first().payload["workers"]["synthesizer"]["result"]
-        assert result == {"drafted": False, "why": "incomplete_draft", "reason": ""}, missing
-    assert not SynthesizedSkill.objects.exists()
+    spent = [e.payload for e in Event.objects.filter(name="auxiliary_spend", payload__purpose="skill_draft")]
+    assert spent and all(row["outcome"] == "rejected" and row["reason"].startswith("the draft leaves ") for row in spent)
+    assert not SynthesizedSkill.objects.filter(name="cut-release", description="s").exists()
 
 
 def test_a_name_the_seat_already_has_is_rejected(seat, make_turn, scripted):
