@@ -60,17 +60,3 @@ def test_staff_outside_the_leads_group_cannot_publish(staff_user):
     assert staff_user.is_staff and not staff_user.has_perm("knowledge.publish_page")
 
 
-def test_a_leads_group_made_before_the_config_editor_is_granted_it_by_migration():
-    import importlib
-
-    from django.apps import apps
-
-    lead = leads.create_lead(username="lena")
-    group = Group.objects.get(name=leads.LEADS_GROUP)
-    group.permissions.remove(*group.permissions.filter(content_type__app_label="crewlet"))
-    assert not get_user_model().objects.get(pk=lead.pk).has_perm("crewlet.add_configrevision")
-
-    importlib.import_module("crewlet.migrations.0003_leads_edit_config").grant(apps, None)
-
-    lead = get_user_model().objects.get(pk=lead.pk)
-    assert lead.has_perm("crewlet.view_configrevision") and lead.has_perm("crewlet.add_configrevision")
