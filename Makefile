@@ -68,6 +68,8 @@ bench: install
 	  for b in recall diary_recall offline_judgement; do echo "== bench/$$b.py"; \
 	    { echo "$$ python bench/$$b.py ../shared/bench-data"; $(PY) bench/$$b.py "$(BENCH_DATA)" 2>&1; } \
 	    | tee var/bench/$$b.txt; done; \
+	  { echo "$$ python bench/recall.py ../shared/bench-data --context 0"; \
+	    $(PY) bench/recall.py "$(BENCH_DATA)" --context 0 2>&1; } | tee var/bench/recall_no_context.txt; \
 	else echo "== bench/recall.py, bench/diary_recall.py skipped: no bench data at $(BENCH_DATA)"; fi
 	set -eo pipefail; for kill in none cluster; do echo "== bench/kill_drain.py --kill $$kill"; \
 	  { echo "$$ python bench/kill_drain.py --kill $$kill"; $(PY) bench/kill_drain.py --kill $$kill 2>&1; } \
