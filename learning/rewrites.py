@@ -97,7 +97,9 @@ def _settle(future: concurrent.futures.Future, in_time: bool, original: int) -> 
 def _one(seat: Seat, stage, turn_id, inputs, deadline: float):
     """One condensation held to its byte bound: asked again once, told its size, when over it and
     while the deadline has not passed (past it, nobody would read the retry's answer)."""
-    first = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=inputs, defer_record=True)
+    # no offline floor: a text no model condensed in time is named by its size here
+    first = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=inputs, defer_record=True,
+                     offline_floor=False)
     if nbytes(first.value) <= inputs["max_bytes"]:
         return first
     if time.monotonic() >= deadline:
@@ -108,7 +110,8 @@ def _one(seat: Seat, stage, turn_id, inputs, deadline: float):
         raise late
     retry = {**inputs, "previous_bytes": nbytes(first.value)}
     try:
-        second = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=retry, defer_record=True)
+        second = aux.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=retry, defer_record=True,
+                          offline_floor=False)
     except Exception as exc:
         cast(Any, exc).record = _both(first.record, getattr(exc, "record", lambda: None))  # carries both spends
         raise

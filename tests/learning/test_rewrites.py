@@ -68,10 +68,10 @@ def test_all_rewrites_share_one_deadline_and_the_late_ones_are_charged(seat, rol
 def test_a_rewrite_still_running_at_the_deadline_does_not_send_its_retry(seat, role, monkeypatch):
     role.llm_auxiliary = ["scripted"]
     role.save()
-    ScriptedProvider.queue("condense", "word " * 40, "the short version")  # over the bound, then within
+    ScriptedProvider.queue("condense", "word " * 40, "the short word version")  # over the bound, then within
     release = gated(monkeypatch, answered_at_once=0)
 
-    (out,) = rewrites.rewrite_all(seat=seat, texts=["z " * 400], max_bytes=100, stage="turn", timeout=0.3)
+    (out,) = rewrites.rewrite_all(seat=seat, texts=["word " * 160], max_bytes=100, stage="turn", timeout=0.3)
 
     assert out.mode == "size"
     release.set()
@@ -87,11 +87,11 @@ def _rows():
 def test_a_rewrite_over_its_bound_is_asked_again_once_told_its_size(seat, role):
     role.llm_auxiliary = ["scripted"]
     role.save()
-    ScriptedProvider.queue("condense", "word " * 40, "the short version")  # 200 bytes, then 17
+    ScriptedProvider.queue("condense", "word " * 40, "the short word version")  # 200 bytes, then 22
 
-    (out,) = rewrites.rewrite_all(seat=seat, texts=["z " * 400], max_bytes=100, stage="turn")
+    (out,) = rewrites.rewrite_all(seat=seat, texts=["word " * 160], max_bytes=100, stage="turn")
 
-    assert (out.mode, out.text) == ("rewrite", "the short version")
+    assert (out.mode, out.text) == ("rewrite", "the short word version")
     retry = [c for c in ScriptedProvider.calls if c["purpose"] == "condense"][1]
     assert "Your previous condensation was 199 bytes, over the bound" in retry["messages"][0]["content"]
     assert _rows() == [("answered", True), ("answered", True)]  # both calls charged
@@ -102,7 +102,7 @@ def test_a_rewrite_still_over_its_bound_is_named_by_its_size_and_both_calls_char
     role.save()
     ScriptedProvider.queue("condense", "word " * 40, "word " * 30)
 
-    (out,) = rewrites.rewrite_all(seat=seat, texts=["z " * 400], max_bytes=100, stage="turn")
+    (out,) = rewrites.rewrite_all(seat=seat, texts=["word " * 160], max_bytes=100, stage="turn")
 
     assert out.mode == "size" and "800 bytes" in out.render()
     assert _rows() == [("answered", True), ("answered", True)]

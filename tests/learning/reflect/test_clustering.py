@@ -117,12 +117,12 @@ def test_a_seat_with_nothing_to_cluster_costs_no_call(seat, scripted):
     assert [c for c in scripted.calls if c["purpose"] == "skill_draft"] == []
 
 
-def test_an_incomplete_draft_is_dropped_and_nothing_is_stamped(seat, scripted):
+def test_an_incomplete_draft_is_rejected_and_nothing_is_stamped(seat, scripted):
     for i in range(3):
         episode(seat, TRIAGE, age_minutes=i)
     scripted.queue("skill_draft", json.dumps({"name": "triage", "summary": "", "body": "# x"}))
     result = run_clustered_synthesis(seat=seat)
-    assert result["results"][0]["why"] == "incomplete_draft"
+    assert "the draft leaves summary empty" in result["results"][0]["why"]
     assert not Episode.objects.filter(consolidated_into_skill__isnull=False).exists()
     assert not Event.objects.filter(name="skill_synthesized").exists()
 
