@@ -45,9 +45,13 @@ COMPACTION = ('{"common_task_pattern": "Fixing failing builds", "common_outcome"
               '"subjects_involved": [], "notable_patterns": "The disk was full."}')
 
 
+# the condensed texts below are about a billing export: a condensation of other work is rejected for meaning
+CONDENSED = "The billing export failed and was restarted."
+
+
 def answer(body: dict) -> str:
     purpose = purpose_of(body)
-    return COMPACTION if purpose == "compaction_summary" else IDEAL.get(purpose, "ok")
+    return {"compaction_summary": COMPACTION, "condense": CONDENSED}.get(purpose) or IDEAL.get(purpose, "ok")
 
 
 @pytest.fixture
@@ -90,7 +94,7 @@ def settled(server) -> tuple[Counter, Counter]:
 def test_rewrites_past_the_deadline_are_charged_when_they_return(seat, slow_server):
     server = slow_server(0.1)
     server.hold(after=4)  # the second wave is still running at the deadline
-    out = rewrites.rewrite_all(seat=seat, texts=["y " * 400] * 10, max_bytes=100, stage="turn", timeout=3.0)
+    out = rewrites.rewrite_all(seat=seat, texts=["billing " * 100] * 10, max_bytes=100, stage="turn", timeout=3.0)
     assert [r.mode for r in out] == ["rewrite"] * 4 + ["size"] * 6
     server.release()
     sent, charged = settled(server)

@@ -28,12 +28,12 @@ def test_a_long_thread_keeps_root_and_newest_and_condenses_the_middle(seat, run)
     assert summary["thread_context_stopped_short"] is False
 
 
-def test_the_middle_is_condensed_offline_when_the_model_fails(seat, role, run):
+def test_the_middle_is_left_out_with_its_count_when_no_rewrite_can_be_had(seat, role, run):
     role.llm_auxiliary = ["scripted"]
     role.save()
     ScriptedProvider.queue("condense", TransientError("503"))
     text = block(run(ask="+1", requires_recon=True, thread=_long_thread()), "thread_so_far")["text"]
-    assert "left out" not in text
+    assert "messages in between left out: no condensation could be had in time]" in text
     assert "NEWEST so can you fix it today?" in text and "ROOT the export broke." in text
 
 
