@@ -83,7 +83,7 @@ def _episode_search():
 
 # the tuned constants of the ranking and the values the selection protocol tries
 CONSTANTS = {
-    "RRF_K": (_hybrid, (3, 10, 30, 60)),
+    "WEIGHT": (_hybrid, (0.3, 0.4, 0.5, 0.6, 0.7)),
     "SHORTLIST": (_hybrid, (20, 50, 100)),
     "RECALL_MAX_DISTANCE": (_episode_search, (0.7, 0.8, 0.9, 1.0)),
 }

@@ -1,4 +1,4 @@
-"""Hybrid search in PostgreSQL: a ranking by meaning and a ranking by words, fused by reciprocal rank.
+"""Hybrid search in PostgreSQL: a ranking by meaning and a ranking by words, fused by score.
 
 One statement ranks the rows of a scope two ways, each cut to a shortlist:
 
@@ -8,9 +8,10 @@ One statement ranks the rows of a scope two ways, each cut to a shortlist:
   counts once per row (binary term frequency: the texts are short), weighted by its rarity in the
   scope, and a row's length is normalised against the average of the rows that match.
 
-A row's score is the sum, over the rankings it appears in, of ``1 / (RRF_K + place)`` (reciprocal rank
-fusion): scores of different scales are never compared, only places. A row past ``max_distance`` by
-meaning takes no place in that ranking, but may still be found by its words.
+The two shortlists are pooled and fused by a convex combination of normalised scores: ``WEIGHT`` x the
+row's cosine similarity min-max normalised over the pool, plus ``1 - WEIGHT`` x its BM25 score over the
+pool's best. A row one ranking did not list adds nothing by it. A row past ``max_distance`` by meaning
+keeps no similarity, but may still be found by its words.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from django.db import connection
 from core.vectors import distance_sql, to_pg_text
 
 # Chosen on one development set and confirmed on the other (bench/recall.py prints the protocol).
-RRF_K = 10  # fusion constant: a lower value lets a first place in one ranking count for more
+WEIGHT = 0.5  # of meaning against words: the two count alike
 SHORTLIST = 50  # rows each ranking contributes to the fusion
 PIECES_PER_ROW = 4  # pieces read per shortlisted row: a row's nearest pieces come first, a row has a few
 BM25_K1 = 1.2  # BM25's usual constants (Robertson and Zaragoza)
@@ -129,26 +130,34 @@ def search(
     shortlist = max(SHORTLIST, int(limit))
     ctes: list[str] = []
     params: list = []
-    places: list[str] = []
     if vector is not None:
         sql, more = _meaning(corpus, scope, scope_params, vector, model, shortlist)
         ctes.append(sql)
         params += more
-        bound = "" if max_distance is None else f" WHERE d <= {float(max_distance)!r}"
-        places.append(f"SELECT id, ROW_NUMBER() OVER (ORDER BY d, id DESC) AS place FROM meaning{bound}")
+    else:
+        ctes.append("meaning AS (SELECT NULL::bigint AS id, NULL::float8 AS d WHERE false)")
     if words:
         more_ctes, more = _words(corpus, scope, scope_params, words, shortlist)
         ctes += more_ctes
         params += more
-        places.append("SELECT id, ROW_NUMBER() OVER (ORDER BY r DESC, id DESC) AS place FROM bm25")
-    if not places:
+    else:
+        ctes.append("bm25 AS (SELECT NULL::bigint AS id, NULL::float8 AS r WHERE false)")
+    if vector is None and not words:
         return Ranked([], None)
-    nearest = "(SELECT MIN(d) FROM meaning)" if vector is not None else "NULL::float8"
-    fused = (f"SELECT id, SUM(1.0 / ({int(RRF_K)} + place)) AS score FROM places"
-             f" GROUP BY id ORDER BY score DESC, id DESC LIMIT {int(limit)}")
+    far = "" if max_distance is None else f" AND m.d <= {float(max_distance)!r}"
+    # the pool: every row either ranking shortlisted; a row past max_distance keeps no similarity
+    ctes.append(f"pool AS (SELECT COALESCE(m.id, b.id) AS id, CASE WHEN m.id IS NOT NULL{far} THEN 1 - m.d END AS sim,"
+                " b.r FROM meaning m FULL JOIN bm25 b ON b.id = m.id)")
+    ctes.append("bounds AS (SELECT MIN(sim) AS lo, MAX(sim) AS hi, MAX(r) AS best FROM pool)")
+    by_meaning = "COALESCE(CASE WHEN x.hi > x.lo THEN (p.sim - x.lo) / (x.hi - x.lo) ELSE 1 END, 0)"
+    by_words = "COALESCE(p.r / NULLIF(x.best, 0), 0)"
+    weight = WEIGHT if vector is not None and words else (1.0 if vector is not None else 0.0)
+    fused = (f"SELECT p.id, {weight!r} * {by_meaning} + {1 - weight!r} * {by_words} AS score"
+             f" FROM pool p CROSS JOIN bounds x WHERE p.sim IS NOT NULL OR p.r IS NOT NULL"
+             f" ORDER BY score DESC, p.id DESC LIMIT {int(limit)}")
+    nearest = "(SELECT MIN(d) FROM meaning)"
     # one row even when nothing ranked, so the nearest distance is known either way
-    sql = ("WITH " + ", ".join(ctes) + ", places AS (" + " UNION ALL ".join(places) + ")"
-           f" SELECT f.id, f.score, n.nearest FROM (SELECT {nearest} AS nearest) n"
+    sql = ("WITH " + ", ".join(ctes) + f" SELECT f.id, f.score, n.nearest FROM (SELECT {nearest} AS nearest) n"
            f" LEFT JOIN ({fused}) f ON true ORDER BY f.score DESC, f.id DESC")
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

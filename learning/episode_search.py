@@ -1,4 +1,4 @@
-"""Hybrid search over a seat's raw episodes (``core.hybrid``): three rankings fused by reciprocal rank.
+"""Hybrid search over a seat's raw episodes (``core.hybrid``): a meaning and a words ranking, fused by score.
 
 - by meaning: the turn's pooled vector, and the nearest of its own lines' vectors (``episode_pieces``);
 - by words: the query's content words (``core.words``) against the turn's label, ask and account
@@ -21,17 +21,14 @@ if TYPE_CHECKING:
 
 RECALL_MAX_DISTANCE = 0.9  # cosine distance past which a turn takes no place by meaning
 CLOSE_CALL_RANK = 5
+CLOSE_CALL_GAP = 0.2  # a fifth of the fused score's range; bench/recall.py prints what the warning is worth
 CORPUS = hybrid.Corpus(table="episodes", pieces=hybrid.Pieces(table="episode_pieces", fk="episode_id"))
 
 
-def close_call(scores: Sequence[float], *, rrf_k: int = hybrid.RRF_K) -> bool:
-    """True when no turn stands out: the first's fused score leads the ``CLOSE_CALL_RANK``-th's by less than
-    one ranking alone separates its first place from that place, so the rankings disagree on the best.
-    A ranking of fewer rows is not judged."""
-    if len(scores) < CLOSE_CALL_RANK:
-        return False
-    one_ranking = 1.0 / (rrf_k + 1) - 1.0 / (rrf_k + CLOSE_CALL_RANK)
-    return scores[0] - scores[CLOSE_CALL_RANK - 1] < one_ranking
+def close_call(scores: Sequence[float]) -> bool:
+    """True when no turn stands out: the first's fused score (0 to 1) is within ``CLOSE_CALL_GAP`` of the
+    ``CLOSE_CALL_RANK``-th's. A ranking of fewer rows is not judged."""
+    return len(scores) >= CLOSE_CALL_RANK and scores[0] - scores[CLOSE_CALL_RANK - 1] < CLOSE_CALL_GAP
 
 
 def says_every_word(query: str, texts: Iterable[str]) -> bool:

@@ -158,13 +158,10 @@ def test_an_ask_that_singles_out_no_past_turn_is_said_to_be_a_close_call(local_e
     assert CLOSE_CALL not in similar_work("Add a bag for Ilse on KX7QPL", "start-specific")
 
 
-def test_a_close_call_is_a_top_that_no_ranking_sets_apart():
-    first_everywhere = 2 / (10 + 1)  # first by meaning and by words
-    fifth_everywhere = 2 / (10 + 5)
-    assert not episode_search.close_call([first_everywhere, 0.1, 0.1, 0.1, fifth_everywhere], rrf_k=10)
-    tied = [0.09 - i * 0.001 for i in range(5)]  # the rankings disagree: the top scores are about alike
-    assert episode_search.close_call(tied, rrf_k=10)
-    assert not episode_search.close_call(tied[:4], rrf_k=10)  # four rows: nothing to judge it by
+def test_a_close_call_is_a_flat_top_of_at_least_five_rows():
+    assert episode_search.close_call([0.9, 0.85, 0.8, 0.75, 0.71])  # the fifth within 0.2 of the first
+    assert not episode_search.close_call([0.9, 0.85, 0.8, 0.75, 0.70])  # 0.2 apart: the best stands out
+    assert not episode_search.close_call([0.9, 0.9, 0.9, 0.9])  # four rows: nothing to judge it by
     assert not episode_search.close_call([])
 
 
