@@ -79,6 +79,7 @@ bench: install
 lint: install
 	.venv/bin/ruff check .
 	.venv/bin/mypy
+	.venv/bin/lint-imports
 
 # Stops the embedded PostgreSQL and removes var/'s data, its databases included.
 clean:

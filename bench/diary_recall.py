@@ -1,7 +1,7 @@
 """Recall of the diary's similarity half (hybrid, in SQL) on real conversations, on PostgreSQL.
 
 DATA is a LoCoMo-format file or a folder holding one (e.g. ``../shared/bench-data``: ``bench_data``). One seat per
-conversation; every dialog turn is written through the production writer (``learning.diary.write``,
+conversation; every dialog turn is written through the production writer (``learning.memory.diary.write``,
 embedded on write) as a note ``speaker: text``; each question with evidence is read through
 ``diary.recall`` (top 10) twice: hybrid (the question's words too, as the personal-memory prefetch
 and ``refresh_memory`` read it) and by vector alone (no words, the baseline), same query vector. A question is a hit when a note of one of its evidence turns is returned. Latency:
@@ -56,8 +56,8 @@ def child(args) -> int:
     call_command("migrate", verbosity=0)
     from core.providers.embeddings import get_embedder
     from crewlet.models import Company, Role, Seat, Unit
-    from learning import diary
-    from learning.demo.foundation import engine_description
+    from demo.foundation import engine_description
+    from learning.memory import diary
     from learning.models import DiaryEntry
 
     diary.DIARY_EMBED_BUDGET = None  # wait for each note's vector: the same vector a quiet machine stores

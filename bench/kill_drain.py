@@ -213,8 +213,8 @@ def run(args) -> int:
         from django.db.models import Count
 
         from learning.models import Episode, Turn
-        from learning.reflect import sweep
-        from learning.schedules import REFLECT_SWEEP_INTERVAL_SECONDS
+        from learning.passes.schedules import REFLECT_SWEEP_INTERVAL_SECONDS
+        from learning.reflection import sweep
 
         port = free_port()
         server = subprocess.Popen(

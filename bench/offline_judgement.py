@@ -111,7 +111,7 @@ def judge(name: str, texts: dict[str, tuple[str, str]], labelled: list[tuple[str
 
 
 def skill_names(data: Path) -> None:
-    from learning.purposes import task_class
+    from learning.purposes.offline import task_class
 
     by_task: dict[int, list[str]] = defaultdict(list)
     for run in bench_data.tau(data):

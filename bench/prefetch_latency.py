@@ -222,8 +222,8 @@ def request_for(i: int, kind: str):
     """The i-th turn's trigger: ``rich`` (an ask naming a topic) or ``thin`` (a pointer)."""
     import uuid
 
+    from learning.intake.record import Interaction, Sender
     from learning.prefetch import PrefetchRequest
-    from learning.turn_record import Interaction, Sender
 
     topic = TOPICS[(i * 5) % len(TOPICS)]
     return PrefetchRequest(

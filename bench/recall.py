@@ -76,7 +76,7 @@ def _hybrid():
 
 
 def _episode_search():
-    from learning import episode_search
+    from learning.memory import episode_search
 
     return episode_search
 
@@ -256,14 +256,14 @@ def child(args) -> int:
     # figures under some 4,000 lines a run; a warning or an error still shows
     logging.getLogger("django-q").setLevel(logging.WARNING)
     call_command("migrate", verbosity=0)
-    from learning.reflect import episodist
+    from learning.reflection.workers import episodist
 
     # The bench waits for each turn's embed rather than leaving a late one to the fill (same vectors
     # either way): on a busy machine a two-second budget would only move the work into fill_all.
     episodist.EPISODE_EMBED_BUDGET = None  # type: ignore[assignment]  # embed_many's "no budget"
     from core.providers.embeddings import get_embedder
     from crewlet.models import Company
-    from learning.demo.foundation import engine_description
+    from demo.foundation import engine_description
 
     embedder = get_embedder()
     if embedder is None:
@@ -330,7 +330,7 @@ def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
     """Each query's fused statement (``episode_search.ranked``) and vector-only path (``ranked_ids`` over
     ``episodes.raw``), interleaved, each the best of LATENCY_REPEATS."""
     from core.vectors import ranked_ids
-    from learning import episode_search, episodes
+    from learning.memory import episode_search, episodes
 
     fused, vector_only = [], []
     for q, v in zip(queries, qvecs, strict=True):  # interleaved; each the best of LATENCY_REPEATS (a shared machine)
@@ -353,7 +353,7 @@ def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outc
     the query's words are not read."""
     from core.hybrid import Ranked
     from core.vectors import ranked_ids
-    from learning import episode_search, episodes
+    from learning.memory import episode_search, episodes
 
     rows = episodes.raw(seat)
     if outcome:
@@ -371,13 +371,14 @@ def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
     unreachable ones and render the hits: what a caller of the tool waits for.
 
     Called as the runtime's transports call it -- ``learning.tools.run``, the function both the HTTP
-    view (``learning.api.agents.call_tool``) and the MCP server hand each call to -- and not through the
+    view (``learning.tools.api.call_tool``) and the MCP server hand each call to -- and not through the
     test client: routing, token auth and JSON add the same work to both arms and only their own noise,
     and leaving them out makes the ratio stricter, never looser. Also answers the number of calls that
     did not answer ``ok`` (an embed past its budget answers fast and would flatter its arm)."""
     from unittest import mock
 
-    from learning import episode_search, tools
+    from learning import tools
+    from learning.memory import episode_search
 
     def call(query: str) -> tuple[float, bool]:
         started = time.perf_counter()
@@ -408,7 +409,7 @@ def tool_latency(seat, queries) -> tuple[list[float], list[float], int]:
 def constant_hits(seat, queries, qvecs, model, hit) -> dict[str, dict[object, int]]:
     """Hits@10 of the production ranking at each candidate value of each tuned constant (the others as
     shipped), ``hit(i, episode ids)`` telling a question's hit."""
-    from learning import episode_search
+    from learning.memory import episode_search
 
     out: dict[str, dict[object, int]] = {}
     for name, (module, values) in CONSTANTS.items():

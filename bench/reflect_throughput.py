@@ -4,7 +4,7 @@ Usage: python bench/reflect_throughput.py [--turns N] [--threads T]
 
 The bench runs in a child process on a throwaway embedded PostgreSQL: migrate, three seats, N stored turns of a realistic mix (stated preferences, dated
 situations, a repeated five-tool procedure, skipped turns), then every turn reflected through
-``learning.tasks.reflect_turn`` sequentially and again from T threads. Embeddings use the hashing
+``learning.reflection.tasks.reflect_turn`` sequentially and again from T threads. Embeddings use the hashing
 embedder so the figure is the loop's own cost, not a model's. The CPU a turn costs (this process's,
 and its database backend's, read from /proc) is printed beside both: on a shared machine it moves
 far less than the wall time. Prints figures; asserts nothing.
@@ -151,7 +151,7 @@ def _write_floor(plans, models, *, deferred: bool = False) -> float:
     from django.db.models import F
     from django.utils import timezone
 
-    from learning.reflect import durability
+    from learning.reflection import durability
 
     CounterpartyProfile, BudgetCounter, DiaryEntry, Episode, EpisodePiece, SynthesizedSkill, Turn, Event = models
     started = time.perf_counter()
@@ -185,7 +185,7 @@ def child(turns: int, threads: int) -> None:
     django.setup()
     import logging
 
-    logging.getLogger("learning.reflect").setLevel(logging.WARNING)  # a drained turn's task logs at INFO
+    logging.getLogger("learning.reflection").setLevel(logging.WARNING)  # a drained turn's task logs at INFO
     from django.core.management import call_command
     from django.db import connection, connections
 
@@ -193,8 +193,8 @@ def child(turns: int, threads: int) -> None:
     from crewlet.config import schema
     from crewlet.models import Company, Role, Seat, Unit
     from learning.models import Turn
-    from learning.reflect.ring import RING
-    from learning.tasks import reflect_turn
+    from learning.reflection.ring import RING
+    from learning.reflection.tasks import reflect_turn
 
     call_command("migrate", verbosity=0)
     config.use(schema.Config(providers=schema.Providers(

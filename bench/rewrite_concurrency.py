@@ -38,7 +38,7 @@ def child(answers: int, delay: float, deadline: float) -> None:
     from crewlet import config
     from crewlet.config import schema
     from crewlet.models import Company, Role, Seat, Unit
-    from learning import rewrites
+    from learning.memory import condensation
     from tests.fakes.openai_server import FakeOpenAIServer
 
     call_command("migrate", verbosity=0)
@@ -66,7 +66,7 @@ def child(answers: int, delay: float, deadline: float) -> None:
         def answer(seat):
             try:
                 start.wait()
-                outs.extend(rewrites.rewrite_all(seat=seat, texts=[TEXT] * REWRITES_PER_ANSWER, max_bytes=600,
+                outs.extend(condensation.rewrite_all(seat=seat, texts=[TEXT] * REWRITES_PER_ANSWER, max_bytes=600,
                                                  stage="turn", timeout=deadline))
             finally:
                 connections.close_all()

@@ -138,7 +138,7 @@ def main() -> int:
 
     from core import hybrid, vectors
     from crewlet.models import Company
-    from learning import episode_search, episodes
+    from learning.memory import episode_search, episodes
     from tests.factories import SeatFactory
 
     company = Company.objects.create(name="Index bench")

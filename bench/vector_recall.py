@@ -9,7 +9,7 @@ Timed beside the floor (one hand-written statement on the driver's connection) a
 baseline, interleaved run by run:
 
 - ``core.vectors.ranked_ids`` (ids and distances, no vectors): the vector ranking over a queryset;
-- ``learning.diary.recall_ids``: what the turn start's memory recall runs -- the hybrid statement
+- ``learning.memory.diary.recall_ids``: what the turn start's memory recall runs -- the hybrid statement
   (``core.hybrid``) with its text half empty, as for an ask with no content word, its fusion over the
   shortlist computed in SQL. Both must give the floor's top-50.
 
@@ -70,7 +70,7 @@ def child(args) -> int:
     call_command("migrate", verbosity=0)
     import numpy as np
 
-    from learning.demo.foundation import engine_description
+    from demo.foundation import engine_description
 
     rng = np.random.default_rng(42)
     seats = make_seats()
@@ -221,9 +221,9 @@ def sql_top(seat, query) -> list[int]:
 
 
 def memory_top(seat, query) -> list[int]:
-    """The turn start's memory recall of the seat's notes (``learning.diary.recall_ids``: the hybrid statement,
+    """The turn start's memory recall of the seat's notes (``learning.memory.diary.recall_ids``: the hybrid statement,
     its vector half alone, as for an ask with no content word): what production runs for a similarity read."""
-    from learning.diary import recall_ids
+    from learning.memory.diary import recall_ids
 
     return recall_ids(seat=seat, vector=query.tolist(), model=MODEL, limit=TOP_K)
 

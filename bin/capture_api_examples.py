@@ -138,7 +138,7 @@ def fresh_transcripts(handle: str) -> None:
     after the demo's own transcript rows are removed from this copy: the demo's run ends with every shard decided
     and every recommendation installed, which leaves the transcript routes nothing to act on."""
     from crewlet.models import Seat
-    from learning.demo.transcripts import FIXTURES
+    from demo.transcripts import FIXTURES
     from learning.transcripts.ingest import ingest
     from learning.transcripts.models import (
         Draft,

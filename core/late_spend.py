@@ -7,7 +7,7 @@ collected) hands its future to ``abandon``:
 - not started yet, it is cancelled: never sent, nothing to charge;
 - already running, it is left to finish, and when it returns its spend is recorded (the budget
   counters and one ``auxiliary_spend`` row an attempt, answered or failed) through the
-  ``record()`` the seam attached to its result or its error (``aux.call(defer_record=True)``).
+  ``record()`` the seam attached to its result or its error (``auxiliary.call(defer_record=True)``).
 
 The record runs on the thread that finished the call, with its own database connection, closed
 afterwards. ``wait`` lets a caller (the test suite, a bench) wait until no late call is still out.

@@ -114,8 +114,8 @@ def json_server_error(request):
 def _mount():
     """Every app's router, mounted once (imported here: the apps' routes import crewlet, not the reverse)."""
     from crewlet.org_api import router as org
-    from learning.api.agents import router as agents  # prefetch, tools, memory read
-    from learning.api.turns import router as turns  # POST /turns (intake)
+    from learning.intake.api import router as turns  # POST /turns (intake)
+    from learning.tools.api import router as agents  # prefetch, tools, memory read
     from learning.transcripts.api import (
         router as transcripts,  # publish_memory, reject_memory, review_recommendation
     )

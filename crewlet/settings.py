@@ -21,7 +21,7 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or _secret_key.for_folder(VAR_D
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,testserver").split(",")
 
 INSTALLED_APPS = [
-    "learning.admin_site.LeadAdminConfig",  # django.contrib.admin with the lead's index
+    "learning.review.admin_site.LeadAdminConfig",  # django.contrib.admin with the lead's index
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

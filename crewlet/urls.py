@@ -6,7 +6,7 @@ from crewlet.api import api
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
-    path("", include("learning.pages.urls")),  # the memory tab and the learning-health dashboard
+    path("", include("learning.review.pages.urls")),  # the memory tab and the learning-health dashboard
 ]
 
 handler404 = "crewlet.api.json_not_found"

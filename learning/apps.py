@@ -7,9 +7,12 @@ class LearningConfig(AppConfig):
     verbose_name = "Agent learning"
 
     def ready(self):
-        from learning import events, schedules  # noqa: F401  (events: registers the app's event classes)
+        from learning import events  # noqa: F401  (events: registers the app's event classes)
+        from learning.passes import schedules  # noqa: F401  (events: registers the app's event classes)
 
         schedules.connect()  # a config apply keeps each loop's clock unless its cadence changed
+        # the admin's registrations: Django's autodiscovery imports an app's top-level admin module only
+        from learning.review import admin  # noqa: F401
         post_migrate.connect(_vector_indexes, sender=self, dispatch_uid="learning_vector_indexes")
 
 

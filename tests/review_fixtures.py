@@ -13,7 +13,8 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
-from learning import leads, skills
+from learning.memory import skills
+from learning.review import leads
 
 LEAD_PASSWORD = "lead-pass-123"
 STAFF_PASSWORD = "staff-pass-123"

@@ -19,7 +19,7 @@ from crewlet.api import api
 from learning import tools
 from learning.limits import LATEST_TIME
 from tests.factories import operator_token, token_for
-from tests.learning.reflect.conftest import record
+from tests.learning.reflection.conftest import record
 
 SCHEMA = api.get_openapi_schema()
 COMPONENTS = SCHEMA["components"]["schemas"]
@@ -71,7 +71,7 @@ def body_schema(method: str, path: str) -> dict | None:
 
 @pytest.fixture
 def world(seat, company):
-    from tests.learning.memory_rows import skill
+    from tests.learning.memory.rows import skill
 
     seat.role.tools = list(tools.REGISTRY)
     seat.role.save()

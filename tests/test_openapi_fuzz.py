@@ -44,7 +44,7 @@ def fuzz_seat(db):
         operator_token,
         token_for,
     )
-    from tests.learning.memory_rows import episode, note, skill
+    from tests.learning.memory.rows import episode, note, skill
 
     company = CompanyFactory()
     role = RoleFactory(company=company, name="swe", tools=list(tools.REGISTRY))

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from learning.models import DiaryEntry, Episode, PrefetchSnapshot, Turn
-from tests.learning.reflect.conftest import human, record
+from tests.learning.reflection.conftest import human, record
 
 # made-up values of every kind the scrubber knows as a secret; the second item is what must not be found
 SECRETS = {
@@ -103,7 +103,7 @@ def test_a_transcript_keeps_its_personal_scrubbing_and_a_live_turn_keeps_its_add
 
 def test_a_skill_drafted_or_revised_with_a_secret_in_it_is_stored_scrubbed(seat):
     """The skill writers every drafter and refiner goes through (a model's draft, a lead's edit)."""
-    from learning import skills
+    from learning.memory import skills
 
     skill = skills.create(seat=seat, name="rotate-keys", description="Rotate " + SECRETS["stripe-key"][0],
                           body="1. Log in with " + SECRETS["url-password"][0], trigger="inline")

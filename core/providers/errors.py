@@ -10,7 +10,7 @@ call is charged like an answered one (``sent`` is False only for an error found 
 class ProviderError(Exception):
     kind = "error"
     provider: str = ""  # the alias that raised it, set by the seam
-    attempts: tuple = ()  # the call's attempts (core.aux.Attempt), set by the seam
+    attempts: tuple = ()  # the call's attempts (core.auxiliary.Attempt), set by the seam
     param: str = ""  # UnsupportedParameter: the parameter the endpoint refused
 
     def __init__(self, message: str = "", *, sent: bool = True, input_tokens: int = 0, output_tokens: int = 0,

@@ -5,7 +5,7 @@ import django.db.models.deletion
 from django.db import migrations, models
 from pgvector.django import VectorExtension
 
-from learning import health_sql_view
+from learning.models import health_view as health_sql_view
 
 
 # Each searchable text's words (a generated tsvector, GIN-indexed) and their count (BM25's row length),

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 from django.utils import timezone
 
-from core import aux, events
+from core import auxiliary, events
 from crewlet import config
 from crewlet.models import Seat
-from learning import procedures, skills
 from learning.events import SkillSynthesized
+from learning.memory import procedures, skills
 from learning.models import Episode
 from learning.purposes import skill_draft
-from learning.reflect.synthesizer import duplicate_of, write_draft
+from learning.reflection.workers.synthesizer import duplicate_of, write_draft
 
 log = logging.getLogger("learning.passes.clustering")
 
@@ -70,7 +70,7 @@ def _skip(seat: Seat, knobs) -> str | None:
         return "learning_off"
     if skills.at_cap(seat, knobs.learning.skill_synthesis.max_skills_per_agent):
         return "max_skills_per_agent"
-    if not aux.available(seat):
+    if not auxiliary.available(seat):
         return "no_auxiliary_model"
     return None
 
@@ -114,7 +114,7 @@ def synthesize_for_seat(seat: Seat, *, now=None, dry_run: bool = False) -> dict:
 
 
 def _draft(seat: Seat, cluster: Cluster, *, now) -> dict:
-    draft = aux.call(seat=seat, stage="background", purpose=skill_draft.NAME, inputs=_inputs(seat, cluster)).value
+    draft = auxiliary.call(seat=seat, stage="background", purpose=skill_draft.NAME, inputs=_inputs(seat, cluster)).value
     skill, why = write_draft(
         seat=seat, draft=draft, tool_sequence=procedures.procedure(cluster.representative.tool_sequence),
         trigger="clustered", now=now,

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
-from core import aux, events
+from core import auxiliary, events
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
-from learning import limits, procedures, rewrites
+from learning import limits
 from learning.events import CompactionRequested
+from learning.memory import condensation, procedures
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
 from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY
@@ -79,7 +80,7 @@ def task_of(episode: Episode) -> str:
 def member_inputs(seat: Seat, members: list[Episode]) -> tuple[list[dict], int]:
     """Each member as task, outcome, tools and date; long texts condensed first (labelled)."""
     texts = [t for e in members for t in (task_of(e), e.plan_summary.strip())]
-    rewritten = rewrites.rewrite_all(
+    rewritten = condensation.rewrite_all(
         seat=seat, texts=texts, max_bytes=limits.COMPACTION_CONDENSE_BYTES, stage="background", kind=CONDENSE_KIND
     )
     shown, condensed = [], 0
@@ -113,7 +114,7 @@ def fold(seat: Seat, cluster: Cluster) -> dict:
     events.publish(CompactionRequested(cluster_size=len(members), exemplars=[turn_ref(e) for e in kept]), seat=seat)
     shown, condensed = member_inputs(seat, members)
     try:
-        summary = aux.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY, inputs={"members": shown}).value
+        summary = auxiliary.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY, inputs={"members": shown}).value
     except (ProviderError, AnswerUnparseable) as exc:
         log.warning("compaction of %d turns for %s failed: %s", len(members), seat.handle, exc)
         return {"folded": False, "cluster_size": len(members), "why": f"{type(exc).__name__}: {exc}", "condensed": condensed}

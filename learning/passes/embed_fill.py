@@ -52,8 +52,8 @@ from crewlet import config
 from crewlet.models import Seat
 from knowledge.models import Page
 from knowledge.pages import embed_text as page_text
-from learning import diary, episodes
 from learning.events import MemoryFillConfigurationRefused
+from learning.memory import diary, episodes
 from learning.models import DiaryEntry, Duty, Episode
 from learning.passes import fill_ledger
 from learning.passes.fill_pieces import fill_pieces

@@ -14,7 +14,7 @@ from django.db.models import Exists, OuterRef, Q
 
 from core.providers.errors import RefusedError
 from core.vectors import usable
-from learning import episodes
+from learning.memory import episodes
 from learning.models import EpisodePiece
 from learning.passes.fill_requests import ALONE, HOLD, MAX_INPUTS_PER_REQUEST, Minute, refused_alone
 

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from core import aux, events
+from core import auxiliary, events
 from crewlet import config
 from crewlet.models import Seat
 from learning.events import CompactionCompleted, EpisodeLifecyclePass
@@ -109,7 +109,7 @@ def _actions(seat: Seat, knobs, now: datetime, report: dict, *, dry_run: bool) -
     report["non_terminal_dropped"] = _drop(non_terminal(seat, knobs, now))
     report["tool_free_dropped"] = _drop(tool_free(seat, knobs, now))
     report["consolidated_dropped"] = _drop(consolidated(seat, knobs, now))
-    if not aux.available(seat):
+    if not auxiliary.available(seat):
         report["compaction_skipped"] = "the seat has no auxiliary model"
     else:  # a background pass: every call is charged, but the room left is not read (spec spend table)
         folded = compaction.compact_seat(seat, knobs, now, dry_run=dry_run)
@@ -135,7 +135,7 @@ def _completed(seat: Seat, report: dict) -> None:
 
 
 def any_auxiliary_model(seats) -> bool:
-    return any(aux.available(s) for s in seats)
+    return any(auxiliary.available(s) for s in seats)
 
 
 def run_lifecycle(*, seat: Seat | None = None, now: datetime | None = None, dry_run: bool = False, progress=None) -> dict:

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import DatabaseError
 from django.utils import timezone
 
-from core import aux, events
+from core import auxiliary, events
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
@@ -32,8 +32,8 @@ from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
 from learning.events import SkillPromoted
+from learning.memory.procedures import jaccard, procedure
 from learning.passes import cursor, promotion_record
-from learning.procedures import jaccard, procedure
 from learning.purposes.skill_promotion_draft import NAME as PURPOSE
 
 log = logging.getLogger("learning.passes.promotion")
@@ -45,7 +45,7 @@ MAX_SKILLS_IN_PROMPT = 8  # one skill per distinct seat first: convergence is ac
 # ---- clustering ---------------------------------------------------------------------------------
 def tool_names(skill) -> list[str]:
     """The skill's work tools in order (a step may be a name or a {"name": ...} object; a memory tool is no step:
-    ``learning.procedures``)."""
+    ``learning.memory.procedures``)."""
     names = []
     for step in skill.tool_sequence or []:
         name = (step.get("name") or step.get("tool")) if isinstance(step, dict) else step
@@ -159,10 +159,10 @@ def procedure_tools(steps, cluster: Cluster) -> tuple[str, ...]:
 
 def distil(unit, cluster: Cluster, title: str, now) -> Draft:
     """One auxiliary call (charged to the cluster's first seat with a model) -> the draft page."""
-    payer = next((s.seat for s in cluster.members if aux.available(s.seat)), None)
+    payer = next((s.seat for s in cluster.members if auxiliary.available(s.seat)), None)
     if payer is None:
-        raise aux.NoAuxiliaryModel(f"no seat of cluster {title!r} has an auxiliary model")
-    answer = aux.call(seat=payer, stage="background", purpose=PURPOSE, inputs=distil_inputs(unit, cluster)).value
+        raise auxiliary.NoAuxiliaryModel(f"no seat of cluster {title!r} has an auxiliary model")
+    answer = auxiliary.call(seat=payer, stage="background", purpose=PURPOSE, inputs=distil_inputs(unit, cluster)).value
     summary = f"{answer['name']}: {answer['summary']}" if answer["name"] else answer["summary"]
     return Draft(
         title=title,

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from learning import diary
+from learning.memory import diary
 from learning.models import PrefetchSnapshot, RefreshLedger
 
 RUN_STATE_RETENTION = timedelta(days=1)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from django.db import IntegrityError
 
-from learning import frozen_prefix
+from learning.intake import prefetch_snapshots
 from learning.models import PrefetchSnapshot
 from learning.prefetch import (
     bounds,
@@ -34,8 +34,8 @@ from learning.prefetch import (
     tool_skills,
 )
 from learning.prefetch.blocks import BlockResult
-from learning.prefetch.context import PrefetchContext
 from learning.prefetch.request import PrefetchRequest
+from learning.prefetch.turn_state import PrefetchContext
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -99,7 +99,7 @@ def run_blocks(ctx: PrefetchContext, meanwhile=None):
 
 def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
     """The turn's rendered blocks and summary; the same run id always gets the same prefix back."""
-    stored = frozen_prefix.stored(seat_id=seat.pk, run_id=request.run_id)
+    stored = prefetch_snapshots.stored(seat_id=seat.pk, run_id=request.run_id)
     if stored is not None:
         return {**stored, "frozen": True}
     ctx = PrefetchContext.start(seat=seat, request=request)
@@ -129,7 +129,7 @@ def prefetch(*, seat: Seat, request: PrefetchRequest) -> dict:
         ctx.commit(freeze)
     except IntegrityError:  # a concurrent start of the same run froze first: its prefix (and writes) are the turn's
         ctx.charge_alone()
-        stored = frozen_prefix.stored(seat_id=seat.pk, run_id=request.run_id)
+        stored = prefetch_snapshots.stored(seat_id=seat.pk, run_id=request.run_id)
         if stored is not None:
             return {**stored, "frozen": True}
         raise

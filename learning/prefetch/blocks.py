@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from learning.rewrites import nbytes
+from learning.memory.condensation import nbytes
 
 
 @dataclass(frozen=True)

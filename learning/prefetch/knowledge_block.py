@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from core import aux
+from core import auxiliary
 from knowledge import searcher
 from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.searcher import PageHit
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyKnowledgeHint, UnsearchedKnowledgeHint
+from learning.prefetch.turn_state import AuxDidNotAnswer, PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 
@@ -39,7 +39,7 @@ def start(ctx: PrefetchContext):
         return done(BlockResult(NAME, selection_count=0))
     if ctx.thin:
         return done(_hint(EmptyKnowledgeHint, knowledge_path="gated"))
-    if not aux.available(ctx.seat):
+    if not auxiliary.available(ctx.seat):
         return done(BlockResult(NAME, selection_count=0))
     future = ctx.submit("knowledge_query", {"ask": ctx.request.ask})
     return lambda: _finish(ctx, future)

@@ -14,12 +14,12 @@ from django.db import DatabaseError
 
 from crewlet.models import Seat
 from learning import limits
+from learning.intake.turns import record_of
+from learning.memory.condensation import nbytes
 from learning.models import Turn
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import PrefetchContext
-from learning.rewrites import nbytes
-from learning.turns import record_of
+from learning.prefetch.turn_state import PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 

@@ -17,7 +17,7 @@ from crewlet.models import Seat
 from knowledge.models import Page
 from learning.models import OnboardingMarker
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import PrefetchContext
+from learning.prefetch.turn_state import PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 

@@ -4,7 +4,7 @@ A raw turn is answered with what woke it (woken by), its outcome and tools, what
 what it did; the ask and the account are each whole up to 600 bytes
 (``learning.EpisodeAccountBytes``) and past that condensed by the seat's auxiliary model and marked
 as a rewrite, or named by size where no rewrite can be had in time. Every rewrite of one render runs
-four at a time under one shared deadline (``rewrites.rewrite_all``). A compacted row is answered as
+four at a time under one shared deadline (``condensation.rewrite_all``). A compacted row is answered as
 its pattern: the dates it spans, how many turns it stands for, how many ended done, what varied.
 """
 
@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from learning import limits, rewrites
+from learning import limits
+from learning.memory import condensation
 from learning.models import Episode
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def render(
     for episode in raw:
         texts.extend([episode.ask or "", episode.plan_summary or ""])
     rewritten = iter(
-        rewrites.rewrite_all(
+        condensation.rewrite_all(
             seat=seat,
             texts=texts,
             max_bytes=limits.EPISODE_ACCOUNT_BYTES,

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 
 from django.db import DatabaseError
 
-from core import aux
-from learning import diary
+from core import auxiliary
+from learning.memory import diary
 from learning.models import DiaryEntry
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
 from learning.prefetch.hints import EmptyMemoryHint
+from learning.prefetch.turn_state import AuxDidNotAnswer, PrefetchContext
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -93,7 +93,7 @@ def start(ctx: PrefetchContext):
         return done(BlockResult(NAME, selection_count=0))
     if not pool:
         return done(BlockResult(NAME, selection_count=0))
-    if not aux.available(ctx.seat):
+    if not auxiliary.available(ctx.seat):
         return done(_hint(ctx, pool=pool))
     future = ctx.submit(PURPOSE, filter_inputs(query=ctx.request.ask, triggered_by=triggered_by(ctx), candidates=pool))
     return lambda: _finish(ctx, pool, future)

@@ -10,10 +10,10 @@ import logging
 from django.db import DatabaseError
 
 from crewlet.models import Seat
+from learning.intake.record import Sender
 from learning.models import CounterpartyProfile
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import PrefetchContext
-from learning.turn_record import Sender
+from learning.prefetch.turn_state import PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from learning.intake.record import Interaction, Sender, Text, derive_ask, distinct_senders
 from learning.limits import MAX_TEXT_CHARS, MAX_THREAD_MESSAGES
-from learning.turn_record import Interaction, Sender, Text, derive_ask, distinct_senders
 
 ThreadStatus = Literal["read", "unreadable", "truncated"]
 THREAD_READ: ThreadStatus = "read"

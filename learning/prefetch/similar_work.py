@@ -11,12 +11,12 @@ import logging
 
 from django.db import DatabaseError
 
-from core import aux
+from core import auxiliary
 from crewlet import config
-from learning import episodes, rewrites
+from learning.memory import condensation, episodes
 from learning.prefetch import bounds, hints, past_turns
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import AuxDidNotAnswer, PrefetchContext
+from learning.prefetch.turn_state import AuxDidNotAnswer, PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 
@@ -64,14 +64,14 @@ def _finish_recalled(ctx: PrefetchContext) -> BlockResult:
         return BlockResult(NAME, selection_count=0, extra={"recall": found})
     knobs = config.knobs_for_seat(ctx.seat).learning
     summary = None
-    if knobs.summarize_episodes and aux.available(ctx.seat) and not _needs_condensing(hits):
+    if knobs.summarize_episodes and auxiliary.available(ctx.seat) and not _needs_condensing(hits):
         summary = ctx.submit("episode_summary", _summary_inputs(ctx, hits), max_tokens=knobs.summarize_max_tokens)
     return _finish(ctx, hits, summary, knobs, close_call)
 
 
 def _needs_condensing(hits) -> bool:
     limit = bounds.EPISODE_SUMMARY_TEXT_BYTES
-    return any(rewrites.nbytes(h.ask) > limit or rewrites.nbytes(h.plan_summary) > limit for h in hits)
+    return any(condensation.nbytes(h.ask) > limit or condensation.nbytes(h.plan_summary) > limit for h in hits)
 
 
 def _summary_inputs(ctx: PrefetchContext, hits, texts: list[str] | None = None) -> dict:
@@ -94,7 +94,7 @@ def _summary_inputs(ctx: PrefetchContext, hits, texts: list[str] | None = None) 
 def _condensed_summary(ctx: PrefetchContext, hits, knobs):
     """The summary's texts past about 11 KB are condensed first, under the block's one deadline."""
     texts = [t for h in hits for t in (h.ask, h.plan_summary)]
-    out = rewrites.rewrite_all(
+    out = condensation.rewrite_all(
         seat=ctx.seat,
         texts=texts,
         max_bytes=bounds.EPISODE_SUMMARY_TEXT_BYTES,
@@ -111,7 +111,7 @@ def _finish(ctx: PrefetchContext, hits, summary, knobs, close_call: bool = False
     # a close call is said after the turns, whether the bullets or a briefing show them
     after = "\n" + hints.close_call("These past turns", "the message") if close_call else ""
     found = {"recall": "close_call" if close_call else "shown"}
-    if summary is None and knobs.summarize_episodes and aux.available(ctx.seat):
+    if summary is None and knobs.summarize_episodes and auxiliary.available(ctx.seat):
         summary = _condensed_summary(ctx, hits, knobs)
     if summary is not None:
         try:

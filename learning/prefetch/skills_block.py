@@ -16,11 +16,11 @@ from django.db import DatabaseError
 from django.db.models import F
 
 from crewlet.models import Seat
-from learning import skills
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import PrefetchContext
+from learning.prefetch.turn_state import PrefetchContext
 
 log = logging.getLogger("learning.prefetch")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from learning.events import BlockOutcome, PrefetchSummary
 from learning.prefetch.blocks import BlockResult
-from learning.prefetch.context import PrefetchContext
 from learning.prefetch.gate import requires_recon
+from learning.prefetch.turn_state import PrefetchContext
 
 THREAD_COUNTS = ("thread_context_posts", "thread_context_read", "thread_context_stopped_short")
 

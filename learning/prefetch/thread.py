@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 
-from learning import limits, rewrites
+from learning import limits
+from learning.memory import condensation
+from learning.memory.condensation import nbytes
 from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
-from learning.prefetch.context import PrefetchContext
 from learning.prefetch.request import THREAD_TRUNCATED, THREAD_UNREADABLE, ThreadMessage
-from learning.rewrites import nbytes
+from learning.prefetch.turn_state import PrefetchContext
 
 NAME = "thread_so_far"
 HEADING = "## The thread so far"
@@ -90,7 +91,7 @@ def _finish(ctx: PrefetchContext) -> BlockResult:
     if middle:
         deadline = ctx.deadline or time.monotonic() + limits.EPISODE_REWRITE_TIMEOUT
         room = max(200, bounds.THREAD_BYTES - sum(nbytes(line) + 1 for line in shown) - 80)
-        (condensed,) = rewrites.rewrite_all(
+        (condensed,) = condensation.rewrite_all(
             seat=ctx.seat, texts=["\n".join(middle)], max_bytes=room, stage="turn", turn_id=ctx.turn_id,
             kind="the middle of a chat thread, between its opening message and its newest ones", deadline=deadline,
         )

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from core.answers import Batch, Lower, Text
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning.transcripts.lessons import FAILURE_LESSON
+from learning.purposes.offline.lessons import FAILURE_LESSON
 
 NAME = CLASSIFY = "artifact_classify"
 TIERS = ("fact", "hook", "rule", "skill", "allowlist", "agent", "update", "delete")

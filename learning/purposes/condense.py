@@ -1,7 +1,7 @@
 """``condense``: one passage of an agent's work record rewritten within a byte bound.
 
 A free-text answer, whitespace folded; a reasoning model's thinking is taken off. The bound is
-checked by code (``learning.rewrites``): an answer over it is asked again once, told its size.
+checked by code (``learning.memory.condensation``): an answer over it is asked again once, told its size.
 """
 
 from __future__ import annotations

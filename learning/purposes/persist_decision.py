@@ -17,9 +17,9 @@ from core.answers import Batch, Text, Upper, stems, unsupported
 from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, system_user
 from core.words import sentences
 from learning.limits import MAX_CONTENT_CHARS
-from learning.purposes import heuristics as h
 from learning.purposes import skill_reflection as sr
 from learning.purposes.describe import as_json, describe_turn
+from learning.purposes.offline import heuristics as h
 
 NAME = "persist_decision"
 CLASSIFICATIONS = ("LONG", "SHORT", "DOC", "NOOP")

@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict
 from core.answers import Text, TextList, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
 from core.words import sentences
-from learning.purposes import heuristics as h
-from learning.purposes import topics
 from learning.purposes.describe import as_json
-from learning.purposes.person import personal_we, third_person
+from learning.purposes.offline import heuristics as h
+from learning.purposes.offline import topics
+from learning.purposes.offline.person import personal_we, third_person
 
 NAME = "profile_update"
 FIELDS = ("past_decisions", "sensitivities", "topics")

@@ -14,8 +14,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from core import words as vocabulary
 from core.answers import Text, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning.purposes import task_class
 from learning.purposes.describe import as_json, describe_turn
+from learning.purposes.offline import task_class
 
 NAME = "skill_draft"
 

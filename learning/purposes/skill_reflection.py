@@ -2,13 +2,13 @@
 
 The prompt is the policy: decide first whether anything is worth keeping, climb the preference
 ladder, never capture what the bans name. The rails themselves are enforced in code
-(``learning.reflect.skill_reflection``), not trusted to the prompt.
+(``learning.reflection.workers.skill_reflector``), not trusted to the prompt.
 """
 
 from __future__ import annotations
 
 from core.words import sentences
-from learning.purposes import heuristics as h
+from learning.purposes.offline import heuristics as h
 
 SECTION = """## Skill reflection
 
@@ -87,7 +87,7 @@ def _correction(inputs: dict) -> tuple[str, str] | None:
 
 
 def _governing(inputs: dict, reflection: dict) -> str | None:
-    from learning.procedures import jaccard
+    from learning.memory.procedures import jaccard
 
     best, best_score = None, 0.5
     for s in reflection.get("skills") or []:
@@ -101,7 +101,7 @@ def _governing(inputs: dict, reflection: dict) -> str | None:
 
 def _anchor(body: str) -> str | None:
     """The procedure's last line: the place a correction is added, before what practice added."""
-    from learning.reflect.skill_body import procedure_of
+    from learning.memory.skill_body import procedure_of
 
     lines = [line for line in procedure_of(body).splitlines() if line.strip()]
     return lines[-1] if lines else None

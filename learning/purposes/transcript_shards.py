@@ -5,8 +5,8 @@ so an episode without a lesson is extracted once, not re-asked every run. An obj
 ``shards`` (``{}``, the episode given back) is no answer; nor is a lesson that repeats a line of the
 episode or shares no word with it. A
 shard that is not a lesson string is dropped on its own; a lesson past the bound is refused, not
-stored (``learning.transcripts.lessons.bounded``). The offline heuristic is the documented rule in
-``learning.transcripts.lessons``, not a model: good enough to run the whole loop with no key.
+stored (``learning.purposes.offline.lessons.bounded``). The offline heuristic is the documented rule in
+``learning.purposes.offline.lessons``, not a model: good enough to run the whole loop with no key.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from core.answers import Batch, normalised, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning.transcripts import lessons
+from learning.purposes.offline import lessons
 
 NAME = SHARDS = "transcript_shards"
 MIN_LESSON_WORDS = lessons.MIN_LESSON_WORDS
@@ -27,7 +27,7 @@ declarative = lessons.declarative
 
 
 def offline_lessons(episode: dict) -> list[str]:
-    """The lessons of one episode by rule (``learning.transcripts.lessons``): cause and fix, or the person's words."""
+    """The lessons of one episode by rule (``learning.purposes.offline.lessons``): cause and fix, or the person's words."""
     if episode.get("kind") == "corrected":
         return lessons.correction_lessons(episode.get("correction", ""))
     if episode.get("kind") == "self_corrected":

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.scrub import scrub_json
 from crewlet.errors import BadInput
-from learning.turn_record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
+from learning.intake.record import Text  # noqa: F401  (re-exported: the argument schemas' text type)
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -50,7 +50,7 @@ class Tool:
     handler: Callable[[ToolCall[Any]], ToolResult]
     needs_run_id: bool = False
     withdrawn: Callable[[Seat], str] = lambda seat: ""  # the reason it is withdrawn for this seat, or ""
-    step_of_work: bool = True  # False: how the agent learns, never a step of a procedure (``learning.procedures``)
+    step_of_work: bool = True  # False: how the agent learns, never a step of a procedure (``learning.memory.procedures``)
 
     def definition(self) -> dict:
         """A function-calling tool definition: name, description and a JSON schema of the arguments."""

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from core.providers.embeddings import embed_one, get_embedder
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
-from learning import episodes
+from learning.memory import episodes
 from learning.prefetch import hints, past_turns
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 

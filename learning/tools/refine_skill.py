@@ -14,8 +14,9 @@ from pydantic import Field
 from core import events
 from crewlet import config
 from crewlet.errors import Conflict, NotFound
-from learning import limits, skills
+from learning import limits
 from learning.events import SkillRefined
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 

@@ -16,8 +16,9 @@ from pydantic import Field
 from core import events
 from crewlet.errors import BadInput
 from crewlet.models import Seat
-from learning import diary, limits
+from learning import limits
 from learning.events import ReflectAndPersistCalled
+from learning.memory import diary
 from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 

@@ -17,14 +17,15 @@ from typing import TYPE_CHECKING
 from django.db import DatabaseError, transaction
 from pydantic import Field
 
-from core import aux
+from core import auxiliary
 from core.providers.embeddings import embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
 from crewlet.errors import BadInput
-from learning import diary, frozen_prefix
+from learning.intake import prefetch_snapshots
+from learning.memory import diary
 from learning.models import RefreshLedger
 from learning.prefetch import bounds
 from learning.prefetch.personal_memory import PURPOSE, filter_inputs, render_notes, selected_ids
@@ -88,7 +89,7 @@ def remember(*, ledger: RefreshLedger, key: str, ids: list[int], shown: int) -> 
 
 def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
     """Who triggered the seat's turn, as the turn-start filter was told (frozen with its prefix)."""
-    rendered = frozen_prefix.stored(seat_id=seat.pk, run_id=run_id) or {}
+    rendered = prefetch_snapshots.stored(seat_id=seat.pk, run_id=run_id) or {}
     return list(rendered.get("triggered_by") or [])
 
 
@@ -98,7 +99,7 @@ def candidate_pool(call: ToolCall[RefreshMemoryArgs], hint: str) -> list:
 
 
 def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str, pool: list) -> list[int]:
-    result = aux.call(seat=call.seat, stage="turn", purpose=PURPOSE, turn_id=call.run_id,
+    result = auxiliary.call(seat=call.seat, stage="turn", purpose=PURPOSE, turn_id=call.run_id,
                       inputs=filter_inputs(query=hint, triggered_by=triggered_by(seat=call.seat, run_id=call.run_id), candidates=pool))
     return selected_ids(result.value, pool)
 

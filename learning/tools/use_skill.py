@@ -14,8 +14,8 @@ from pydantic import Field
 
 from core import events
 from crewlet.errors import Conflict, NotFound
-from learning import skills
 from learning.events import SkillUsed
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 

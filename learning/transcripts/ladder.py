@@ -20,7 +20,7 @@ import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
-from core import aux, events
+from core import auxiliary, events
 from core.vectors import nearest
 from crewlet import config
 from crewlet.errors import Conflict
@@ -247,7 +247,7 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
     if submitted_by:
         evidence["submitted_by"] = submitted_by
     episode = shard.episode
-    result = aux.call(
+    result = auxiliary.call(
         seat=shard.seat, stage=stage, purpose=transcript_judge.NAME,
         inputs={"lesson": shard.text, "evidence": evidence, "episode": _episode_excerpt(episode)},
     )

@@ -17,8 +17,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
-from core import aux, budgets
-from core.aux import AuxResult
+from core import auxiliary, budgets
+from core.auxiliary import AuxResult
 from core.providers.embeddings import EmbedResult, embed_many
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
@@ -145,7 +145,7 @@ def extract(*, seat: Seat, episodes: list[TranscriptEpisode], warnings: list[str
         answers: list[AuxResult | ProviderError | AnswerUnparseable] = []
         for episode in todo[start:start + EXTRACT_BATCH]:
             try:
-                answer = aux.call(seat=seat, stage=stage, purpose=transcript_shards.NAME,
+                answer = auxiliary.call(seat=seat, stage=stage, purpose=transcript_shards.NAME,
                                   inputs={"episode": episode_inputs(episode)}, defer_record=True)
             except (ProviderError, AnswerUnparseable) as exc:
                 warnings.append(f"episode {episode.key}: lessons not extracted ({exc})")
@@ -155,7 +155,7 @@ def extract(*, seat: Seat, episodes: list[TranscriptEpisode], warnings: list[str
             # a model may echo a secret it was never shown in full; scrub what comes back too
             pending.append((episode, [scrub(lesson) for lesson in answer.value]))
         with transaction.atomic():
-            aux.record_batch(seat, answers)
+            auxiliary.record_batch(seat, answers)
             created.extend(_store_shards(seat, pending))
     return created
 

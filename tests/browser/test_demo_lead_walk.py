@@ -17,9 +17,9 @@ from django.core.management.base import OutputWrapper
 from django.core.management.color import no_style
 from django.test import Client
 
+from demo import foundation, knowledge, passes, prefetch, reflection
+from demo.state import DemoContext
 from knowledge.models import Page
-from learning.demo import foundation, knowledge, passes, prefetch, reflection
-from learning.demo.context import DemoContext
 from tests.crewlet.test_config import EXAMPLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

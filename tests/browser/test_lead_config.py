@@ -11,7 +11,7 @@ import pytest
 
 from crewlet import config
 from crewlet.models import ConfigRevision
-from learning import leads
+from learning.review import leads
 from tests.crewlet.test_config_admin import GOOD, REFUSED
 from tests.review_fixtures import LEAD_PASSWORD
 

@@ -13,14 +13,15 @@ from django.utils import timezone
 from core import events
 from core.models import Event
 from knowledge.models import Page
-from learning import diary, leads
 from learning.events import PersistDeciderCompleted
+from learning.memory import diary
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
 from learning.prefetch import PrefetchRequest, prefetch
-from learning.reflect import reflect_turn
-from learning.reflect.ring import RING
+from learning.reflection import reflect_turn
+from learning.reflection.ring import RING
+from learning.review import leads
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory
-from tests.learning.reflect.conftest import store
+from tests.learning.reflection.conftest import store
 from tests.review_fixtures import BODY_V1, LEAD_PASSWORD, make_draft, make_skill
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

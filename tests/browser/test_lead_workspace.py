@@ -15,10 +15,11 @@ from django.utils import timezone
 
 from core import events
 from knowledge.models import Page, PageVersion
-from learning import diary, leads
 from learning.events import NoteCorrected, NoteForgotten
+from learning.memory import diary
 from learning.models import DiaryEntry
 from learning.prefetch import PrefetchRequest, prefetch
+from learning.review import leads
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory, UnitFactory
 from tests.review_fixtures import LEAD_PASSWORD, make_draft, make_skill
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from learning import leads
+from learning.review import leads
 from learning.transcripts.ingest import ingest
 from learning.transcripts.models import Recommendation, Shard
 from tests.factories import CompanyFactory, RoleFactory, SeatFactory

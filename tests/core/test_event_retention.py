@@ -9,12 +9,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from core import aux, event_retention, events, purposes, spend
+from core import auxiliary, event_retention, events, purposes, spend
 from core.event_types import RETENTIONS, AdminAction, EventPayload, catalogue
 from core.models import Event, SpendDay
 from crewlet.models import BudgetCounter
 from learning.events import EpisodeLifecyclePass, PrefetchSummary, SkillSynthesized
-from learning.passes import tasks
+from learning.passes import ticks
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def spent(seat, n, *, days_ago: float, stage="turn"):
     """``n`` real auxiliary calls (charged, one ``auxiliary_spend`` each), dated ``days_ago``."""
     before = set(Event.objects.filter(name="auxiliary_spend").values_list("id", flat=True))
     for i in range(n):
-        aux.call(seat=seat, stage=stage, purpose=ECHO.name, turn_id=f"t-{days_ago}-{i}", inputs={"ask": f"colour {i}?"})
+        auxiliary.call(seat=seat, stage=stage, purpose=ECHO.name, turn_id=f"t-{days_ago}-{i}", inputs={"ask": f"colour {i}?"})
     new = Event.objects.filter(name="auxiliary_spend").exclude(id__in=before)
     assert new.count() == n
     new.update(created_at=timezone.now() - timedelta(days=days_ago))
@@ -155,10 +155,10 @@ def test_the_health_page_shows_the_same_auxiliary_spend_before_and_after_a_sweep
 
 
 def test_the_sweep_is_a_scheduled_pass():
-    from learning import schedules
     from learning.models import Duty
+    from learning.passes import schedules
 
     assert schedules.LOOPS["event_retention"].service == "core.event_retention.sweep"
-    result = tasks.event_retention()
+    result = ticks.event_retention()
     assert result["ran"] is True and "events_deleted" in result
     assert Duty.objects.get(name="learning.event_retention").last_result["events_deleted"]["auxiliary_spend"] == 0

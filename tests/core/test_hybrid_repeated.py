@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from core import hybrid
 from core.words import search_words
-from learning import diary
+from learning.memory import diary
 from learning.models import DiaryEntry
 from tests.factories import SeatFactory
 

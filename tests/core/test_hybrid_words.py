@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core import hybrid
 from core.words import search_words
-from learning import diary
+from learning.memory import diary
 from learning.models import DiaryEntry
 from tests.factories import SeatFactory
 

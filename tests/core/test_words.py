@@ -3,7 +3,8 @@
 import pytest
 
 from core import words
-from learning.purposes import heuristics, knowledge_query, memory_relevance_filter
+from learning.purposes import knowledge_query, memory_relevance_filter
+from learning.purposes.offline import heuristics
 from learning.transcripts.artifacts import draft
 
 

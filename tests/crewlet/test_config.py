@@ -494,8 +494,7 @@ def test_a_knob_past_what_the_code_computes_with_is_refused_by_its_path(table, k
 def test_the_largest_accepted_cadences_and_ages_run_the_curator_and_install_the_schedules(db):
     from django_q.models import Schedule
 
-    from learning import schedules
-    from learning.passes import curator
+    from learning.passes import curator, schedules
 
     cfg = parse_text(toml() + "\n[learning.skill_curator]\ninterval_hours = 546\nstale_after_days = 36500\n"
                               "archive_after_days = 36500\n[learning.promotion]\ninterval_hours = 546\n"

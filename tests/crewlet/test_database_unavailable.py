@@ -9,7 +9,7 @@ from django.db import connection
 
 from crewlet.unavailable import RETRY_AFTER_SECONDS
 from learning.models import PrefetchSnapshot, Turn
-from tests.learning.reflect.conftest import record
+from tests.learning.reflection.conftest import record
 
 
 def read_only_from(table: str):
@@ -76,7 +76,7 @@ def test_a_leads_action_on_a_read_only_database_is_answered_503_with_retry_after
     """The lead's pages and the admin answer the same outage the same way (``UnavailableMiddleware``)."""
     from django.urls import reverse
 
-    from learning import diary
+    from learning.memory import diary
     from learning.models import DiaryEntry
 
     note = diary.write(seat=seat, content="Hotfixes to billing go through the release branch", kind=DiaryEntry.LONG)

@@ -11,7 +11,7 @@ PREFIX = 200  # characters of the system prompt that tell the purposes apart
 
 def ideal_answers():
     from core import purposes
-    from learning.probe import PROBE_INPUTS
+    from learning.purposes.probe import PROBE_INPUTS
     from tests.learning.purposes.corpus import IDEAL
 
     by_prompt = {purposes.get(name).render(PROBE_INPUTS[name])[0]["content"][:PREFIX]: text for name, text in IDEAL.items()}

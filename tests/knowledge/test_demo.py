@@ -6,9 +6,9 @@ import io
 
 from django.contrib.auth.models import User
 
+from demo import knowledge as step
+from demo.state import DemoContext
 from knowledge.models import Page
-from learning.demo import knowledge as step
-from learning.demo.context import DemoContext
 from tests.factories import SeatFactory, UnitFactory
 
 

@@ -9,12 +9,12 @@ import pytest
 from django.core.management.color import no_style
 from django.utils import timezone
 
-from learning.demo import passes
-from learning.demo.context import DemoContext
+from demo import passes
+from demo.state import DemoContext
 from learning.models import DiaryEntry, Episode, PrefetchSnapshot, SynthesizedSkill
 from learning.prefetch import PrefetchRequest, prefetch
 from learning.tools import run as run_tool
-from tests.learning.memory_rows import episode
+from tests.learning.memory.rows import episode
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -28,9 +28,9 @@ def test_reflect_backlog_names_a_bad_date_in_one_line(db, since):
 
 
 def test_reflect_backlog_loads_the_embedder_before_its_first_turn(seat, monkeypatch):
-    from learning import turns
-    from learning.turn_record import TurnRecord
-    from tests.learning.reflect.conftest import record
+    from learning.intake import turns
+    from learning.intake.record import TurnRecord
+    from tests.learning.reflection.conftest import record
 
     turns.store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
     warm.reset()
@@ -49,7 +49,7 @@ class _Terminal(io.StringIO):
 def test_a_warning_logged_mid_bar_prints_above_the_bar_not_through_it(capsys):
     with bar(_Terminal(), total=3, desc="reflecting", unit="turn") as advance:
         advance()
-        logging.getLogger("learning.reflect").warning("turn 7: embed failed")
+        logging.getLogger("learning.reflection").warning("turn 7: embed failed")
         advance()
     err = capsys.readouterr().err
     # a terminal shows what follows the last carriage return of a line: split on both

@@ -15,11 +15,11 @@ import pytest
 from core import late_spend
 from core.models import Event
 from crewlet.config import schema
-from learning import rewrites
+from learning.memory import condensation
 from learning.passes import lifecycle
 from tests.core.providers.helpers import OPENAI_KEY, OPENAI_KEY_ENV, openai_spec
 from tests.fakes.openai_server import FakeOpenAIServer
-from tests.learning.memory_rows import episode as recalled_turn
+from tests.learning.memory.rows import episode as recalled_turn
 from tests.learning.passes.conftest import episode as aged_turn
 from tests.learning.prefetch.conftest import block, run  # noqa: F401 (the prefetch's ``run`` fixture)
 from tests.learning.purposes.corpus import IDEAL
@@ -94,7 +94,7 @@ def settled(server) -> tuple[Counter, Counter]:
 def test_rewrites_past_the_deadline_are_charged_when_they_return(seat, slow_server):
     server = slow_server(0.1)
     server.hold(after=4)  # the second wave is still running at the deadline
-    out = rewrites.rewrite_all(seat=seat, texts=["billing " * 100] * 10, max_bytes=100, stage="turn", timeout=3.0)
+    out = condensation.rewrite_all(seat=seat, texts=["billing " * 100] * 10, max_bytes=100, stage="turn", timeout=3.0)
     assert [r.mode for r in out] == ["rewrite"] * 4 + ["size"] * 6
     server.release()
     sent, charged = settled(server)

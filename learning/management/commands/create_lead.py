@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from learning import leads
+from learning.review import leads
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management import BaseCommand, call_command
 
-from learning.demo import STEPS
-from learning.demo.context import DemoContext
+from demo import STEPS
+from demo.state import DemoContext
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.management import BaseCommand
 
 from crewlet import config
-from learning import schedules
 from learning.management.commands._progress import bar
+from learning.passes import schedules
 
 
 class Command(BaseCommand):

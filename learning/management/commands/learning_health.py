@@ -1,12 +1,12 @@
 """The learning-health page in a terminal: skill reuse per seat, the prefetch blocks' hit rates, what
-the similar-work recall found, and the persist decider's tiers over a window (``learning.health``)."""
+the similar-work recall found, and the persist decider's tiers over a window (``learning.review.health``)."""
 
 from __future__ import annotations
 
 from django.core.management import BaseCommand, CommandError
 
-from learning import health
 from learning.prefetch.similar_work import RECALL_OUTCOMES
+from learning.review import health
 
 
 def _share(n: int, total: int) -> str:

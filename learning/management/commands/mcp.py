@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8765)
 
     def handle(self, *args, seat: str, http, host, port, **options):
-        from learning.mcp_server import transports
+        from learning.tools.mcp import transports
 
         if http:
             import uvicorn

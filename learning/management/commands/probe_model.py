@@ -1,6 +1,6 @@
 """``manage.py probe_model ROLE [--seat HANDLE] [--provider ALIAS ...] [--purpose NAME ...]``.
 
-Sends every purpose its known made-up cases (``learning.probe.CASES``) through the auxiliary seam
+Sends every purpose its known made-up cases (``learning.purposes.probe.CASES``) through the auxiliary seam
 (charged to the seat, stage ``operator``) and prints, per purpose, how many cases the model decided
 correctly, wrongly, were rejected for meaning, unparseable or failed, and a verdict; then the role's
 verdict: which purposes its chain can back. Exits non-zero when any purpose cannot be backed.
@@ -13,7 +13,7 @@ from django.core.management import BaseCommand, CommandError
 from core import purposes
 from crewlet import config
 from crewlet.models import Role, Seat
-from learning.probe import probe
+from learning.purposes.probe import probe
 
 COLUMNS = ("purpose", "correct", "wrong", "rejected", "unparseable", "failed", "ms", "in", "out", "provider")
 

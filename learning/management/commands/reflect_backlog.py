@@ -39,7 +39,7 @@ class Command(BaseCommand):
         return list(qs.values_list("id", flat=True))
 
     def handle(self, *args, since=None, seat: str | None = None, **options):
-        from learning.reflect import reflect_turn
+        from learning.reflection import reflect_turn
 
         ids = self._pending(since, seat)
         statuses: Counter = Counter()

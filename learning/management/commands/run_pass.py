@@ -7,9 +7,8 @@ import json
 from django.core.management import BaseCommand, CommandError
 
 from crewlet.models import Seat
-from learning import schedules
 from learning.management.commands._progress import bar, seat_lines, summary_lines
-from learning.passes import duties
+from learning.passes import duties, schedules
 
 
 class Command(BaseCommand):

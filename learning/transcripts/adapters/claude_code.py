@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from core.scrub import ScrubStats, scrub
-from learning.transcripts import lessons
+from learning.purposes.offline import lessons
 from learning.transcripts.adapters import Episode, ReadResult, SessionSeen
 from learning.transcripts.adapters import claude_code_records as rec
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.utils import timezone
 
-from core import aux
+from core import auxiliary
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
 from crewlet import config
@@ -53,7 +53,7 @@ def classify(*, seat: Seat, shards: list[Shard], warnings: list[str], stage: str
     for batch in batches(todo, config.current().transcripts.classify_batch_size):
         lessons = [{"id": s.pk, "text": s.text} for s in batch]
         try:
-            answer = aux.call(seat=seat, stage=stage, purpose=artifact_classify.NAME, inputs={"lessons": lessons})
+            answer = auxiliary.call(seat=seat, stage=stage, purpose=artifact_classify.NAME, inputs={"lessons": lessons})
         except (ProviderError, AnswerUnparseable) as exc:
             warnings.append(f"classification of {len(batch)} lesson(s) failed ({exc}); retried next run")
             continue

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core import aux, words
+from core import auxiliary, words
 from learning.purposes import artifact_draft
 from learning.transcripts.models import Draft
 
@@ -44,7 +44,7 @@ def get_draft(*, seat: Seat, tier: str, scope: str, scope_key: str, lessons: lis
     found = Draft.objects.filter(key=key).first()
     if found is not None:
         return found
-    result = aux.call(
+    result = auxiliary.call(
         seat=seat, stage=stage, purpose=artifact_draft.NAME,
         inputs={"tier": tier, "scope": scope, "name": slug(scope_key), "lessons": lessons, "existing": existing},
     )

@@ -1,11 +1,11 @@
-"""Chain fall-through through ``aux.call``: the next alias answers a transient or configuration
+"""Chain fall-through through ``auxiliary.call``: the next alias answers a transient or configuration
 failure; a refusal is sent to no other model. A background call raises what the last alias raised."""
 
 from __future__ import annotations
 
 import pytest
 
-from core import aux, purposes
+from core import auxiliary, purposes
 from core.models import Event
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from crewlet.config import schema
@@ -34,7 +34,7 @@ def chain(serve_config, openai_server, anthropic_server, seat):
 
 
 def ask(seat, stage="reflection"):
-    return aux.call(seat=seat, stage=stage, purpose=CHAIN_PURPOSE.name, turn_id="t-1", inputs={"word": "kiwi"})
+    return auxiliary.call(seat=seat, stage=stage, purpose=CHAIN_PURPOSE.name, turn_id="t-1", inputs={"word": "kiwi"})
 
 
 def spend_events():
@@ -177,7 +177,7 @@ def test_a_prompt_past_the_alias_context_window_is_cut_visibly_to_fit(chain, sea
     openai_server.answer("kiwi")
     word = "kiwi " * 2000  # ~10 KB: about 3,300 estimated tokens against a 600-token window
 
-    aux.call(seat=seat, stage="reflection", purpose=CHAIN_PURPOSE.name, inputs={"word": word})
+    auxiliary.call(seat=seat, stage="reflection", purpose=CHAIN_PURPOSE.name, inputs={"word": word})
 
     sent = openai_server.last().body["messages"]
     user = sent[-1]["content"]

@@ -5,7 +5,7 @@ import pytest
 
 from core.models import Event
 from crewlet.config import schema
-from learning import skills
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from learning.passes import curator
 

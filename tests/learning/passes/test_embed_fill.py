@@ -80,7 +80,7 @@ def _run(command, *args):
 def test_one_wall_clock_minute_is_one_company_budget_whoever_sends(seat, fill_config, monkeypatch):
     """The scheduled tick, ``run_pass embed_fill`` and ``backfill_embeddings`` in the same minute send,
     together, exactly one minute's budget: the company's whole budget, split among no nodes."""
-    from learning.passes import tasks
+    from learning.passes import ticks
 
     minute = timezone.now().replace(second=20, microsecond=0)
     monkeypatch.setattr(timezone, "now", lambda: minute)  # all three senders inside one wall-clock minute
@@ -88,7 +88,7 @@ def test_one_wall_clock_minute_is_one_company_budget_whoever_sends(seat, fill_co
     for i in range(4):
         note(seat, f"note {i} " + "w" * 40)  # 47 bytes: two to a request
 
-    tick = tasks.embed_fill()
+    tick = ticks.embed_fill()
     assert (tick["requests"], tick["bytes"], tick["filled"]) == (2, 188, 4)
     for i in range(4, 10):
         note(seat, f"note {i} " + "w" * 40)
@@ -100,7 +100,7 @@ def test_one_wall_clock_minute_is_one_company_budget_whoever_sends(seat, fill_co
     assert (FillMinute.objects.get().requests, FillMinute.objects.get().bytes) == (4, 376)
 
     monkeypatch.setattr(timezone, "now", lambda: minute + timedelta(minutes=1))
-    nxt = tasks.embed_fill()
+    nxt = ticks.embed_fill()
     assert (nxt["requests"], nxt["bytes"], nxt["filled"], nxt["minute_requests"]) == (1, 94, 2, 1)
     assert vectorless() == set()
 
@@ -361,7 +361,7 @@ def _embedded_turn(seat, embedder, asked: str):
     """A raw turn whose whole-text vector is current but whose lines have none (a turn written before
     the line search): only its lines are left for the fill. Its ask is one line of its own, so its
     one searched line (``episodes.search_pieces``: the ask's opening lines) is ``asked``."""
-    from learning import episodes
+    from learning.memory import episodes
 
     row = episode(seat, age_days=1, ask=asked)
     row.set_vector(embedder.vector(episodes.text_of(row)), embedder.model)

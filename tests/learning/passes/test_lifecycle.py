@@ -185,7 +185,7 @@ def test_a_dry_run_reports_the_same_counts_and_changes_nothing(seat, knobs, now)
 
 
 def test_similarity_recall_stays_raw_while_time_window_reads_return_both(seat, knobs, now):
-    from learning import episodes
+    from learning.memory import episodes
 
     filler(seat, now)
     similar_cluster(seat, now, 4)

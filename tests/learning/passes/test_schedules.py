@@ -8,9 +8,8 @@ from django_q.models import Schedule
 
 from crewlet import config
 from crewlet.config import schema
-from learning import schedules
 from learning.models import Duty
-from learning.passes import tasks
+from learning.passes import schedules, ticks
 from tests.conftest import test_config as config_with
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +23,7 @@ def test_install_declares_every_loop_once_and_none_is_due_at_install():
                                                    "event_retention", "promotion", "reflect_sweep")}
     assert all(s.next_run > before for s in rows.values())  # nothing fires because something started
     assert rows["learning.lifecycle"].minutes == 60 and rows["learning.curator"].minutes == 24 * 60
-    assert rows["learning.embed_fill"].minutes == 1 and rows["learning.embed_fill"].func == "learning.passes.tasks.embed_fill"
+    assert rows["learning.embed_fill"].minutes == 1 and rows["learning.embed_fill"].func == "learning.passes.ticks.embed_fill"
 
 
 def test_install_is_idempotent():
@@ -57,11 +56,11 @@ def test_an_apply_that_leaves_cadences_alone_leaves_every_clock():
 def test_a_pass_that_is_off_claims_no_duty_and_one_a_revision_turns_on_runs_at_its_next_tick(seat, monkeypatch):
     ran = []
     monkeypatch.setattr(schedules, "service", lambda name: lambda **kw: ran.append(name) or {"drafted": 0})
-    assert tasks.clustering()["ran"] is False  # scheduler_enabled is off by default
+    assert ticks.clustering()["ran"] is False  # scheduler_enabled is off by default
     assert not Duty.objects.filter(name="learning.clustering").exists() and ran == []
     synthesis = replace(schema.SkillSynthesis(), scheduler_enabled=True)
     config.use(config_with(learning=replace(schema.Learning(), skill_synthesis=synthesis)))
-    assert tasks.clustering()["ran"] is True and ran == ["clustering"]
+    assert ticks.clustering()["ran"] is True and ran == ["clustering"]
 
 
 def test_every_loop_names_a_pass_this_build_has():
@@ -69,7 +68,7 @@ def test_every_loop_names_a_pass_this_build_has():
 
 
 def test_a_tick_runs_the_pass_under_its_duty_and_records_the_result(seat):
-    result = tasks.retention()
+    result = ticks.retention()
     assert result["ran"] is True and "diary_short_deleted" in result
     duty = Duty.objects.get(name="learning.retention")
     assert duty.holder == "" and duty.last_result["diary_short_deleted"] == 0

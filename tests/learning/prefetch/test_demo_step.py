@@ -5,10 +5,10 @@ import io
 from django.core.management.color import no_style
 
 from core.models import Event
-from learning.demo import prefetch as step
-from learning.demo.context import DemoContext
+from demo import prefetch as step
+from demo.state import DemoContext
 from learning.prefetch.hints import EmptyMemoryHint, EmptyRecallHint
-from tests.learning.memory_rows import episode, note
+from tests.learning.memory.rows import episode, note
 
 
 class _Out:

@@ -8,12 +8,12 @@ from django.utils import timezone
 
 from core.models import Event
 from knowledge.pages import save_page
-from learning import health
 from learning.models import PrefetchSnapshot, SynthesizedSkill
 from learning.prefetch import BLOCKS, PrefetchRequest, assemble, prefetch
 from learning.prefetch.blocks import BlockResult
+from learning.review import health
 from tests.factories import SeatFactory
-from tests.learning.memory_rows import episode, note, skill
+from tests.learning.memory.rows import episode, note, skill
 
 from .conftest import aux_spend
 

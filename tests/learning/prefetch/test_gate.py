@@ -12,13 +12,7 @@ from learning.prefetch.hints import (
     UnsearchedKnowledgeHint,
 )
 from tests.fakes.confluence_server import closed_port_url
-from tests.learning.memory_rows import (
-    episode,
-    note,
-    said,
-    skill,
-    stored_turn,
-)
+from tests.learning.memory.rows import episode, note, said, skill, stored_turn
 
 from .conftest import aux_spend, block
 

@@ -6,10 +6,10 @@ from core.models import Event
 from core.providers.embeddings import embed_one
 from core.providers.errors import TransientError
 from core.providers.llm.scripted import ScriptedProvider
-from learning import diary
+from learning.memory import diary
 from learning.models import DiaryEntry
 from learning.prefetch.hints import EmptyMemoryHint
-from tests.learning.memory_rows import note
+from tests.learning.memory.rows import note
 
 from .conftest import aux_spend, block
 

@@ -13,8 +13,8 @@ from django.test import Client
 from core.models import Event
 from learning.models import DiaryEntry, PrefetchSnapshot, Turn
 from tests.factories import token_for
-from tests.learning.memory_rows import note, skill
-from tests.learning.reflect.conftest import record
+from tests.learning.memory.rows import note, skill
+from tests.learning.reflection.conftest import record
 
 
 @pytest.fixture

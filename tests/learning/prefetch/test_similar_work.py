@@ -5,7 +5,7 @@ from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from learning.models import Episode
 from learning.prefetch.similar_work import HEADING
-from tests.learning.memory_rows import episode
+from tests.learning.memory.rows import episode
 
 from .conftest import aux_spend, block
 

@@ -3,10 +3,10 @@
 from django.db import DatabaseError
 
 from core.models import Event
-from learning import skills
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from learning.prefetch import bounds, skills_block
-from tests.learning.memory_rows import skill
+from tests.learning.memory.rows import skill
 
 from .conftest import block
 

@@ -2,8 +2,8 @@
 
 from core.providers.errors import TransientError
 from core.providers.llm.scripted import ScriptedProvider
+from learning.memory.condensation import nbytes
 from learning.prefetch import Thread, ThreadMessage, thread
-from learning.rewrites import nbytes
 
 from .conftest import block
 

@@ -11,7 +11,7 @@ from core import budgets
 from core.models import Event
 from knowledge.pages import save_page
 from learning.models import DiaryEntry, PrefetchSnapshot, SynthesizedSkill
-from tests.learning.memory_rows import episode, note, skill
+from tests.learning.memory.rows import episode, note, skill
 
 from .conftest import block
 

@@ -25,7 +25,7 @@ def _embed_waits_for(event: threading.Event, monkeypatch) -> dict:
 
 
 def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, monkeypatch):
-    from tests.learning.memory_rows import note
+    from tests.learning.memory.rows import note
 
     note(seat, "The billing export runs nightly at 02:00")
     skills_started = threading.Event()
@@ -48,7 +48,7 @@ def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, mon
 
 def test_the_tool_guidance_is_built_while_the_ask_is_embedded(seat, run, monkeypatch):
     from learning.prefetch import tool_skills
-    from tests.learning.memory_rows import note
+    from tests.learning.memory.rows import note
 
     note(seat, "The billing export runs nightly at 02:00")
     guided = threading.Event()
@@ -74,7 +74,7 @@ def test_an_embed_no_worker_has_started_is_run_on_the_requests_thread(seat, run)
     """Every embed worker busy: the ask's embed, still queued when the vector is needed, is embedded
     by the turn start itself instead of waiting out its budget in the queue."""
     from core.providers.embeddings import base
-    from tests.learning.memory_rows import note
+    from tests.learning.memory.rows import note
 
     note(seat, "The billing export runs nightly at 02:00")
     release = threading.Event()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import aux, purposes
+from core import auxiliary, purposes
 from core.models import Event
 from core.providers.errors import TruncatedError
 from crewlet.config import schema
@@ -52,10 +52,10 @@ def length_server(serve_config, seat, monkeypatch):
 @pytest.mark.parametrize("name", sorted(IDEAL))
 def test_a_truncated_answer_is_a_truncation_charged_and_never_parsed(length_server, seat, name):
     length_server.responder = lambda body: IDEAL[name]
-    from learning.probe import PROBE_INPUTS
+    from learning.purposes.probe import PROBE_INPUTS
 
     with pytest.raises(TruncatedError):
-        aux.call(seat=seat, stage="operator", purpose=name, inputs=PROBE_INPUTS[name])
+        auxiliary.call(seat=seat, stage="operator", purpose=name, inputs=PROBE_INPUTS[name])
 
     (row,) = Event.objects.filter(name="auxiliary_spend")
     assert (row.payload["outcome"], row.payload["finish"], row.payload["purpose"]) == ("truncated", "length", name)

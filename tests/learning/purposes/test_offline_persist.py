@@ -1,4 +1,4 @@
-"""The offline PersistDecider on small made-up messages: each rule of ``learning.purposes.heuristics`` holds.
+"""The offline PersistDecider on small made-up messages: each rule of ``learning.purposes.offline.heuristics`` holds.
 
 Its quality on real messages is a bench's figure (``bench/offline_judgement.py``), not a test's.
 """

@@ -1,6 +1,7 @@
 """The task class an offline skill is named for: the acting tool, the one whose object the ask names."""
 
-from learning.purposes import skill_draft, task_class
+from learning.purposes import skill_draft
+from learning.purposes.offline import task_class
 
 READS = ["get_customer_details", "get_invoice_details", "search_invoices", "calculate", "think"]
 

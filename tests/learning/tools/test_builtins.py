@@ -7,11 +7,12 @@ from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import BadInput, Conflict, NotFound
 from knowledge.pages import save_page
-from learning import diary, limits, skills, tools
+from learning import limits, tools
+from learning.memory import diary, skills
 from learning.models import DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.prefetch import onboarding
 from learning.tools.reflect_and_persist import self_persisted
-from tests.learning.memory_rows import skill
+from tests.learning.memory.rows import skill
 
 
 def test_reflect_and_persist_stores_verbatim_and_marks_the_turn_self_persisted(seat, call):

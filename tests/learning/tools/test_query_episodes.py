@@ -7,10 +7,10 @@ from core.providers.errors import ConfigurationError, RateLimitedError, RefusedE
 from core.providers.llm.scripted import ScriptedProvider
 from crewlet.config import schema
 from crewlet.errors import BadInput
-from learning import episodes
+from learning.memory import episodes
 from learning.models import Episode
 from learning.tools import query_episodes
-from tests.learning.memory_rows import episode
+from tests.learning.memory.rows import episode
 
 
 def test_similarity_answers_woken_by_asked_outcome_what_it_did_and_turn_ids(seat, call):

@@ -11,7 +11,7 @@ from crewlet.config import schema
 from crewlet.errors import BadInput
 from learning.models import DiaryEntry, RefreshLedger
 from learning.prefetch import PrefetchRequest, bounds, prefetch
-from tests.learning.memory_rows import note, said
+from tests.learning.memory.rows import note, said
 
 
 @pytest.fixture

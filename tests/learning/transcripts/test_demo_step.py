@@ -4,8 +4,8 @@ import io
 
 from django.core.management.color import no_style
 
-from learning.demo import transcripts as step
-from learning.demo.context import DemoContext
+from demo import transcripts as step
+from demo.state import DemoContext
 
 
 class _Out:

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from core.aux import call as aux_call
+from core.auxiliary import call as aux_call
 from learning.purposes import transcript_shards as tp
-from learning.transcripts import lessons
+from learning.purposes.offline import lessons
 from learning.transcripts.ingest import ingest
 from learning.transcripts.models import Shard
 from tests.learning.transcripts.conftest import Session

@@ -1,0 +1,1 @@
+"""A seat's memory: the diary, episodes, skills and their search, and condensation."""

@@ -1,0 +1,1 @@
+"""The offline answers' heuristics: deterministic, no model and no network."""

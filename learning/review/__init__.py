@@ -1,0 +1,1 @@
+"""Every lead action (a service taking its actor), the admin and the lead's pages."""
