@@ -84,10 +84,12 @@ def test_prefetch_tools_and_turn_close_the_loop_skill_use_counts_and_the_refiner
 
     reflection = events.rows(ReflectionCompleted, seat=seat).first().payload
     assert reflection["gate"] is None
-    assert reflection["workers"]["skill_use"] == {"status": "ran", "result": {"marked": 2}}
+    # the loaded skill was counted by use_skill; SkillUse counts the one offered and not loaded
+    assert reflection["workers"]["skill_use"] == {"status": "ran", "result": {"marked": 1}}
     notes.refresh_from_db()
     assert notes.use_count == 1  # offered, not loaded: counted by SkillUse alone
     release.refresh_from_db()
+    assert release.use_count == 1  # loaded once: counted once
     assert release.version == 2 and reflection["workers"]["refiner"]["result"]["name"] == "cut-release-branch"
     assert release.body.rstrip().endswith(
         "- Observed in practice: the run also needed `post_release_notes` after `jira_transition`.")
