@@ -40,7 +40,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="crewlet-capture-"))
     os.environ.update(DATABASE_URL=embedded_db.database_url(server, "crewlet_capture"), CREWLET_VAR_DIR=str(work),
                       CREWLET_CONFIG=str(ROOT / "crewlet.toml.example"), DJANGO_SETTINGS_MODULE="crewlet.settings",
-                      CREWLET_LOG_LEVEL="WARNING")
+                      CREWLET_LOG_LEVEL="WARNING", DJANGO_SECURE_SSL_REDIRECT="0")
     import django
 
     django.setup()
