@@ -14,11 +14,12 @@ from django.db import transaction
 from pydantic import Field
 
 from core import events
+from crewlet import config
 from crewlet.errors import BadInput
 from crewlet.models import Seat
 from learning import limits
 from learning.events import ReflectAndPersistCalled
-from learning.memory import diary
+from learning.memory import dedup, diary
 from learning.models import DiaryEntry
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult, refuse_field
 
@@ -56,6 +57,11 @@ def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:
         # Embed first, outside the write transaction: no transaction stays open while the model runs.
         entry = diary.prepare(seat=call.seat, content=args.content, kind=kind, ttl_days=args.ttl_days,
                               source="reflect_and_persist", turn_id=call.run_id)
+        similarity = config.knobs_for_seat(call.seat).learning.personal_memory.duplicate_similarity
+        kept = dedup.duplicate_of(entry, similarity=similarity)
+        if kept is not None:  # the diary already says it: one note, not two
+            return ToolResult(ok=True, text=f"Your diary already says this (note {kept}); nothing new was saved.",
+                              data={"entry_id": kept, "kind": kind, "duplicate": True})
         with transaction.atomic():
             diary.store(entry)
             events.publish(ReflectAndPersistCalled(entry_id=entry.id, kind=kind), seat=call.seat, turn_id=call.run_id)

@@ -51,6 +51,16 @@ def test_reflect_and_persist_embeds_outside_the_write_transaction(seat, call, mo
     assert depths == [depth_at_start]
 
 
+def test_a_note_the_diary_already_holds_is_not_saved_twice(seat, call):
+    first = call("reflect_and_persist", content="Dana owns the release train now.", kind="long", run_id="r1")
+    again = call("reflect_and_persist", content="dana owns the release  train now", kind="long", run_id="r2")
+    assert again.ok and again.data["duplicate"] is True and again.data["entry_id"] == first.data["entry_id"]
+    assert "already says this" in again.text
+    assert DiaryEntry.objects.filter(seat=seat).count() == 1
+    other = call("reflect_and_persist", content="Eve owns the release train now.", kind="long", run_id="r3")
+    assert other.data.get("duplicate") is None and DiaryEntry.objects.filter(seat=seat).count() == 2
+
+
 def test_reflect_and_persist_refuses_past_2000_characters_naming_the_limit(seat, call):
     with pytest.raises(BadInput) as err:
         call("reflect_and_persist", content="x" * 2001, kind="long")
