@@ -280,20 +280,17 @@ def _attempt(stage, purpose, turn_id, alias, completion, outcome, reason="") -> 
                    completion.output_tokens, outcome, completion.finish, reason)
 
 
-def record_batch(seat: Seat, results: list, *, isolated: bool = True) -> None:
+def record_batch(seat: Seat, results: list) -> None:
     """Record many deferred calls of one seat at once (answers, or the errors a deferred call raised):
     ONE charge of their summed tokens and their spend events, in one transaction."""
-    record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())), isolated=isolated)
+    record_attempts(seat, tuple(a for r in results for a in getattr(r, "attempts", ())))
 
 
-def record_attempts(seat: Seat, attempts: tuple, *, isolated: bool = True) -> None:
+def record_attempts(seat: Seat, attempts: tuple) -> None:
     """Charge both counters and append one spend event an attempt, in ONE transaction (one commit).
 
-    ``isolated`` (the default): a charge that fails is logged and rolled back alone (a savepoint),
-    and the spend events are written all the same, best effort. Not ``isolated``: for a caller that
-    runs it inside its own transaction and retries it isolated when anything fails there (the turn
-    start's writes, a reflection pass's): no savepoint, a failure raises, and the events go to the
-    caller's open ``events.batched`` (else one plain insert).
+    A charge that fails is logged and rolled back alone (a savepoint), and the spend events are
+    written all the same, best effort.
     """
     if not attempts:
         return
@@ -304,12 +301,6 @@ def record_attempts(seat: Seat, attempts: tuple, *, isolated: bool = True) -> No
                         finish=a.finish, reason=a.reason), seat, a.turn_id)
         for a in attempts
     ]
-    if not isolated:
-        if tokens:
-            budgets.charge(seat, tokens)
-        with events.batched(isolated=False):
-            events.publish_many(spend)
-        return
     # no savepoint of its own: nothing escapes it but a programming error (the charge and the
     # events each catch their own failures)
     with transaction.atomic(savepoint=False):

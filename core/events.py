@@ -36,13 +36,13 @@ def _open_batch() -> list | None:
 
 
 @contextmanager
-def batched(*, isolated: bool = True) -> Iterator[list]:
+def batched() -> Iterator[list]:
     """Hold the telemetry published inside the block and write it in ONE bulk insert at the end.
 
     Nested: an inner batch that ends cleanly hands its events to the outer one; an inner batch left
     by an exception drops them (they announced writes its savepoint rolled back). Only the
-    outermost batch writes, inside whatever transaction is open there: under its own savepoint, a
-    failure logged (``isolated``), or plainly, a failure raised to a caller that will retry.
+    outermost batch writes, inside whatever transaction is open there, under its own savepoint, a
+    failure logged.
     """
     stack = _batches.__dict__.setdefault("stack", [])
     held: list = []
@@ -55,10 +55,8 @@ def batched(*, isolated: bool = True) -> Iterator[list]:
     stack.pop()
     if stack:
         stack[-1].extend(held)
-    elif isolated:
+    else:
         _insert(held)
-    elif held:
-        _model().objects.bulk_create(held)
 
 
 def publish(event: EventPayload, /, *, seat: Seat | None = None, turn_id: str = "", trace_id: str = ""):

@@ -175,19 +175,12 @@ def _execute(sql: str, params: list) -> None:
         cursor.execute(sql, params)
 
 
-def mark_used(entry_ids: list[int], *, now=None, isolated: bool = True) -> None:
-    """Count a use for each note the relevance filter SELECTED; best effort, its own transaction.
-
-    Not ``isolated`` (a caller that retries its whole transaction isolated when anything in it
-    fails): no savepoint, and a failure raises.
-    """
+def mark_used(entry_ids: list[int], *, now=None) -> None:
+    """Count a use for each note the relevance filter SELECTED; best effort, under its own savepoint."""
     if not entry_ids:
         return
     sql = _MARK_USED_SQL.format(ids=", ".join(["%s"] * len(entry_ids)))
     params = [connection.ops.adapt_datetimefield_value(now or timezone.now()), *[int(i) for i in entry_ids]]
-    if not isolated:
-        _execute(sql, params)
-        return
     try:
         with transaction.atomic():
             _execute(sql, params)

@@ -166,14 +166,10 @@ class Offered(Protocol):
     def state(self) -> str: ...
 
 
-def stamp_offered(offered: Sequence[Offered], *, seat: Seat, turn_id: str = "", announce=None,
-                  isolated: bool = True) -> bool:
+def stamp_offered(offered: Sequence[Offered], *, seat: Seat, turn_id: str = "", announce=None) -> bool:
     """Being offered is being used: ``offered`` as the catalogue read them, stamped without reading them
     again; each one read as stale is announced revived. A stamp that cannot be written is announced
-    (``skill_telemetry_write_failed``), not swallowed. ``announce`` takes each event (default: publish it now).
-
-    Not ``isolated`` (a caller that retries its whole transaction isolated when anything in it fails):
-    no savepoint, and a stamp that cannot be written raises instead.
+    (``skill_telemetry_write_failed``), not swallowed. ``announce`` takes each event (default: publish it).
     """
     def _announce(event) -> None:
         if announce is not None:
@@ -182,10 +178,6 @@ def stamp_offered(offered: Sequence[Offered], *, seat: Seat, turn_id: str = "", 
             events.publish(event, seat=seat, turn_id=turn_id)
 
     ids = [s.id for s in offered]
-    if not isolated:
-        touch_offered(ids, seat=seat)
-        _announce_revived(offered, _announce)
-        return True
     try:
         with transaction.atomic():  # a savepoint: a failed stamp leaves the caller's transaction usable
             touch_offered(ids, seat=seat)
