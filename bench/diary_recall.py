@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_data  # noqa: E402  (the sibling module: finds the data by format)
-from recall import CATEGORIES, dia_ids, each_engine, locomo_turns, p95  # noqa: E402  (the sibling bench's LoCoMo reader)
+from recall import CATEGORIES, dia_ids, locomo_turns, on_database, p95  # noqa: E402  (the sibling bench's LoCoMo reader)
 
 TOP_K = 10
 REPEATS = 3
@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     args.data = os.path.abspath(args.data)
     if args.child:
         return child(args)
-    return each_engine("postgres", "diary_recall", lambda url, label: run_child(url, label, args.data))
+    return on_database(lambda url, label: run_child(url, label, args.data))
 
 
 def child(args) -> int:

