@@ -120,8 +120,7 @@ class _CPU:
 def _floor_rows(turn_ids):
     """What the reflection of each turn wrote, cloned so it can be written again: per turn, the
     inserts by model (new run ids and names) and the rows it updated (profiles, budget counters)."""
-    from core.models import Event
-    from crewlet.models import BudgetCounter
+    from core.models import BudgetCounter, Event
     from learning.models import CounterpartyProfile, DiaryEntry, Episode, EpisodePiece, SynthesizedSkill, Turn
 
     plans = []

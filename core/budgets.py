@@ -30,7 +30,7 @@ def _ceilings(seat: Seat):
 
 
 def spent(scope: str, scope_id: int, window: str) -> int:
-    from crewlet.models import BudgetCounter
+    from core.models import BudgetCounter
 
     row = BudgetCounter.objects.filter(scope=scope, scope_id=scope_id, window_start=window_start(window)).first()
     return row.tokens if row else 0
@@ -64,7 +64,7 @@ _CHARGE_SQL = (
 
 def charge(seat: Seat, tokens: int) -> None:
     """Add ``tokens`` to the seat's and the company's counters in the current window (one statement)."""
-    from crewlet.models import BudgetCounter
+    from core.models import BudgetCounter
 
     start = connection.ops.adapt_datetimefield_value(window_start(seat.company.budget_window))
     with connection.cursor() as cursor:

@@ -48,3 +48,16 @@ class SpendDay(models.Model):
 
     def __str__(self):
         return f"{self.day} {self.purpose}: {self.calls} calls"
+
+
+class BudgetCounter(models.Model):
+    """Tokens spent by one seat or the company in one window, written only through ``core.budgets``."""
+
+    scope = models.CharField(max_length=10)  # "seat" | "company"
+    scope_id = models.BigIntegerField()
+    window_start = models.DateTimeField()
+    tokens = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "crewlet_budgetcounter"  # the table predates the move into core
+        unique_together = [("scope", "scope_id", "window_start")]

@@ -141,14 +141,3 @@ class ConfigRevision(models.Model):
     def __str__(self):
         return f"{self.sha256[:12]} @ {self.applied_at:%Y-%m-%d %H:%M}"
 
-
-class BudgetCounter(models.Model):
-    """Tokens spent by one seat or the company in one window."""
-
-    scope = models.CharField(max_length=10)  # "seat" | "company"
-    scope_id = models.BigIntegerField()
-    window_start = models.DateTimeField()
-    tokens = models.BigIntegerField(default=0)
-
-    class Meta:
-        unique_together = [("scope", "scope_id", "window_start")]

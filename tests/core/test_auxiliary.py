@@ -9,10 +9,9 @@ import pytest
 from django.db import DatabaseError, connection
 
 from core import auxiliary, budgets, purposes
-from core.models import Event
+from core.models import BudgetCounter, Event
 from core.providers.errors import RefusedError, TransientError, TruncatedError
 from core.providers.llm.scripted import ScriptedProvider
-from crewlet.models import BudgetCounter
 
 ECHO = purposes.register(
     purposes.Purpose(

@@ -9,7 +9,7 @@ from django.db import connections
 from django.test.utils import CaptureQueriesContext
 
 from core import budgets
-from crewlet.models import BudgetCounter
+from core.models import BudgetCounter
 
 WRITES = ("INSERT", "UPDATE", "DELETE")
 

@@ -11,8 +11,7 @@ from django.utils import timezone
 
 from core import auxiliary, event_retention, events, purposes, spend
 from core.event_types import RETENTIONS, AdminAction, EventPayload, catalogue
-from core.models import Event, SpendDay
-from crewlet.models import BudgetCounter
+from core.models import BudgetCounter, Event, SpendDay
 from learning.events import EpisodeLifecyclePass, PrefetchSummary, SkillSynthesized
 from learning.passes import ticks
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from core import auxiliary, purposes
-from core.models import Event
+from core.models import BudgetCounter, Event
 from core.providers.errors import ConfigurationError, RefusedError, TransientError
 from crewlet.config import schema
-from crewlet.models import BudgetCounter
 from tests.core.providers.helpers import OPENAI_KEY_ENV, anthropic_spec, openai_spec
 
 CHAIN_PURPOSE = purposes.register(

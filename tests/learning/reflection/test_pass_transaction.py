@@ -12,8 +12,8 @@ from django.db import DatabaseError, IntegrityError, connection
 
 from core import events
 from core.event_types import AuxiliarySpend
+from core.models import BudgetCounter
 from core.providers.llm.offline import OfflineProvider
-from crewlet.models import BudgetCounter
 from learning.events import CounterpartyProfileUpdated, EpisodeWritten, ReflectionCompleted
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, Turn
 from learning.reflection import dispatcher, service
