@@ -676,8 +676,9 @@ def likeness(model: str) -> None:
     there, a miss), then asked again of the other set's seats, where none is (judged unlike there, right). Run
     last: the questions asked elsewhere are more queries of those seats."""
     from core.providers.embeddings.likeness import similar_from
+    from crewlet import config
 
-    floor = similar_from(model)
+    floor = similar_from(model, config.current().providers.embeddings.similar_from)
     print(f"\n-- nothing like it (unlike: no turn's similarity reaches similar_from, {floor} for {model})")
     if floor is None:
         print("not judged for this model")

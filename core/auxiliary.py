@@ -30,6 +30,7 @@ from django.db import transaction
 
 from core import budgets, events, purposes
 from core.event_types import AuxiliarySpend, EventPayload
+from core.providers import in_force
 from core.providers.errors import ConfigurationError, ProviderError, RefusedError, TransientError
 from core.purposes import AnswerRejected, AnswerUnparseable
 
@@ -94,9 +95,7 @@ def chain_for(seat: Seat) -> list[str]:
 
 def available(seat: Seat) -> bool:
     """Whether any auxiliary model is configured for this seat (no I/O)."""
-    from crewlet import config
-
-    providers = config.current().providers.llm
+    providers = in_force.providers().llm
     return any(alias in providers for alias in chain_for(seat))
 
 
@@ -130,9 +129,7 @@ def call(
         raise UnattributedCall("auxiliary call refused: no purpose named")
     spec_purpose = purposes.get(purpose)
     inputs = inputs or {}
-    from crewlet import config
-
-    providers = config.current().providers.llm
+    providers = in_force.providers().llm
     chain = [alias for alias in (aliases if aliases is not None else chain_for(seat)) if alias in providers]
     if not chain:
         raise NoAuxiliaryModel(
@@ -242,9 +239,7 @@ def call(
 
 def paid(seat: Seat) -> bool:
     """Whether the seat's chain names an alias that costs tokens (one the budget is checked for)."""
-    from crewlet import config
-
-    providers = config.current().providers.llm
+    providers = in_force.providers().llm
     return any(providers[a].kind not in FREE_KINDS for a in chain_for(seat) if a in providers)
 
 

@@ -13,6 +13,9 @@ class CrewletConfig(AppConfig):
     verbose_name = "Organisation"
 
     def ready(self):
+        from core.providers import in_force
+        from crewlet import config
         from crewlet.config import checks  # noqa: F401  (registers the config file's check)
 
         connection_created.connect(_register_pgvector, dispatch_uid="crewlet-pgvector")
+        in_force.register(lambda: config.current().providers)  # what core's model seams read

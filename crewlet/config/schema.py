@@ -27,11 +27,12 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from core.providers.kinds import LOCAL_MAX_INPUT_CHARS, EmbeddingKind, LlmKind
+
 # The kinds each backend seam resolves, declared once: the parser refuses any other value by key path,
-# and each seam's alias map (core.providers.llm.base.KINDS, core.providers.embeddings.base.KINDS,
-# knowledge.searcher.BACKENDS, knowledge.promotion_writer.WRITERS) is keyed by these types.
-LlmKind = Literal["openai_compat", "anthropic", "offline", "scripted"]
-EmbeddingKind = Literal["local", "openai_compat", "hashing", "none"]
+# and each seam's alias map is keyed by these types (LlmKind and EmbeddingKind are core's,
+# core.providers.kinds; KnowledgeBackend keys knowledge.searcher.BACKENDS and
+# knowledge.promotion_writer.WRITERS).
 KnowledgeBackend = Literal["native", "confluence", "none"]
 
 # the ranges the spec does not state, ours (listed in the README)
@@ -54,7 +55,6 @@ INTERVAL_SECONDS = {"ge": MIN_INTERVAL_SECONDS, "le": MAX_SCHEDULE_MINUTES * 60}
 INTERVAL_HOURS = {"ge": 1, "le": MAX_SCHEDULE_MINUTES // 60}
 MIN_CLUSTER_SIZE = 2
 MAX_INPUT_CHARS = {"ge": 100, "le": 32000}
-LOCAL_MAX_INPUT_CHARS = 600  # what the packaged model reads unseen; measured in core.providers.embeddings.local
 
 TABLE = ConfigDict(extra="forbid")
 

@@ -10,6 +10,7 @@ from django.db.models import Q, QuerySet
 from core.providers.embeddings import likeness
 from core.providers.embeddings.base import pieces_of
 from core.vectors import usable
+from crewlet import config
 from learning.memory import episode_search
 from learning.models import Episode, EpisodePiece
 
@@ -119,7 +120,8 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, o
     rows = Episode.objects.defer("embedding").in_bulk(ids)
     turns = [rows[i] for i in ids if i in rows]
     # nothing is like the query when its nearest turn is far by meaning and no turn read says all it asks about
-    unlike = likeness.unlike(ranking.nearest, model) and not episode_search.says_every_word(query, map(text_of, turns))
+    configured = config.current().providers.embeddings.similar_from
+    unlike = likeness.unlike(ranking.nearest, model, configured) and not episode_search.says_every_word(query, map(text_of, turns))
     return Recalled(turns, episode_search.close_call([score for _i, score in ranking.rows]), unlike)
 
 

@@ -18,9 +18,10 @@ from typing import Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
+from core.providers import in_force
 from core.providers.errors import ProviderError
+from core.providers.kinds import EmbeddingKind
 from core.vectors import pool, split_words, usable
-from crewlet.config.schema import EmbeddingKind
 
 log = logging.getLogger("learning.embeddings")
 
@@ -73,9 +74,7 @@ class _Cancelled(Exception):
 def get_embedder() -> Embedder | None:
     """The configured embedder (cached per spec), or None when embeddings are off."""
     global _cached
-    from crewlet import config
-
-    spec = config.current().providers.embeddings
+    spec = in_force.providers().embeddings
     if spec.kind == "none":
         return None
     with _lock:

@@ -18,18 +18,18 @@ from core.providers.embeddings.local import LOCAL_MODEL_ALIASES
 KNOWN_SIMILAR_FROM: dict[str, float] = {alias: 0.40 for alias in LOCAL_MODEL_ALIASES}
 
 
-def similar_from(model: str) -> float | None:
-    """The similarity from which a stored text of ``model`` is like a query; None when it is not judged."""
-    from crewlet import config
+def similar_from(model: str, configured: float) -> float | None:
+    """The similarity from which a stored text of ``model`` is like a query; None when it is not judged.
 
-    configured = config.current().providers.embeddings.similar_from
+    ``configured`` is ``providers.embeddings.similar_from``: 0 takes the model's own, a negative value
+    judges nothing."""
     if configured < 0:
         return None
     return configured if configured > 0 else KNOWN_SIMILAR_FROM.get(model)
 
 
-def unlike(nearest: float | None, model: str) -> bool:
+def unlike(nearest: float | None, model: str, configured: float) -> bool:
     """True when the nearest stored text (its cosine distance, ``core.hybrid.Ranked.nearest``) is not like the
     query: its similarity below ``similar_from``. Nothing compared, or no floor known: not judged (False)."""
-    floor = similar_from(model)
+    floor = similar_from(model, configured)
     return floor is not None and nearest is not None and 1.0 - nearest < floor

@@ -13,6 +13,8 @@ import logging
 import threading
 import time
 
+from core.providers import in_force
+
 log = logging.getLogger("core.embeddings")
 
 LOAD_WAIT_SECONDS = 120.0  # the longest an embed waits for a load in progress (a cold CPU model)
@@ -32,9 +34,8 @@ def warm() -> float | None:
     """
     global _warmed_spec
     from core.providers.embeddings.base import _embed_whole, get_embedder
-    from crewlet import config
 
-    spec = config.current().providers.embeddings
+    spec = in_force.providers().embeddings
     started = time.monotonic()
     try:
         embedder = get_embedder()

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
-from crewlet.config.schema import LlmKind
+from core.providers.kinds import LlmKind
 
 
 @dataclass(frozen=True)

@@ -111,9 +111,11 @@ def test_a_turn_is_like_a_query_when_it_holds_every_word_of_it():
 
 
 def test_the_similarity_a_model_is_judged_by():
-    assert likeness.similar_from("all-MiniLM-L6-v2") == 0.40  # the default config: the model's own
-    assert likeness.similar_from("text-embedding-3-small") is None  # a model with no known floor is not judged
-    assert likeness.unlike(0.65, "all-MiniLM-L6-v2")  # similarity 0.35
-    assert not likeness.unlike(0.55, "all-MiniLM-L6-v2")  # similarity 0.45
-    assert not likeness.unlike(None, "all-MiniLM-L6-v2")  # nothing compared by meaning
-    assert not likeness.unlike(0.99, "text-embedding-3-small")
+    assert likeness.similar_from("all-MiniLM-L6-v2", 0.0) == 0.40  # the default config: the model's own
+    assert likeness.similar_from("text-embedding-3-small", 0.0) is None  # a model with no known floor is not judged
+    assert likeness.similar_from("text-embedding-3-small", 0.3) == 0.3  # a configured floor judges any model
+    assert likeness.similar_from("all-MiniLM-L6-v2", -1.0) is None  # turned off
+    assert likeness.unlike(0.65, "all-MiniLM-L6-v2", 0.0)  # similarity 0.35
+    assert not likeness.unlike(0.55, "all-MiniLM-L6-v2", 0.0)  # similarity 0.45
+    assert not likeness.unlike(None, "all-MiniLM-L6-v2", 0.0)  # nothing compared by meaning
+    assert not likeness.unlike(0.99, "text-embedding-3-small", 0.0)
