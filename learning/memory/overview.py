@@ -12,9 +12,8 @@ from django.utils import timezone
 
 from core import events
 from learning.events import ReflectionCompleted
-from learning.memory import diary
+from learning.memory import diary, onboarding
 from learning.models import CounterpartyProfile, DiaryEntry, Episode, SynthesizedSkill
-from learning.prefetch import onboarding
 
 if TYPE_CHECKING:
     from crewlet.models import Seat

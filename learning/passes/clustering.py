@@ -19,8 +19,9 @@ from django.utils import timezone
 from core import auxiliary, events
 from crewlet import config
 from crewlet.models import Seat
+from learning import procedures
 from learning.events import SkillSynthesized
-from learning.memory import procedures, skills
+from learning.memory import skills
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.reflection.workers.synthesizer import duplicate_of, write_draft

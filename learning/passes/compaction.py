@@ -21,9 +21,9 @@ from django.db import transaction
 from core import auxiliary, events
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
-from learning import limits
+from learning import limits, procedures
 from learning.events import CompactionRequested
-from learning.memory import condensation, procedures
+from learning.memory import condensation
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
 from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY

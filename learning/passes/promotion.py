@@ -32,8 +32,8 @@ from knowledge.models import AUTO_DRAFT_PREFIX
 from knowledge.pages import MAX_PAGE_TITLE_CHARS
 from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
 from learning.events import SkillPromoted
-from learning.memory.procedures import jaccard, procedure
 from learning.passes import cursor, promotion_record
+from learning.procedures import jaccard, procedure
 from learning.purposes.skill_promotion_draft import NAME as PURPOSE
 
 log = logging.getLogger("learning.passes.promotion")
@@ -45,7 +45,7 @@ MAX_SKILLS_IN_PROMPT = 8  # one skill per distinct seat first: convergence is ac
 # ---- clustering ---------------------------------------------------------------------------------
 def tool_names(skill) -> list[str]:
     """The skill's work tools in order (a step may be a name or a {"name": ...} object; a memory tool is no step:
-    ``learning.memory.procedures``)."""
+    ``learning.procedures``)."""
     names = []
     for step in skill.tool_sequence or []:
         name = (step.get("name") or step.get("tool")) if isinstance(step, dict) else step

@@ -1,21 +1,19 @@
 """## First-turn onboarding: rendered until the seat calls ``mark_onboarded``.
 
-The marker is stamped with a hash of the seat's unit chain; a change in the chain invalidates it,
-so the hint fires again for the new structure.
+The seat's marker (``learning.memory.onboarding``) is stamped with a hash of its unit chain; a change
+in the chain invalidates it, so the hint fires again for the new structure.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 from django.db import DatabaseError
 from django.db.models import Q
-from django.utils import timezone
 
 from crewlet.models import Seat
 from knowledge.models import Page
-from learning.models import OnboardingMarker
+from learning.memory.onboarding import chain, onboarded_at
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.turn_state import PrefetchContext
 
@@ -24,31 +22,6 @@ log = logging.getLogger("learning.prefetch")
 NAME = "first_turn_onboarding"
 HEADING = "## First-turn onboarding"
 ONBOARDING_PAGES = 10  # ours: how many onboarding pages the block lists
-
-
-def chain(seat: Seat) -> list:
-    return seat.unit.chain() if seat.unit_id and seat.unit else []
-
-
-def chain_hash(seat: Seat) -> str:
-    """What the marker is stamped with: the unit chain (nearest first) and each unit's container."""
-    parts = [f"{u.pk}:{u.key}:{u.knowledge_container}" for u in chain(seat)]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()
-
-
-def onboarded_at(seat: Seat):
-    """When the seat onboarded for its CURRENT unit chain, or None."""
-    marker = OnboardingMarker.objects.filter(seat=seat).order_by("pk").values_list("chain_hash", "onboarded_at").first()
-    if marker is None or marker[0] != chain_hash(seat):
-        return None
-    return marker[1]
-
-
-def mark_onboarded(*, seat: Seat, now=None) -> OnboardingMarker:
-    marker, _ = OnboardingMarker.objects.update_or_create(
-        seat=seat, defaults={"chain_hash": chain_hash(seat), "onboarded_at": now or timezone.now()}
-    )
-    return marker
 
 
 def onboarding_pages(seat: Seat) -> list[Page]:

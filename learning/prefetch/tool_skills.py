@@ -25,7 +25,7 @@ from django.utils.text import slugify
 
 from core import events
 from knowledge.tool_skill_pages import tool_skill_pages
-from learning import tools as builtins
+from learning import tool_names
 from learning.events import SkillUsed
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def catalogue() -> list[ToolSkill]:
 
 def available_tools(seat: Seat, registered) -> list[str]:
     """The registered tools the seat can really call: a builtin withdrawn for it is not one of them."""
-    withdrawn = {tool.name for tool in builtins.REGISTRY.values() if tool.withdrawn(seat)}
+    withdrawn = tool_names.withdrawn(seat)
     return [name for name in registered or () if name not in withdrawn]
 
 

@@ -67,7 +67,7 @@ def check(answer: dict, inputs: dict) -> str:
 
 def observe(inputs: dict) -> dict:
     """Offline: a step the run added to the best-matching skill, or a reviewer's failure; else NOOP."""
-    from learning.memory.procedures import jaccard, procedure
+    from learning.procedures import jaccard, procedure
 
     tools = procedure(inputs.get("tool_sequence"))  # a memory tool is never a step the skill lacked
     ranked = sorted(

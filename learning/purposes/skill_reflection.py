@@ -87,7 +87,7 @@ def _correction(inputs: dict) -> tuple[str, str] | None:
 
 
 def _governing(inputs: dict, reflection: dict) -> str | None:
-    from learning.memory.procedures import jaccard
+    from learning.procedures import jaccard
 
     best, best_score = None, 0.5
     for s in reflection.get("skills") or []:
@@ -101,7 +101,7 @@ def _governing(inputs: dict, reflection: dict) -> str | None:
 
 def _anchor(body: str) -> str | None:
     """The procedure's last line: the place a correction is added, before what practice added."""
-    from learning.memory.skill_body import procedure_of
+    from learning.skill_body import procedure_of
 
     lines = [line for line in procedure_of(body).splitlines() if line.strip()]
     return lines[-1] if lines else None

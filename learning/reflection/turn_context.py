@@ -8,12 +8,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
+from core import events
 from crewlet import config
+from learning.events import ReflectAndPersistCalled
 from learning.intake.record import Interaction, TurnRecord
+
+if TYPE_CHECKING:
+    from crewlet.models import Seat
+
+
+def self_persisted(run_id: str, *, seat: Seat) -> bool:
+    """Whether the seat's turn with this run id called ``reflect_and_persist`` (its ``reflect_and_persist_called``
+    event, which the builtin writes with the note)."""
+    return bool(run_id) and events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id).exists()
 
 
 @dataclass
@@ -39,8 +50,6 @@ class TurnContext:
         if self.record.self_persisted:
             return True
         if "self_persisted" not in self.notes:
-            from learning.tools.reflect_and_persist import self_persisted
-
             self.notes["self_persisted"] = self_persisted(self.run_id, seat=self.seat)
         return self.notes["self_persisted"]
 

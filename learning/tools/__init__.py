@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from crewlet.errors import BadInput, NotFound
+from learning import tool_names
 from learning.tools import (
     mark_onboarded,
     query_episodes,
@@ -34,7 +35,8 @@ REGISTRY: dict[str, Tool] = {
 
 
 def available(seat: Seat | None) -> list[Tool]:
-    return [tool for tool in REGISTRY.values() if seat is None or not tool.withdrawn(seat)]
+    withdrawn = tool_names.withdrawn(seat) if seat is not None else {}
+    return [tool for tool in REGISTRY.values() if tool.name not in withdrawn]
 
 
 def definitions(seat: Seat | None, fmt: str = "default") -> list[dict]:
@@ -48,7 +50,7 @@ def get(name: str, seat: Seat) -> Tool:
     tool = REGISTRY.get(name)
     if tool is None:
         raise NotFound(f"no builtin named {name!r} (known: {', '.join(REGISTRY)})", field="name")
-    reason = tool.withdrawn(seat)
+    reason = tool_names.withdrawn(seat).get(name)
     if reason:
         raise NotFound(reason, field="name")
     return tool

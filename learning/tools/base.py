@@ -49,8 +49,6 @@ class Tool:
     arguments: type[Arguments]
     handler: Callable[[ToolCall[Any]], ToolResult]
     needs_run_id: bool = False
-    withdrawn: Callable[[Seat], str] = lambda seat: ""  # the reason it is withdrawn for this seat, or ""
-    step_of_work: bool = True  # False: how the agent learns, never a step of a procedure (``learning.memory.procedures``)
 
     def definition(self) -> dict:
         """A function-calling tool definition: name, description and a JSON schema of the arguments."""

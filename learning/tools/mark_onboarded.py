@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from learning.prefetch import onboarding
+from learning.memory import onboarding
 from learning.tools.base import Arguments, Tool, ToolCall, ToolResult
 
 
@@ -22,5 +22,4 @@ TOOL = Tool(
     description="Call once you have read your team's onboarding pages, so the First-turn onboarding block stops.",
     arguments=MarkOnboardedArgs,
     handler=handle,
-    step_of_work=False,
 )

@@ -138,5 +138,4 @@ TOOL = Tool(
     "recent; use it after recon to find work like this that you have done before.",
     arguments=QueryEpisodesArgs,
     handler=handle,
-    step_of_work=False,
 )

@@ -2,7 +2,8 @@
 
 Versioned (the prior state is archived, the version bumped); a body past ``max_body_chars`` is
 refused naming the field, never clipped. Withdrawn entirely when
-``learning.skill_refinement.enabled`` is false: the tool and the post-turn refiner write the same rows.
+``learning.skill_refinement.enabled`` is false (``learning.tool_names.withdrawn``): the tool and the
+post-turn refiner write the same rows.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from core import events
-from crewlet import config
 from crewlet.errors import Conflict, NotFound
 from learning import limits
 from learning.events import SkillRefined
@@ -31,12 +31,6 @@ class RefineSkillArgs(Arguments):
     content: Text = Field(..., min_length=1, max_length=limits.MAX_SKILL_BODY_CHARS,
                           description="The whole corrected SKILL.md body; it replaces the old one.")
     reason: Text | None = Field(None, max_length=REASON_CHARS, description="Why the skill needed correcting.")
-
-
-def withdrawn(seat: Seat) -> str:
-    if not config.knobs_for_seat(seat).learning.skill_refinement.enabled:
-        return "refine_skill is withdrawn: learning.skill_refinement.enabled is false"
-    return ""
 
 
 def own_skill(seat: Seat, name: str) -> SynthesizedSkill:
@@ -73,6 +67,4 @@ TOOL = Tool(
     "corrected body; don't wait to be asked.",
     arguments=RefineSkillArgs,
     handler=handle,
-    step_of_work=False,
-    withdrawn=withdrawn,
 )

@@ -2,8 +2,9 @@
 
 Goes through ``Diary.write`` (the same store and the same 2,000-character refusal as the
 PersistDecider) and marks the turn as self-persisted: an Event ``reflect_and_persist_called``
-keyed by the run id, written in the same transaction as the note, which the reflection intake reads
-so the post-turn decider does not write the same fact twice.
+keyed by the run id, written in the same transaction as the note, which the reflection reads
+(``learning.reflection.turn_context.self_persisted``) so the post-turn decider does not write the
+same fact twice.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pydantic import Field
 from core import events
 from crewlet import config
 from crewlet.errors import BadInput
-from crewlet.models import Seat
 from learning import limits
 from learning.events import ReflectAndPersistCalled
 from learning.memory import dedup, diary
@@ -36,16 +36,6 @@ class ReflectAndPersistArgs(Arguments):
         ..., description="long: a durable fact or preference; short: situational state that expires."
     )
     ttl_days: int | None = Field(None, ge=1, le=MAX_TTL_DAYS, description="Days a short note stays true.")
-
-
-def calls(run_id: str, *, seat: Seat):
-    """The ``reflect_and_persist_called`` events of the seat's turn with this run id (a queryset)."""
-    return events.rows(ReflectAndPersistCalled, seat=seat, turn_id=run_id)
-
-
-def self_persisted(run_id: str, *, seat: Seat) -> bool:
-    """Whether the seat's turn with this run id called reflect_and_persist (the reflection intake's question)."""
-    return bool(run_id) and calls(run_id, seat=seat).exists()
 
 
 def handle(call: ToolCall[ReflectAndPersistArgs]) -> ToolResult:
@@ -81,6 +71,5 @@ TOOL = Tool(
     "to your own memory, written as a fact rather than an instruction to yourself.",
     arguments=ReflectAndPersistArgs,
     handler=handle,
-    step_of_work=False,
     needs_run_id=True,
 )

@@ -167,6 +167,5 @@ TOOL = Tool(
     "materially changed your understanding, even when the Personal memory block already had entries.",
     arguments=RefreshMemoryArgs,
     handler=handle,
-    step_of_work=False,
     needs_run_id=True,
 )

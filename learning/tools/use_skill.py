@@ -52,5 +52,4 @@ TOOL = Tool(
     "the task in front of you.",
     arguments=UseSkillArgs,
     handler=handle,
-    step_of_work=False,
 )

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core import words as vocabulary
-from learning.memory import procedures
+from learning import procedures
 
 # verbs of a tool that only looks: reading never names the work, it serves the acting tool
 READ_VERBS = frozenset(

@@ -12,9 +12,9 @@ import logging
 
 from core import auxiliary, events
 from crewlet.config.schema import Learning
-from learning import limits
+from learning import limits, skill_body
 from learning.events import SkillRefined, WorkerRan
-from learning.memory import skill_body, skills
+from learning.memory import skills
 from learning.purposes import skill_refinement
 from learning.purposes.describe import turn_inputs
 from learning.reflection.turn_context import TurnContext

@@ -18,9 +18,9 @@ from datetime import timedelta
 from core import events
 from crewlet.errors import Conflict
 from crewlet.models import Seat
-from learning import limits
+from learning import limits, skill_body
 from learning.events import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
-from learning.memory import skill_actions, skill_body, skills
+from learning.memory import skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
 
 log = logging.getLogger("learning.reflection.workers.skill_reflector")

@@ -16,9 +16,9 @@ from core import auxiliary, events
 from crewlet.config.schema import Learning
 from crewlet.errors import Conflict
 from crewlet.models import Seat
-from learning import limits
+from learning import limits, procedures, skill_body
 from learning.events import SkillSynthesized
-from learning.memory import procedures, skill_body, skills
+from learning.memory import skills
 from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.purposes.describe import turn_inputs

@@ -8,8 +8,9 @@ run by the queue, counts the offered skills and refines the one the turn used.
 import pytest
 
 from core import events
+from learning import skill_body
 from learning.events import ReflectionCompleted
-from learning.memory import skill_body, skills
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from tests.factories import token_for
 

@@ -7,8 +7,8 @@ from core import events
 from core.event_types import AdminAction
 from core.providers.embeddings import embed_one
 from crewlet.errors import Forbidden
-from learning import limits
-from learning.memory import diary, procedures, skill_actions, skills
+from learning import limits, procedures
+from learning.memory import diary, skill_actions, skills
 from learning.models import DiaryEntry, Episode, SkillVersion, SynthesizedSkill
 
 

@@ -8,7 +8,8 @@ from core.models import Event
 from crewlet.config import schema
 from knowledge.models import Page
 from knowledge.pages import save_page
-from learning.prefetch import onboarding, tool_skills
+from learning.memory import onboarding
+from learning.prefetch import tool_skills
 from tests.factories import UnitFactory
 from tests.fakes.confluence_server import closed_port_url
 

@@ -4,8 +4,9 @@ import json
 
 from core import events
 from crewlet.config import schema
+from learning import skill_body
 from learning.events import ReflectionCompleted, SkillRefined
-from learning.memory import skill_body, skills
+from learning.memory import skills
 from learning.models import SkillVersion, SynthesizedSkill
 from learning.purposes import skill_refinement
 from learning.reflection import reflect_turn

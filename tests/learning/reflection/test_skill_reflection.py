@@ -8,8 +8,9 @@ import pytest
 
 from core import events
 from crewlet.config import schema
+from learning import skill_body
 from learning.events import ReflectionCompleted
-from learning.memory import skill_actions, skill_body, skills
+from learning.memory import skill_actions, skills
 from learning.models import ConversationState, DiaryEntry, SkillVersion, SynthesizedSkill
 from learning.purposes import persist_decision
 from learning.reflection import reflect_turn

@@ -4,8 +4,9 @@ import json
 
 from core import events
 from crewlet.config import schema
+from learning import procedures
 from learning.events import ReflectionCompleted, SkillSynthesized
-from learning.memory import procedures, skills
+from learning.memory import skills
 from learning.models import SynthesizedSkill
 from learning.reflection import reflect_turn
 from learning.reflection.workers import synthesizer

@@ -7,11 +7,10 @@ from core.models import Event
 from crewlet.config import schema
 from crewlet.errors import BadInput, Conflict, NotFound
 from knowledge.pages import save_page
-from learning import limits, tools
-from learning.memory import diary, skills
+from learning import limits, tool_names, tools
+from learning.memory import diary, onboarding, skills
 from learning.models import DiaryEntry, SkillVersion, SynthesizedSkill
-from learning.prefetch import onboarding
-from learning.tools.reflect_and_persist import self_persisted
+from learning.reflection.turn_context import self_persisted
 from tests.learning.memory.rows import skill
 
 
@@ -109,6 +108,13 @@ def test_refine_skill_is_withdrawn_when_refinement_is_disabled(seat, call, serve
     with pytest.raises(NotFound, match="withdrawn"):
         call("refine_skill", skill_name="deploy", content="x")
     assert "use_skill" in [d["name"] for d in tools.definitions(seat)]  # reading is not changing
+
+
+def test_the_builtins_named_below_the_tools_are_registered_ones(seat, serve_config):
+    """The learning tools every builtin but search_knowledge, and a withdrawn name a registered one."""
+    assert tool_names.LEARNING_TOOLS == set(tools.REGISTRY) - {"search_knowledge"}
+    serve_config(learning=schema.Learning(skill_refinement=schema.SkillRefinement(enabled=False)))
+    assert set(tool_names.withdrawn(seat)) == {"refine_skill"} <= set(tools.REGISTRY)
 
 
 def test_use_skill_returns_the_body_verbatim_revives_stale_and_emits_skill_used(seat, call):

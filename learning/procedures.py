@@ -1,7 +1,7 @@
 """A run's procedure: the tools it called to do its work, in order, without this service's own tools.
 
 The memory and skill builtins (``query_episodes``, ``refresh_memory``, ``reflect_and_persist``,
-``use_skill``, ``refine_skill``, ``mark_onboarded``: each ``Tool`` with ``step_of_work=False``) are how
+``use_skill``, ``refine_skill``, ``mark_onboarded``: ``learning.tool_names.LEARNING_TOOLS``) are how
 an agent learns, not how it does a kind of work: a runtime that recalls before it acts and saves a fact
 after calls them in every turn. Counted as steps, they made every drafted skill begin "Call
 `query_episodes`", let a turn of one real tool pass ``min_tool_calls``, and made unlike work alike by
@@ -18,21 +18,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
+from learning.tool_names import LEARNING_TOOLS
+
 MCP_PREFIX = "mcp__"
-
-
-@functools.cache
-def _own() -> frozenset[str]:
-    # imported here: the builtins' modules import the reflection, which reads procedures
-    from learning.tools import REGISTRY
-
-    return frozenset(name for name, tool in REGISTRY.items() if not tool.step_of_work)
 
 
 def own_tool(name: str) -> bool:
     """Whether ``name`` is one of this service's learning builtins, bare or MCP-prefixed."""
-    own = _own()
-    return name in own or (name.startswith(MCP_PREFIX) and name.rsplit("__", 1)[-1] in own)
+    return name in LEARNING_TOOLS or (name.startswith(MCP_PREFIX) and name.rsplit("__", 1)[-1] in LEARNING_TOOLS)
 
 
 @functools.lru_cache(maxsize=4096)
