@@ -14,6 +14,20 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
+            name='BudgetCounter',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('scope', models.CharField(max_length=10)),
+                ('scope_id', models.BigIntegerField()),
+                ('window_start', models.DateTimeField()),
+                ('tokens', models.BigIntegerField(default=0)),
+            ],
+            options={
+                'db_table': 'crewlet_budgetcounter',
+                'unique_together': {('scope', 'scope_id', 'window_start')},
+            },
+        ),
+        migrations.CreateModel(
             name='Event',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),

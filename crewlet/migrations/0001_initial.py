@@ -28,19 +28,6 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
-            name='BudgetCounter',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.CharField(max_length=10)),
-                ('scope_id', models.BigIntegerField()),
-                ('window_start', models.DateTimeField()),
-                ('tokens', models.BigIntegerField(default=0)),
-            ],
-            options={
-                'unique_together': {('scope', 'scope_id', 'window_start')},
-            },
-        ),
-        migrations.CreateModel(
             name='ConfigRevision',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
