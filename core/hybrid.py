@@ -94,7 +94,7 @@ def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[s
     rows among them, and the sum of the matched words' weights."""
     ctes = [
         f"stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n FROM {corpus.table} t WHERE ({scope}))",
-        "asked AS (SELECT w, to_tsquery('english', w) AS q FROM unnest(%s::text[]) w"
+        "asked AS MATERIALIZED (SELECT w, to_tsquery('english', w) AS q FROM unnest(%s::text[]) w"
         " WHERE numnode(to_tsquery('english', w)) > 0)",
         f"matched AS MATERIALIZED (SELECT t.id, t.search_tsv AS v, t.search_len AS len FROM {corpus.table} t"
         f" WHERE ({scope}) AND t.search_tsv @@ to_tsquery('english', %s))",
