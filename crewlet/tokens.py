@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from crewlet.errors import BadInput, Forbidden, NotFound
@@ -21,14 +21,16 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 def authenticate(raw: str) -> ApiToken | None:
     """The live token with this raw value (not revoked, not expired), or None; marks it used.
 
-    One indexed SELECT on the token's sha256 hash loads the token with its company, seat, role and
-    unit; the last-used stamp is written at most once a minute.
+    One SELECT on the token's unique sha256 hash loads the token with its seat, role and unit (what a
+    turn reads); revocation and expiry are checked on the row. The last-used stamp is written at most
+    once a minute.
     """
+    token = next(iter(ApiToken.objects.select_related("seat", "seat__role", "seat__unit").filter(
+        token_hash=hash_token(raw))), None)  # the hash is unique: one row at most, no ORDER BY or LIMIT needed
     now = timezone.now()
-    live = ApiToken.objects.select_related("company", "seat", "seat__role", "seat__unit").filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now), token_hash=hash_token(raw), revoked=False)
-    token = next(iter(live), None)  # the hash is unique: one row at most, no ORDER BY or LIMIT needed
-    if token is not None and (token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION):
+    if token is None or token.revoked or (token.expires_at is not None and token.expires_at <= now):
+        return None
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
