@@ -77,7 +77,7 @@ def claude_code_prompts(data: Path) -> dict[str, tuple[str, str]]:
 
 
 def judge(name: str, texts: dict[str, tuple[str, str]], labelled: list[tuple[str, str]]) -> None:
-    from learning.purposes.persist_decision import decide
+    from learning.purposes.persist_decision import Inputs, decide
 
     rows = []
     for ref, label in labelled:
@@ -85,7 +85,7 @@ def judge(name: str, texts: dict[str, tuple[str, str]], labelled: list[tuple[str
             print(f"  {ref}: not in the data (skipped)")
             continue
         sender, text = texts[ref]
-        decision = decide({"interactions": [{"sender": sender, "body": text, "sender_kind": "human"}], "today": TODAY})
+        decision = decide(Inputs(interactions=[{"sender": sender, "body": text, "sender_kind": "human"}], today=TODAY))
         rows.append((ref, label, decision, text))
     print(f"\n{name}: {len(rows)} labelled messages ({', '.join(f'{k} {v}' for k, v in sorted(Counter(r[1] for r in rows).items()))})")
     predicted = Counter(d["classification"] for _, _, d, _ in rows)

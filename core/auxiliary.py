@@ -27,6 +27,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from pydantic import BaseModel
 
 from core import budgets, events, purposes
 from core.event_types import AuxiliarySpend, EventPayload
@@ -105,7 +106,7 @@ def call(
     stage: str,
     purpose: str,
     turn_id: str = "",
-    inputs: dict | None = None,
+    inputs: BaseModel | dict | None = None,
     max_tokens: int | None = None,
     defer_record: bool = False,
     aliases: list[str] | None = None,
@@ -115,6 +116,10 @@ def call(
 ) -> AuxResult:
     """Answer one auxiliary question for ``seat``; raises ``ProviderError`` or ``AnswerUnparseable``
     (only where no offline floor answers: see the module docstring).
+
+    ``inputs`` is the purpose's inputs model, or a dict validated into it here, once; inputs the
+    model refuses raise ``purposes.InvalidInputs`` (naming the purpose and the field) before any
+    model is resolved.
 
     ``defer_record`` (for calls made on worker threads) skips the database writes and returns a
     result whose ``record()`` the calling thread runs; nothing is ever left unrecorded. ``aliases``
@@ -128,7 +133,7 @@ def call(
     if not purpose:
         raise UnattributedCall("auxiliary call refused: no purpose named")
     spec_purpose = purposes.get(purpose)
-    inputs = inputs or {}
+    typed = spec_purpose.read_inputs(inputs)
     providers = in_force.providers().llm
     chain = [alias for alias in (aliases if aliases is not None else chain_for(seat)) if alias in providers]
     if not chain:
@@ -138,7 +143,7 @@ def call(
     floor = stage in TURN_STAGES if offline_floor is None else offline_floor
     if stage not in TURN_STAGES:
         room = True
-    rendered = spec_purpose.render(inputs)
+    rendered = spec_purpose.render(typed)
     budget = max_tokens or spec_purpose.max_tokens
     last_error: ProviderError | AnswerUnparseable | None = None
     attempts: list[Attempt] = []  # one per attempt that reached an endpoint, failed ones included
@@ -189,7 +194,7 @@ def call(
         messages = window.fit(rendered, context_tokens=getattr(spec, "context_tokens", 0), reserved=reserved)
         try:
             completion = provider.complete(
-                messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=inputs,
+                messages, max_tokens=budget, json=spec_purpose.json, purpose=spec_purpose, inputs=typed,
                 timeout=left,
             )
         except ProviderError as exc:
@@ -209,7 +214,7 @@ def call(
         try:
             value = spec_purpose.parse(completion.text)
             if not completion.offline:
-                why = purposes.judge(spec_purpose, value, inputs, rendered)
+                why = purposes.judge(spec_purpose, value, typed, rendered)
                 if why:
                     raise AnswerRejected(purpose, why, completion.text)
         except AnswerUnparseable as exc:
@@ -226,7 +231,7 @@ def call(
     assert last_error is not None
     if not floor:
         raise settle(last_error)
-    text = spec_purpose.offline(inputs)
+    text = spec_purpose.offline(typed)
     why = f"{getattr(last_error, 'provider', '') or 'the chain'}: {_reason(str(last_error))}"
     if deadline is not None and time.monotonic() >= deadline:
         kind = "deadline"

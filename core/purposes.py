@@ -1,8 +1,11 @@
 """Purposes: every auxiliary decision is one object, and the project's purposes are ONE list.
 
-A purpose owns its prompt (``render(inputs) -> messages``), the shape of the answer it parses
+A purpose owns the pydantic model of its inputs (``inputs``: a field for each key a caller gives,
+an unknown key refused), its prompt (``render(inputs) -> messages``), the shape of the answer it parses
 (``parse(text)``, raising ``AnswerUnparseable`` with a clear reason), and its ``offline``
-heuristic, which returns the text a model would have answered. JSON purposes read their answer
+heuristic, which returns the text a model would have answered. ``render``, ``offline`` and
+``check`` take the inputs model; ``read_inputs`` turns a caller's dict into it once, and inputs it
+refuses are ``InvalidInputs`` naming the purpose and the field. JSON purposes read their answer
 with ``read_json``: the one extraction (``core.answers``), then the purpose's pydantic ``answer``
 model, field by field.
 
@@ -22,13 +25,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from core import answers
 
 M = TypeVar("M", bound=BaseModel)
+InputsT = TypeVar("InputsT", bound=BaseModel)  # a purpose's inputs model
 
 
 class AnswerUnparseable(ValueError):
@@ -52,6 +56,14 @@ class AnswerRejected(AnswerUnparseable):
         self.args = (f"{purpose}: answer rejected ({reason})",)
 
 
+class InvalidInputs(TypeError):
+    """A caller's inputs that the purpose's inputs model refuses: a programming error, never a model's."""
+
+    def __init__(self, purpose: str, problems: list[str]):
+        self.purpose, self.problems = purpose, problems
+        super().__init__(f"{purpose}: invalid inputs ({'; '.join(problems)})")
+
+
 class UnknownPurpose(KeyError):
     def __init__(self, name: str, known: list[str]):
         self.name = name
@@ -62,35 +74,60 @@ class UnknownPurpose(KeyError):
 
 
 @dataclass(frozen=True)
-class Purpose:
+class Purpose(Generic[InputsT]):
     name: str
-    render: Callable[[dict], list[dict]]
+    inputs: type[InputsT]  # the pydantic model of what a caller gives (``read_inputs``)
+    render: Callable[[InputsT], list[dict]]
     parse: Callable[[str], Any]
-    offline: Callable[[dict], str]
+    offline: Callable[[InputsT], str]
     max_tokens: int = 512
     json: bool = False
     answer: type[BaseModel] | None = None  # the pydantic model a JSON answer is validated against
-    # the inputs whose texts an answer may not give back as its own (``judge``)
-    echo_of: tuple[str, ...] = ("woken_by",)
+    # the inputs' fields whose texts an answer may not give back as its own (``judge``)
+    echo_of: tuple[str, ...] = ()
     # ``check(value, inputs) -> reason``: what the purpose itself refuses in a parsed answer ("" accepts)
-    check: Callable[[Any, dict], str] | None = None
+    check: Callable[[Any, InputsT], str] | None = None
+
+    def __post_init__(self):
+        unknown = [key for key in self.echo_of if key not in self.inputs.model_fields]
+        if unknown:
+            raise ValueError(f"purpose {self.name!r}: echo_of names {unknown}, "
+                             f"not fields of {_named(self.inputs)}")
 
     def __hash__(self):
         return hash(self.name)
 
+    def read_inputs(self, inputs: BaseModel | dict | None) -> InputsT:
+        """``inputs`` as this purpose's model: an instance of it as it is, a dict (None: an empty one)
+        validated once. What the model refuses (a misspelt, missing or mistyped key, another
+        purpose's model) raises ``InvalidInputs`` naming each field."""
+        if isinstance(inputs, self.inputs):
+            return inputs
+        if isinstance(inputs, BaseModel):
+            raise InvalidInputs(self.name, [f"{_named(type(inputs))} is not {_named(self.inputs)}"])
+        try:
+            return self.inputs.model_validate(inputs or {})
+        except ValidationError as exc:
+            problems = [f"{'.'.join(str(p) for p in e['loc']) or 'inputs'}: {e['msg']}" for e in exc.errors()]
+            raise InvalidInputs(self.name, problems) from None
 
-_REGISTRY: dict[str, Purpose] = {}
-_EXTRA: dict[str, Purpose] = {}
+
+def _named(model: type) -> str:
+    return f"{model.__module__}.{model.__qualname__}"
+
+
+_REGISTRY: dict[str, Purpose[Any]] = {}
+_EXTRA: dict[str, Purpose[Any]] = {}
 _lock = threading.Lock()
 
 
-def _listed() -> dict[str, Purpose]:
+def _listed() -> dict[str, Purpose[Any]]:
     with _lock:
         if not _REGISTRY:
             from django.conf import settings
             from django.utils.module_loading import import_string
 
-            found: dict[str, Purpose] = {}
+            found: dict[str, Purpose[Any]] = {}
             for purpose in import_string(settings.CREWLET_PURPOSES):
                 if purpose.name in found:
                     raise ValueError(f"purpose {purpose.name!r} is listed twice in {settings.CREWLET_PURPOSES}")
@@ -99,7 +136,7 @@ def _listed() -> dict[str, Purpose]:
         return _REGISTRY
 
 
-def register(purpose: Purpose) -> Purpose:
+def register(purpose: Purpose[InputsT]) -> Purpose[InputsT]:
     """A purpose beside the list (a test's stand-in); a name the list already holds is refused."""
     existing = _EXTRA.get(purpose.name)
     if existing is not None and existing is not purpose:
@@ -108,7 +145,7 @@ def register(purpose: Purpose) -> Purpose:
     return purpose
 
 
-def get(name: str) -> Purpose:
+def get(name: str) -> Purpose[Any]:
     listed = _listed()
     found = listed.get(name) or _EXTRA.get(name)
     if found is None:
@@ -116,22 +153,22 @@ def get(name: str) -> Purpose:
     return found
 
 
-def all_purposes() -> dict[str, Purpose]:
+def all_purposes() -> dict[str, Purpose[Any]]:
     """The project's purposes, by name, in the list's order."""
     return dict(_listed())
 
 
-def judge(purpose: Purpose, value: Any, inputs: dict, messages: list[dict]) -> str:
+def judge(purpose: Purpose[InputsT], value: Any, inputs: InputsT, messages: list[dict]) -> str:
     """Why a parsed answer says nothing the input supports ("" when it may be used).
 
     Every text of the answer is held against the blanks of the prompt's own JSON template
-    (``answers.template_blanks``) and against the inputs of ``purpose.echo_of`` given back whole;
-    then the purpose's own ``check`` runs.
+    (``answers.template_blanks``) and against the inputs' fields ``purpose.echo_of`` names, given
+    back whole; then the purpose's own ``check`` runs.
     """
     blanks = answers.template_blanks(messages)
     echoes: dict[str, str] = {}
     for key in purpose.echo_of:
-        for _where, text in answers.string_leaves(inputs.get(key)):
+        for _where, text in answers.string_leaves(_plain(getattr(inputs, key))):
             norm = answers.normalised(text)
             if len(norm) >= 3:
                 echoes.setdefault(norm, key)
@@ -143,6 +180,15 @@ def judge(purpose: Purpose, value: Any, inputs: dict, messages: list[dict]) -> s
         if echoed:
             return f"{where} repeats the input's {echoed} {text.strip()[:60]!r}"
     return purpose.check(value, inputs) if purpose.check is not None else ""
+
+
+def _plain(value: Any) -> Any:
+    """A field's value with any model in it as its dict (``answers.string_leaves`` walks dicts and lists)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 def read_json(purpose: str, text: str, model: type[M]) -> M:

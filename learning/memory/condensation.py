@@ -23,7 +23,7 @@ from core import auxiliary, late_spend
 from core.purposes import AnswerUnparseable
 from learning import limits
 from learning.purposes.condense import NAME as CONDENSE
-from learning.purposes.condense import nbytes
+from learning.purposes.condense import Inputs, nbytes
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -58,14 +58,14 @@ def rewrite_all(
     """Each text whole when within ``max_bytes``; else condensed, four at a time, one shared deadline."""
     deadline = deadline if deadline is not None else time.monotonic() + timeout
     out: list[Rewritten | None] = [None] * len(texts)
-    asked: dict[int, dict] = {}
+    asked: dict[int, Inputs] = {}
     for i, text in enumerate(texts):
         if nbytes(text) <= max_bytes:
             out[i] = Rewritten(text, "whole", nbytes(text))
         elif not auxiliary.available(seat):
             out[i] = Rewritten("", "size", nbytes(text))
         else:
-            asked[i] = {"text": text, "max_bytes": max_bytes, "kind": kind}
+            asked[i] = Inputs(text=text, max_bytes=max_bytes, kind=kind)
     if asked:
         # this answer's own workers, at most MAX_CONCURRENT_REWRITES of them
         workers = concurrent.futures.ThreadPoolExecutor(
@@ -94,31 +94,31 @@ def _settle(future: concurrent.futures.Future, in_time: bool, original: int) -> 
     return Rewritten("", "size", original)
 
 
-def _one(seat: Seat, stage, turn_id, inputs, deadline: float):
+def _one(seat: Seat, stage, turn_id, inputs: Inputs, deadline: float):
     """One condensation held to its byte bound: asked again once, told its size, when over it and
     while the deadline has not passed (past it, nobody would read the retry's answer)."""
     # no offline floor: a text no model condensed in time is named by its size here
     first = auxiliary.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=inputs, defer_record=True,
                      offline_floor=False)
-    if nbytes(first.value) <= inputs["max_bytes"]:
+    if nbytes(first.value) <= inputs.max_bytes:
         return first
     if time.monotonic() >= deadline:
         late = AnswerUnparseable(
-            CONDENSE, f"{nbytes(first.value)} bytes, over the {inputs['max_bytes']}-byte bound at the deadline", first.text
+            CONDENSE, f"{nbytes(first.value)} bytes, over the {inputs.max_bytes}-byte bound at the deadline", first.text
         )
         cast(Any, late).record = first.record
         raise late
-    retry = {**inputs, "previous_bytes": nbytes(first.value)}
+    retry = inputs.model_copy(update={"previous_bytes": nbytes(first.value)})
     try:
         second = auxiliary.call(seat=seat, stage=stage, purpose=CONDENSE, turn_id=turn_id, inputs=retry, defer_record=True,
                           offline_floor=False)
     except Exception as exc:
         cast(Any, exc).record = _both(first.record, getattr(exc, "record", lambda: None))  # carries both spends
         raise
-    if nbytes(second.value) <= inputs["max_bytes"]:
+    if nbytes(second.value) <= inputs.max_bytes:
         return replace(second, record=_both(first.record, second.record))
     over = AnswerUnparseable(
-        CONDENSE, f"{nbytes(second.value)} bytes, over the {inputs['max_bytes']}-byte bound after one retry", second.text
+        CONDENSE, f"{nbytes(second.value)} bytes, over the {inputs.max_bytes}-byte bound after one retry", second.text
     )
     cast(Any, over).record = _both(first.record, second.record)  # a deferred record, as the seam attaches one
     raise over

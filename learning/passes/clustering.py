@@ -24,6 +24,7 @@ from learning.events import SkillSynthesized
 from learning.memory import skills
 from learning.models import Episode
 from learning.purposes import skill_draft
+from learning.purposes.describe import TurnInputs
 from learning.reflection.workers.synthesizer import duplicate_of, write_draft
 
 log = logging.getLogger("learning.passes.clustering")
@@ -76,19 +77,19 @@ def _skip(seat: Seat, knobs) -> str | None:
     return None
 
 
-def _inputs(seat: Seat, cluster: Cluster) -> dict:
-    return {
-        "mode": "cluster",
-        "seat": seat.handle,
-        "cluster_size": cluster.size,
-        "tool_sequence": procedures.procedure(cluster.representative.tool_sequence),  # the steps of its work
-        "members": [
-            {"woken_by": e.task_summary, "asked": e.ask, "what_it_did": e.plan_summary, "outcome": e.review_outcome,
-             "tool_sequence": procedures.procedure(e.tool_sequence)}
+def _inputs(seat: Seat, cluster: Cluster) -> skill_draft.Inputs:
+    return skill_draft.Inputs(
+        mode="cluster",
+        seat=seat.handle,
+        cluster_size=cluster.size,
+        tool_sequence=procedures.procedure(cluster.representative.tool_sequence),  # the steps of its work
+        members=[
+            TurnInputs(woken_by=e.task_summary, asked=e.ask, what_it_did=e.plan_summary, outcome=e.review_outcome,
+                       tool_sequence=procedures.procedure(e.tool_sequence))
             for e in cluster.members[:EXAMPLES_SHOWN]
         ],
-        "existing_skills": [s.name for s in skills.catalogue(seat)],
-    }
+        existing_skills=[s.name for s in skills.catalogue(seat)],
+    )
 
 
 def synthesize_for_seat(seat: Seat, *, now=None, dry_run: bool = False) -> dict:

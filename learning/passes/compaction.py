@@ -26,6 +26,7 @@ from learning.events import CompactionRequested
 from learning.memory import condensation
 from learning.models import Episode
 from learning.passes.clustering import Cluster, greedy_clusters
+from learning.purposes import compaction_summary
 from learning.purposes.compaction_summary import NAME as COMPACTION_SUMMARY
 
 if TYPE_CHECKING:
@@ -114,7 +115,8 @@ def fold(seat: Seat, cluster: Cluster) -> dict:
     events.publish(CompactionRequested(cluster_size=len(members), exemplars=[turn_ref(e) for e in kept]), seat=seat)
     shown, condensed = member_inputs(seat, members)
     try:
-        summary = auxiliary.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY, inputs={"members": shown}).value
+        summary = auxiliary.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY,
+                                 inputs=compaction_summary.Inputs(members=shown)).value
     except (ProviderError, AnswerUnparseable) as exc:
         log.warning("compaction of %d turns for %s failed: %s", len(members), seat.handle, exc)
         return {"folded": False, "cluster_size": len(members), "why": f"{type(exc).__name__}: {exc}", "condensed": condensed}

@@ -34,6 +34,7 @@ from knowledge.promotion_writer import Draft, WriteFailed, get_promotion_writer
 from learning.events import SkillPromoted
 from learning.passes import cursor, promotion_record
 from learning.procedures import jaccard, procedure
+from learning.purposes import skill_promotion_draft
 from learning.purposes.skill_promotion_draft import NAME as PURPOSE
 
 log = logging.getLogger("learning.passes.promotion")
@@ -127,13 +128,13 @@ def provenance(unit, cluster: Cluster, now) -> dict:
     }
 
 
-def distil_inputs(unit, cluster: Cluster) -> dict:
-    return {
-        "unit": unit.name or unit.key,
-        "tools": sorted(cluster.seed_tools),
-        "sibling_count": len(cluster.members),
-        "distinct_agents": len(cluster.seat_ids),
-        "skills": [
+def distil_inputs(unit, cluster: Cluster) -> skill_promotion_draft.Inputs:
+    return skill_promotion_draft.Inputs(
+        unit=unit.name or unit.key,
+        tools=sorted(cluster.seed_tools),
+        sibling_count=len(cluster.members),
+        distinct_agents=len(cluster.seat_ids),
+        skills=[
             {
                 "seat": s.seat.handle,
                 "name": s.name,
@@ -143,7 +144,7 @@ def distil_inputs(unit, cluster: Cluster) -> dict:
             }
             for s in prompt_skills(cluster)
         ],
-    }
+    )
 
 
 def procedure_tools(steps, cluster: Cluster) -> tuple[str, ...]:

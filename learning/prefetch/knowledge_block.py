@@ -19,6 +19,7 @@ from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.hints import EmptyKnowledgeHint, UnsearchedKnowledgeHint
 from learning.prefetch.turn_state import AuxDidNotAnswer, PrefetchContext
+from learning.purposes import knowledge_query
 
 log = logging.getLogger("learning.prefetch")
 
@@ -41,7 +42,7 @@ def start(ctx: PrefetchContext):
         return done(_hint(EmptyKnowledgeHint, knowledge_path="gated"))
     if not auxiliary.available(ctx.seat):
         return done(BlockResult(NAME, selection_count=0))
-    future = ctx.submit("knowledge_query", {"ask": ctx.request.ask})
+    future = ctx.submit(knowledge_query.NAME, knowledge_query.Inputs(ask=ctx.request.ask))
     return lambda: _finish(ctx, future)
 
 

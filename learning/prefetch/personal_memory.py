@@ -21,6 +21,7 @@ from learning.prefetch import bounds
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.hints import EmptyMemoryHint
 from learning.prefetch.turn_state import AuxDidNotAnswer, PrefetchContext
+from learning.purposes import memory_relevance_filter
 
 if TYPE_CHECKING:
     from crewlet.models import Seat
@@ -41,16 +42,18 @@ def has_notes(seat: Seat) -> bool:
         return False
 
 
-def filter_inputs(*, query: str, triggered_by: list[str], candidates: list[diary.PoolNote]) -> dict:
-    return {
-        "query": query,
-        "triggered_by": triggered_by,
-        "max_selected": bounds.MEMORY_FILTER_MAX_SELECTED,
-        "candidates": [
+def filter_inputs(
+    *, query: str, triggered_by: list[str], candidates: list[diary.PoolNote]
+) -> memory_relevance_filter.Inputs:
+    return memory_relevance_filter.Inputs(
+        query=query,
+        triggered_by=triggered_by,
+        max_selected=bounds.MEMORY_FILTER_MAX_SELECTED,
+        candidates=[
             {"id": e.id, "kind": e.kind, "written": e.created_at.date().isoformat(), "content": e.content}
             for e in candidates
         ],
-    }
+    )
 
 
 def selected_ids(answer: list[int], candidates: list[diary.PoolNote]) -> list[int]:

@@ -17,6 +17,7 @@ from learning.memory import condensation, episodes
 from learning.prefetch import bounds, hints, past_turns
 from learning.prefetch.blocks import BlockResult, done
 from learning.prefetch.turn_state import AuxDidNotAnswer, PrefetchContext
+from learning.purposes import episode_summary
 
 log = logging.getLogger("learning.prefetch")
 
@@ -65,7 +66,7 @@ def _finish_recalled(ctx: PrefetchContext) -> BlockResult:
     knobs = config.knobs_for_seat(ctx.seat).learning
     summary = None
     if knobs.summarize_episodes and auxiliary.available(ctx.seat) and not _needs_condensing(hits):
-        summary = ctx.submit("episode_summary", _summary_inputs(ctx, hits), max_tokens=knobs.summarize_max_tokens)
+        summary = ctx.submit(episode_summary.NAME, _summary_inputs(ctx, hits), max_tokens=knobs.summarize_max_tokens)
     return _finish(ctx, hits, summary, knobs, close_call)
 
 
@@ -74,7 +75,7 @@ def _needs_condensing(hits) -> bool:
     return any(condensation.nbytes(h.ask) > limit or condensation.nbytes(h.plan_summary) > limit for h in hits)
 
 
-def _summary_inputs(ctx: PrefetchContext, hits, texts: list[str] | None = None) -> dict:
+def _summary_inputs(ctx: PrefetchContext, hits, texts: list[str] | None = None) -> episode_summary.Inputs:
     texts = texts or [t for h in hits for t in (h.ask, h.plan_summary)]
     turns = []
     for i, h in enumerate(hits):
@@ -88,7 +89,7 @@ def _summary_inputs(ctx: PrefetchContext, hits, texts: list[str] | None = None) 
                 "what_it_did": texts[2 * i + 1],
             }
         )
-    return {"ask": ctx.request.ask, "turns": turns}
+    return episode_summary.Inputs(ask=ctx.request.ask, turns=turns)
 
 
 def _condensed_summary(ctx: PrefetchContext, hits, knobs):
@@ -104,7 +105,7 @@ def _condensed_summary(ctx: PrefetchContext, hits, knobs):
         deadline=ctx.deadline,
     )
     inputs = _summary_inputs(ctx, hits, [r.render() for r in out])
-    return ctx.submit("episode_summary", inputs, max_tokens=knobs.summarize_max_tokens)
+    return ctx.submit(episode_summary.NAME, inputs, max_tokens=knobs.summarize_max_tokens)
 
 
 def _finish(ctx: PrefetchContext, hits, summary, knobs, close_call: bool = False) -> BlockResult:

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from pydantic import BaseModel
 
 from core import auxiliary, budgets, events, late_spend, purposes
 from core.providers.embeddings import EmbedResult, PendingEmbed, begin_embed_one
@@ -145,9 +146,11 @@ class PrefetchContext:
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
 
-    def submit(self, purpose: str, inputs: dict, *, max_tokens: int | None = None) -> concurrent.futures.Future:
+    def submit(self, purpose: str, inputs: BaseModel | dict, *, max_tokens: int | None = None) -> concurrent.futures.Future:
         """Start one auxiliary call on a worker thread; its spend is recorded by ``collect`` (or, never
-        collected, by ``release_uncollected``)."""
+        collected, by ``release_uncollected``). ``inputs`` are read into the purpose's model here, on
+        the request thread, so inputs it refuses raise to the caller."""
+        inputs = purposes.get(purpose).read_inputs(inputs)
         if self.room is None and auxiliary.paid(self.seat):
             self.room = budgets.has_room(self.seat) is not False  # an unreadable counter asks anyway
         future = _pool.submit(

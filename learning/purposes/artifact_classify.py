@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -61,15 +61,21 @@ def offline_scope(text: str) -> str:
     return " ".join(words[:3])
 
 
-def _offline_classify(inputs: dict) -> str:
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lessons: list[dict[str, Any]] = []  # each {"id": the shard's id, "text": the lesson}
+
+
+def _offline_classify(inputs: Inputs) -> str:
     items = [
         {"id": item["id"], "tier": offline_tier(item["text"]), "scope": offline_scope(item["text"])}
-        for item in inputs.get("lessons") or []
+        for item in inputs.lessons
     ]
     return json.dumps({"items": items})
 
 
-def _render_classify(inputs: dict) -> list[dict]:
+def _render_classify(inputs: Inputs) -> list[dict]:
     return system_user(
         "Classify each published lesson into the artifact that would shape the next agent's run: fact (a line "
         "of project knowledge), hook (an automatic check the harness runs), rule (an instruction in CLAUDE.md), "
@@ -77,7 +83,7 @@ def _render_classify(inputs: dict) -> list[dict]:
         "subagent), update (an existing artifact is now wrong), delete (an existing artifact should go). Give each "
         "a short scope naming what it is about. "
         'Answer JSON only: {"items": [{"id": 1, "tier": "...", "scope": "..."}]}',
-        json.dumps(inputs.get("lessons") or [], indent=1),
+        json.dumps(inputs.lessons, indent=1),
     )
 
 
@@ -113,14 +119,14 @@ def _parse_classify(text: str) -> dict[int, dict]:
     return {item.id: {"tier": item.tier, "scope": item.scope} for item in read_json(CLASSIFY, text, Answer).items}
 
 
-def _check(classified: dict[int, dict], inputs: dict) -> str:
+def _check(classified: dict[int, dict], inputs: Inputs) -> str:
     """Only the lessons shown are classified."""
-    shown = {item["id"] for item in inputs.get("lessons") or []}
+    shown = {item["id"] for item in inputs.lessons}
     unknown = [lesson_id for lesson_id in classified if lesson_id not in shown]
     return f"item ids that are not lessons shown: {unknown[:5]}" if unknown else ""
 
 
 PURPOSE = Purpose(
-    CLASSIFY, _render_classify, _parse_classify, _offline_classify, max_tokens=1000, json=True, answer=Answer,
-    echo_of=(), check=_check,
+    name=CLASSIFY, inputs=Inputs, render=_render_classify, parse=_parse_classify, offline=_offline_classify,
+    max_tokens=1000, json=True, answer=Answer, check=_check,
 )

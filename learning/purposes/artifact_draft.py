@@ -6,6 +6,7 @@ The body is Markdown or a script, so raw newlines inside the JSON string are rea
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -14,20 +15,30 @@ from core.purposes import Purpose, read_json, system_user
 NAME = DRAFT = "artifact_draft"
 
 
-def _offline_draft(inputs: dict) -> str:
-    lessons = [str(x) for x in inputs.get("lessons") or []]
-    name = inputs.get("name") or "lesson"
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tier: str | None = None
+    name: str | None = None  # the artifact's file name
+    scope: Any = None  # what the lessons are about
+    lessons: list[str] | None = None
+    existing: str = ""  # the artifact's present body, when one is written
+
+
+def _offline_draft(inputs: Inputs) -> str:
+    lessons = [str(x) for x in inputs.lessons or []]
+    name = inputs.name or "lesson"
     description = lessons[0] if lessons else name
     body = "\n".join(f"- {lesson}" for lesson in lessons)
     return json.dumps({"name": name, "description": description, "body": body})
 
 
-def _render_draft(inputs: dict) -> list[dict]:
+def _render_draft(inputs: Inputs) -> list[dict]:
     return system_user(
-        f"Draft the body of a Claude Code {inputs.get('tier')} artifact named {inputs.get('name')!r} that teaches the "
+        f"Draft the body of a Claude Code {inputs.tier} artifact named {inputs.name!r} that teaches the "
         "lessons below to the next agent. Plain, specific, no filler; the file's front matter is added for you. "
         'Answer JSON only: {"name": "kebab-case", "description": "one line", "body": "markdown or script"}',
-        json.dumps({"scope": inputs.get("scope"), "lessons": inputs.get("lessons"), "existing": inputs.get("existing", "")}, indent=1),
+        json.dumps({"scope": inputs.scope, "lessons": inputs.lessons, "existing": inputs.existing}, indent=1),
     )
 
 
@@ -43,16 +54,16 @@ def _parse_draft(text: str) -> dict:
     return read_json(DRAFT, text, Answer).model_dump()
 
 
-def _check(draft: dict, inputs: dict) -> str:
+def _check(draft: dict, inputs: Inputs) -> str:
     """A draft has a body, and the body teaches the lessons: it shares a word with them."""
     from core.answers import stems, unsupported
 
     if not draft["body"].strip():
         return "the body is empty"
-    if unsupported(draft["body"], stems(*(str(x) for x in inputs.get("lessons") or []))):
+    if unsupported(draft["body"], stems(*(str(x) for x in inputs.lessons or []))):
         return "the body shares no word with the lessons"
     return ""
 
 
-PURPOSE = Purpose(DRAFT, _render_draft, _parse_draft, _offline_draft, max_tokens=1400, json=True, answer=Answer,
-                  echo_of=(), check=_check)
+PURPOSE = Purpose(name=DRAFT, inputs=Inputs, render=_render_draft, parse=_parse_draft, offline=_offline_draft,
+                  max_tokens=1400, json=True, answer=Answer, check=_check)

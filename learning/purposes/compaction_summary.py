@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -19,9 +19,16 @@ from core.purposes import Purpose, read_json, system_user
 NAME = "compaction_summary"
 
 
-def _render(inputs: dict) -> list[dict]:
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # the cluster's turns, each {"task", "outcome", "ended", "tools", "date"}
+    members: list[dict[str, Any]]
+
+
+def _render(inputs: Inputs) -> list[dict]:
     lines = []
-    for n, m in enumerate(inputs["members"], 1):
+    for n, m in enumerate(inputs.members, 1):
         lines.append(
             f"{n}. [{m['date']}, ended {m['ended'] or 'unknown'}] task: {m['task']}\n"
             f"   outcome: {m['outcome'] or '(no account)'}\n   tools: {', '.join(m['tools'])}"
@@ -35,7 +42,7 @@ def _render(inputs: dict) -> list[dict]:
         '"common_outcome": "one sentence: how such turns usually ended and what they produced", '
         '"subjects_involved": ["people, systems, repositories, tickets or services named"], '
         '"notable_patterns": "one or two sentences: what varied between them, recurring pitfalls"}',
-        f"{len(inputs['members'])} turns:\n\n" + "\n".join(lines),
+        f"{len(inputs.members)} turns:\n\n" + "\n".join(lines),
     )
 
 
@@ -64,9 +71,9 @@ _WORD = re.compile(r"[a-zA-Z][a-zA-Z0-9_-]{2,}")
 _STOP = {"the", "and", "for", "from", "with", "that", "this", "was", "were", "message", "asked"}
 
 
-def _offline(inputs: dict) -> str:
+def _offline(inputs: Inputs) -> str:
     """Words most members' tasks share; the outcome tally; named subjects; tools that vary."""
-    members = inputs["members"]
+    members = inputs.members
     half = max(1, len(members) // 2)
     per_task = [dict.fromkeys(w.lower() for w in _WORD.findall(m["task"]) if w.lower() not in _STOP) for m in members]
     counts = Counter(w for words in per_task for w in words)
@@ -85,13 +92,13 @@ def _offline(inputs: dict) -> str:
     return json.dumps(answer)
 
 
-def _check(summary: dict, inputs: dict) -> str:
+def _check(summary: dict, inputs: Inputs) -> str:
     """The pattern is one of the turns shown: it shares a word with their tasks, outcomes or tools."""
-    shown = stems(*(f"{m['task']} {m['outcome']} {' '.join(m['tools'])}" for m in inputs.get("members") or []))
+    shown = stems(*(f"{m['task']} {m['outcome']} {' '.join(m['tools'])}" for m in inputs.members))
     if unsupported(summary["common_task_pattern"], shown):
         return "common_task_pattern shares no word with the turns shown"
     return ""
 
 
-PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=600, json=True, answer=Answer,
-                  echo_of=(), check=_check)
+PURPOSE = Purpose(name=NAME, inputs=Inputs, render=_render, parse=_parse, offline=_offline, max_tokens=600, json=True,
+                  answer=Answer, check=_check)

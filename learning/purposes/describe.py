@@ -1,4 +1,4 @@
-"""How every post-turn prompt describes a turn: woken by / asked / what it did.
+"""How every post-turn prompt describes a turn (``TurnInputs``): woken by / asked / what it did.
 
 Never "task" and "plan": a model reads those as the whole of what was asked and what was intended,
 where the label only says what kind of event woke the turn.
@@ -7,10 +7,32 @@ where the label only says what kind of event woke the turn.
 from __future__ import annotations
 
 import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 
-def turn_inputs(ctx) -> dict:
-    """The structured inputs a purpose renders (and the offline heuristic reads) for one turn."""
+class TurnInputs(BaseModel):
+    """One turn as a post-turn purpose is shown it; each such purpose's inputs model extends it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seat: str = ""
+    woken_by: str = ""
+    asked: str = ""
+    interactions: list[dict[str, Any]] = []  # each {"sender", "sender_kind", "body"}, in the order received
+    what_it_did: str = ""
+    outcome: str = ""
+    failure_set_by: str = ""
+    failure_reason: str = ""
+    tool_sequence: list[str] = []
+    tool_calls: int = 0
+    tools_called: list[str] = []
+    today: str = ""  # an ISO date
+
+
+def turn_inputs(ctx) -> dict[str, Any]:
+    """The ``TurnInputs`` fields of one turn, for a purpose's inputs model to be built from."""
     return {
         "seat": ctx.seat.handle,
         "woken_by": ctx.label,
@@ -29,31 +51,30 @@ def turn_inputs(ctx) -> dict:
     }
 
 
-def outcome_line(inputs: dict) -> str:
-    line = f"Outcome: {inputs.get('outcome') or 'unknown'}"
-    if inputs.get("outcome") == "failed" and inputs.get("failure_set_by"):
-        line += f" (set by {inputs['failure_set_by']}"
-        line += f": {inputs['failure_reason']})" if inputs.get("failure_reason") else ")"
+def outcome_line(turn: TurnInputs) -> str:
+    line = f"Outcome: {turn.outcome or 'unknown'}"
+    if turn.outcome == "failed" and turn.failure_set_by:
+        line += f" (set by {turn.failure_set_by}"
+        line += f": {turn.failure_reason})" if turn.failure_reason else ")"
     return line
 
 
-def tools_line(inputs: dict) -> str:
-    tools = inputs.get("tool_sequence") or []
+def tools_line(turn: TurnInputs) -> str:
+    tools = turn.tool_sequence
     return f"Tools (final round, in order): {', '.join(tools) if tools else 'none'}"
 
 
-def describe_turn(inputs: dict, *, with_senders: bool = False) -> str:
+def describe_turn(turn: TurnInputs, *, with_senders: bool = False) -> str:
     """Woken by, asked (or each interaction with its sender), what it did, outcome, tools."""
-    lines = [f"Woken by: {inputs.get('woken_by') or '(no label)'}"]
-    interactions = inputs.get("interactions") or []
-    if with_senders and interactions:
+    lines = [f"Woken by: {turn.woken_by or '(no label)'}"]
+    if with_senders and turn.interactions:
         lines.append("Messages it received:")
-        lines.extend(f"- {i['sender']}: {i['body']}" for i in interactions)
-    elif inputs.get("asked"):
-        lines.append(f"Asked: {inputs['asked']}")
-    lines.append(f"What it did: {inputs.get('what_it_did') or '(no account)'}")
-    lines.append(outcome_line(inputs))
-    lines.append(tools_line(inputs))
+        lines.extend(f"- {i['sender']}: {i['body']}" for i in turn.interactions)
+    elif turn.asked:
+        lines.append(f"Asked: {turn.asked}")
+    lines.append(f"What it did: {turn.what_it_did or '(no account)'}")
+    lines.append(outcome_line(turn))
+    lines.append(tools_line(turn))
     return "\n".join(lines)
 
 

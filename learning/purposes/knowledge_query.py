@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from pydantic import BaseModel, ConfigDict
+
 from core.answers import stems, unsupported, without_thinking
 from core.purposes import AnswerUnparseable, Purpose, says_nothing, system_user
 from core.words import content_words
@@ -21,18 +23,24 @@ _PREAMBLE = re.compile(
 KNOWLEDGE_QUERY_WORDS = 6
 
 
-def _render_knowledge_query(inputs: dict) -> list[dict]:
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ask: str  # what the agent was asked
+
+
+def _render_knowledge_query(inputs: Inputs) -> list[dict]:
     return system_user(
         "You turn what an agent was asked into a short plain-text keyword query for its team's knowledge "
         "base: the few words a page about this would contain. No operators, no quotes, no explanation; "
         "one line. If nothing in it is worth searching for, answer NOOP.",
-        f"What the agent was asked:\n{inputs['ask']}\n\nKnowledge-base search query:",
+        f"What the agent was asked:\n{inputs.ask}\n\nKnowledge-base search query:",
     )
 
 
-def _offline_knowledge_query(inputs: dict) -> str:
+def _offline_knowledge_query(inputs: Inputs) -> str:
     """The ask's first distinct content words, in order."""
-    return " ".join(content_words(inputs["ask"])[:KNOWLEDGE_QUERY_WORDS])
+    return " ".join(content_words(inputs.ask)[:KNOWLEDGE_QUERY_WORDS])
 
 
 def _parse_knowledge_query(text: str) -> str:
@@ -46,14 +54,14 @@ def _parse_knowledge_query(text: str) -> str:
     return "" if says_nothing(line) else line
 
 
-def _check(query: str, inputs: dict) -> str:
+def _check(query: str, inputs: Inputs) -> str:
     """A query searches for what was asked: it shares a word with the ask."""
-    if query and unsupported(query, stems(inputs.get("ask") or "")):
+    if query and unsupported(query, stems(inputs.ask)):
         return f"the query {query[:60]!r} shares no word with what the agent was asked"
     return ""
 
 
 PURPOSE = Purpose(
-    name=NAME, render=_render_knowledge_query, parse=_parse_knowledge_query, offline=_offline_knowledge_query,
-    max_tokens=120, check=_check,
+    name=NAME, inputs=Inputs, render=_render_knowledge_query, parse=_parse_knowledge_query,
+    offline=_offline_knowledge_query, max_tokens=120, check=_check,
 )

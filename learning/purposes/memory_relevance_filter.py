@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,17 +34,26 @@ def content_words(text: str) -> set[str]:
 NAME = "memory_relevance_filter"
 
 
-def _render_filter(inputs: dict) -> list[dict]:
-    notes = "\n".join(f"[{c['id']}] ({c['kind']}, written {c['written']}) {c['content']}" for c in inputs["candidates"])
-    triggered = ", ".join(inputs.get("triggered_by") or []) or "no identifiable sender (an internal trigger)"
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str  # what the task is about
+    candidates: list[dict[str, Any]]  # the notes, each {"id", "kind", "written", "content"}
+    max_selected: int
+    triggered_by: list[str] = []  # who triggered the turn, each "name (platform)"
+
+
+def _render_filter(inputs: Inputs) -> list[dict]:
+    notes = "\n".join(f"[{c['id']}] ({c['kind']}, written {c['written']}) {c['content']}" for c in inputs.candidates)
+    triggered = ", ".join(inputs.triggered_by) or "no identifiable sender (an internal trigger)"
     return system_user(
         "You choose which of an agent's own notes bear on the task in front of it. A note bears on the task "
         "when it is about the task's subject, about a person who is party to the task, or is a standing rule "
         "that applies to work of this kind even though it is not about this topic. A note about a person "
         "applies only when that person is party to the task. Choose none when none bears on it; that is a "
-        f"correct answer. Choose at most {inputs['max_selected']}. Answer with a JSON object "
+        f"correct answer. Choose at most {inputs.max_selected}. Answer with a JSON object "
         '{"selected": [note ids, most relevant first]} and nothing else.',
-        f"Who triggered this turn: {triggered}\n\nWhat the task is about:\n{inputs['query']}\n\nThe notes:\n{notes}",
+        f"Who triggered this turn: {triggered}\n\nWhat the task is about:\n{inputs.query}\n\nThe notes:\n{notes}",
     )
 
 
@@ -60,15 +70,15 @@ def _read_note(content: str) -> tuple[frozenset[str] | None, frozenset[str], boo
     return person, frozenset(content_words(content)), bool(set(vocabulary.words(content)) & RULE_WORDS)
 
 
-def _offline_filter(inputs: dict) -> str:
+def _offline_filter(inputs: Inputs) -> str:
     """Notes about the task's subject or naming who triggered it, most overlap first, then standing rules
     (always / never / every / whenever / must); a note about someone not party to the task never."""
-    query = content_words(inputs["query"])
+    query = content_words(inputs.query)
     people = set()
-    for who in inputs.get("triggered_by") or []:
+    for who in inputs.triggered_by:
         people |= content_words(who)
     scored = []
-    for position, candidate in enumerate(inputs["candidates"]):
+    for position, candidate in enumerate(inputs.candidates):
         person, words, standing_rule = _read_note(candidate["content"] or "")
         if person is not None and not (person & people):
             continue
@@ -79,7 +89,7 @@ def _offline_filter(inputs: dict) -> str:
         elif standing_rule:
             scored.append((1, 0, position, candidate["id"]))
     scored.sort()
-    return json.dumps({"selected": [item[3] for item in scored[: int(inputs["max_selected"])]]})
+    return json.dumps({"selected": [item[3] for item in scored[: inputs.max_selected]]})
 
 
 class Answer(BaseModel):
@@ -94,15 +104,15 @@ def _parse_filter(text: str) -> list[int]:
     return [i for i in read_json(NAME, text, Answer).selected if not isinstance(i, bool)]
 
 
-def _check(selected: list[int], inputs: dict) -> str:
+def _check(selected: list[int], inputs: Inputs) -> str:
     """A selection names notes that were shown (an invented id beside them is dropped by the caller)."""
-    shown = {c["id"] for c in inputs.get("candidates") or []}
+    shown = {c["id"] for c in inputs.candidates}
     if selected and not shown.intersection(selected):
         return f"selected only note ids that were not shown: {selected[:5]}"
     return ""
 
 
 PURPOSE = Purpose(
-    name=NAME, render=_render_filter, parse=_parse_filter, offline=_offline_filter, max_tokens=400, json=True,
-    answer=Answer, check=_check,
+    name=NAME, inputs=Inputs, render=_render_filter, parse=_parse_filter, offline=_offline_filter, max_tokens=400,
+    json=True, answer=Answer, check=_check,
 )

@@ -9,7 +9,7 @@ may carry ``skill_actions``; without it the prompt is exactly the base prompt be
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
@@ -18,7 +18,7 @@ from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, s
 from core.words import sentences
 from learning.limits import MAX_CONTENT_CHARS
 from learning.purposes import skill_reflection as sr
-from learning.purposes.describe import as_json, describe_turn
+from learning.purposes.describe import TurnInputs, as_json, describe_turn
 from learning.purposes.offline import heuristics as h
 
 NAME = "persist_decision"
@@ -50,15 +50,21 @@ Answer with one JSON object and nothing else:
 {{"classification": "LONG" | "SHORT" | "DOC" | "NOOP", "content": "the fact, or empty for NOOP", "ttl_days": number or null, "reason": "one short sentence"}}"""
 
 
-def render(inputs: dict) -> list[dict]:
-    recent = inputs.get("recent_notes") or []
+class Inputs(TurnInputs):
+    recent_notes: list[str] = []
+    # set when skill reflection rides this pass: {"skills": [...], "read": {name: body}, "memory_closed": bool}
+    skill_reflection: dict[str, Any] | None = None
+
+
+def render(inputs: Inputs) -> list[dict]:
+    recent = inputs.recent_notes
     notes = "\n".join(f"- {n}" for n in recent) if recent else "(none)"
     user = (
-        f"Agent: {inputs.get('seat', '')}\nToday: {inputs.get('today', '')}\n\n"
+        f"Agent: {inputs.seat}\nToday: {inputs.today}\n\n"
         f"{describe_turn(inputs, with_senders=True)}\n\n"
         f"The agent's recent notes (do not repeat one):\n{notes}"
     )
-    reflection = inputs.get("skill_reflection")
+    reflection = inputs.skill_reflection
     if not reflection:
         return system_user(SYSTEM, user)
     return system_user(SYSTEM + "\n\n" + sr.SECTION, user + "\n\n" + sr.render_context(reflection))
@@ -113,18 +119,17 @@ def parse(text: str) -> dict:
     }
 
 
-def turn_text(inputs: dict) -> list[str]:
+def turn_text(inputs: Inputs) -> list[str]:
     """What a note may be drawn from: what the senders said, what was asked, what the turn did."""
-    return [*(i.get("body", "") for i in inputs.get("interactions") or []), inputs.get("asked") or "",
-            inputs.get("what_it_did") or ""]
+    return [*(i.get("body", "") for i in inputs.interactions), inputs.asked, inputs.what_it_did]
 
 
-def names(inputs: dict) -> frozenset[str]:
+def names(inputs: Inputs) -> frozenset[str]:
     """The seat's and the senders' names: a note that shares only a name with the turn states nothing of it."""
-    return stems(inputs.get("seat") or "", *(i.get("sender", "") for i in inputs.get("interactions") or []))
+    return stems(inputs.seat, *(i.get("sender", "") for i in inputs.interactions))
 
 
-def check(answer: dict, inputs: dict) -> str:
+def check(answer: dict, inputs: Inputs) -> str:
     """A note must state something the turn's text supports (a word beyond the names in it)."""
     if answer["classification"] == "NOOP":
         return ""
@@ -133,15 +138,15 @@ def check(answer: dict, inputs: dict) -> str:
     return ""
 
 
-def decide(inputs: dict) -> dict:
+def decide(inputs: Inputs) -> dict:
     """The offline decision: the first stated situation, preference or team practice; else NOOP."""
     from datetime import date
 
-    today = date.fromisoformat(inputs.get("today") or date.today().isoformat())
-    sources = [(i["sender"], i["body"]) for i in inputs.get("interactions") or [] if i.get("sender_kind", "human") == "human"]
-    if not inputs.get("interactions") and inputs.get("asked"):
-        sources = [("The requester", inputs["asked"])]
-    recent = inputs.get("recent_notes") or []
+    today = date.fromisoformat(inputs.today or date.today().isoformat())
+    sources = [(i["sender"], i["body"]) for i in inputs.interactions if i.get("sender_kind", "human") == "human"]
+    if not inputs.interactions and inputs.asked:
+        sources = [("The requester", inputs.asked)]
+    recent = inputs.recent_notes
     for who, body in sources:
         for sentence in sentences(body):
             found = _classify(sentence, who, today)
@@ -167,13 +172,13 @@ def _classify(sentence: str, who: str, today) -> dict | None:
     return None
 
 
-def offline(inputs: dict) -> str:
+def offline(inputs: Inputs) -> str:
     answer = decide(inputs)
-    reflection = inputs.get("skill_reflection")
+    reflection = inputs.skill_reflection
     if reflection:
         answer["skill_actions"] = sr.offline_actions(inputs, reflection)
     return as_json(answer)
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=700, json=True, answer=Answer,
-                  echo_of=("woken_by", "asked", "what_it_did", "interactions"), check=check)
+PURPOSE = Purpose(name=NAME, inputs=Inputs, render=render, parse=parse, offline=offline, max_tokens=700, json=True,
+                  answer=Answer, echo_of=("woken_by", "asked", "what_it_did", "interactions"), check=check)

@@ -9,6 +9,7 @@ Observations are about what the person said, never about the agent.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,12 +41,23 @@ DECISION = re.compile(r"\b(let's|lets go|we'll go with|go with|decided|go ahead|
 SENSITIVE = re.compile(r"\b(don't|do not|never|avoid|worried|concerned|hate|annoy\w*|careful|please no)\b", re.I)
 
 
-def render(inputs: dict) -> list[dict]:
-    messages = "\n".join(f"- {m}" for m in inputs.get("messages") or [])
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seat: str = ""
+    subject: str = ""  # the person's name
+    platform: str = ""
+    woken_by: str = ""
+    messages: list[str] = []  # what the person sent in this turn
+    existing: dict[str, Any] = {}  # the notes so far: communication_style and the FIELDS lists
+
+
+def render(inputs: Inputs) -> list[dict]:
+    messages = "\n".join(f"- {m}" for m in inputs.messages)
     user = (
-        f"Agent: {inputs.get('seat', '')}\nPerson: {inputs.get('subject', '')} on {inputs.get('platform') or 'an unnamed platform'}\n"
-        f"Woken by: {inputs.get('woken_by') or '(no label)'}\n\n"
-        f"Notes so far:\n{as_json(inputs.get('existing') or {})}\n\nTheir messages in this turn:\n{messages}"
+        f"Agent: {inputs.seat}\nPerson: {inputs.subject} on {inputs.platform or 'an unnamed platform'}\n"
+        f"Woken by: {inputs.woken_by or '(no label)'}\n\n"
+        f"Notes so far:\n{as_json(inputs.existing)}\n\nTheir messages in this turn:\n{messages}"
     )
     return system_user(SYSTEM, user)
 
@@ -67,14 +79,14 @@ def parse(text: str) -> dict:
     return {key: value if key == "communication_style" else [v for v in value if v][:MAX_NEW] for key, value in answer.items()}
 
 
-def check(answer: dict, inputs: dict) -> str:
+def check(answer: dict, inputs: Inputs) -> str:
     """Every item is about what this person said: it shares a word, beyond their name, with their messages."""
-    said = stems(*(inputs.get("messages") or []))
-    name = stems(inputs.get("subject") or "", inputs.get("seat") or "")
+    said = stems(*inputs.messages)
+    name = stems(inputs.subject, inputs.seat)
     for field in FIELDS:
         for item in answer[field]:
             if unsupported(item, said, ignore=name):
-                return f"{field} item {item[:60]!r} shares no word with what {inputs.get('subject') or 'the person'} said"
+                return f"{field} item {item[:60]!r} shares no word with what {inputs.subject or 'the person'} said"
     return ""
 
 
@@ -119,22 +131,22 @@ def _said(sentences_: list[str], pattern: re.Pattern, who: str) -> list[str]:
     return [line for line in (_about(s, who) for s in sentences_ if pattern.search(s)) if line][:3]
 
 
-def observe(inputs: dict) -> dict:
-    messages = list(inputs.get("messages") or [])
+def observe(inputs: Inputs) -> dict:
+    messages = list(inputs.messages)
     said = [s for m in messages for s in sentences(m)]
-    who = inputs.get("subject") or "They"
+    who = inputs.subject or "They"
     return {
         "communication_style": _style(messages),
         "past_decisions": _said(said, DECISION, who),
         "sensitivities": _said(said, SENSITIVE, who),
         "topics": topics.topics(messages, subject=who, limit=MAX_NEW,
-                                known=(inputs.get("existing") or {}).get("topics") or []),
+                                known=inputs.existing.get("topics") or []),
     }
 
 
-def offline(inputs: dict) -> str:
+def offline(inputs: Inputs) -> str:
     return as_json(observe(inputs))
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=600, json=True, answer=Answer,
-                  echo_of=("woken_by", "subject", "platform"), check=check)
+PURPOSE = Purpose(name=NAME, inputs=Inputs, render=render, parse=parse, offline=offline, max_tokens=600, json=True,
+                  answer=Answer, echo_of=("woken_by", "subject", "platform"), check=check)

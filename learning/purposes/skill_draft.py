@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from core import words as vocabulary
 from core.answers import Text, stems, unsupported
 from core.purposes import Purpose, read_json, says_nothing, system_user
-from learning.purposes.describe import as_json, describe_turn
+from learning.purposes.describe import TurnInputs, as_json, describe_turn
 from learning.purposes.offline import task_class
 
 NAME = "skill_draft"
@@ -30,23 +30,33 @@ The body is a SKILL.md Markdown document: a title, "## When to use", and "## Ste
 Answer with one JSON object and nothing else: {"decline": true, "reason": "..."} or {"name": "...", "summary": "one sentence: what the skill does and when", "body": "..."}"""
 
 
-def render(inputs: dict) -> list[dict]:
-    existing = ", ".join(inputs.get("existing_skills") or []) or "(none)"
-    if inputs.get("mode") == "cluster":
-        members = "\n\n".join(
-            f"Turn {n}:\n{describe_turn(m)}" for n, m in enumerate(inputs.get("members") or [], start=1)
-        )
+class Inputs(TurnInputs):
+    """One turn (``mode`` "turn"), or a cluster of alike turns (``mode`` "cluster": ``members``, the
+    run they share in ``tool_sequence``)."""
+
+    mode: str = ""
+    cluster_size: int = 0
+    members: list[TurnInputs] = []
+    prior_runs: int = 0  # earlier turns of the seat with a similar tool run
+    prior_asks: list[str] = []  # what the newest of them were asked
+    existing_skills: list[str] = []
+
+
+def render(inputs: Inputs) -> list[dict]:
+    existing = ", ".join(inputs.existing_skills) or "(none)"
+    if inputs.mode == "cluster":
+        members = "\n\n".join(f"Turn {n}:\n{describe_turn(m)}" for n, m in enumerate(inputs.members, start=1))
         body = (
-            f"Agent: {inputs.get('seat', '')}\n"
-            f"{inputs.get('cluster_size', 0)} of the agent's recent turns ran this same shape of tool run. "
-            f"A run that actually happened: {', '.join(inputs.get('tool_sequence') or [])}\n\n"
+            f"Agent: {inputs.seat}\n"
+            f"{inputs.cluster_size} of the agent's recent turns ran this same shape of tool run. "
+            f"A run that actually happened: {', '.join(inputs.tool_sequence)}\n\n"
             f"Examples:\n{members}"
         )
     else:
-        earlier = "".join(f"\n- {ask}" for ask in inputs.get("prior_asks") or [])
+        earlier = "".join(f"\n- {ask}" for ask in inputs.prior_asks)
         body = (
-            f"Agent: {inputs.get('seat', '')}\n{describe_turn(inputs)}\n"
-            f"Earlier turns of this agent with a similar tool run: {inputs.get('prior_runs', 0)}"
+            f"Agent: {inputs.seat}\n{describe_turn(inputs)}\n"
+            f"Earlier turns of this agent with a similar tool run: {inputs.prior_runs}"
             + (f"; the newest were asked:{earlier}" if earlier else "")
         )
     return system_user(SYSTEM, f"{body}\n\nThe agent's existing skills: {existing}")
@@ -84,25 +94,30 @@ def parse(text: str) -> dict:
     return draft
 
 
-def work_words(inputs: dict) -> frozenset[str]:
+def _turns(inputs: Inputs) -> list[TurnInputs]:
+    """The turns the draft is drawn from: the cluster's members, or the one turn."""
+    return inputs.members if inputs.mode == "cluster" else [inputs]
+
+
+def work_words(inputs: Inputs) -> frozenset[str]:
     """The words of the work a skill may be named for: its tools (split at ``_``, ``-`` and ``.``), what
     the turns were asked and what they did."""
-    members = inputs.get("members") if inputs.get("mode") == "cluster" else [inputs]
-    tools = [*(inputs.get("tool_sequence") or []), *(t for m in members or [] for t in m.get("tools_called") or [])]
+    members = _turns(inputs)
+    tools = [*inputs.tool_sequence, *(t for m in members for t in m.tools_called)]
     texts = [re.sub(r"[_.\-]+", " ", tool) for tool in tools]
-    for member in members or []:
-        texts += [member.get("asked") or "", member.get("what_it_did") or ""]
-    return stems(*texts, *(inputs.get("prior_asks") or []))
+    for member in members:
+        texts += [member.asked, member.what_it_did]
+    return stems(*texts, *inputs.prior_asks)
 
 
-def check(draft: dict, inputs: dict) -> str:
+def check(draft: dict, inputs: Inputs) -> str:
     """A draft has a name, a summary and a body; its name is not the seat's and names a tool or object of the work."""
     if draft.get("decline"):
         return ""
     if draft["missing"]:
         return f"the draft leaves {', '.join(draft['missing'])} empty"
     name = str(draft["name"])
-    if name.replace("-", "") == vocabulary.slug(inputs.get("seat") or "").replace("-", ""):
+    if name.replace("-", "") == vocabulary.slug(inputs.seat).replace("-", ""):
         return f"the skill is named {name!r}, the seat's handle"
     if unsupported(name.replace("-", " "), work_words(inputs)):
         return f"the skill name {name!r} names no tool or object of the work"
@@ -123,22 +138,22 @@ def _steps(tools: list[str]) -> list[str]:
     return steps
 
 
-def draft(inputs: dict) -> dict:
+def draft(inputs: Inputs) -> dict:
     """The offline draft: decline a first run, a failure or a one-tool loop; else a SKILL.md from the run."""
-    tools = list(inputs.get("tool_sequence") or [])
-    cluster = inputs.get("mode") == "cluster"
+    tools = list(inputs.tool_sequence)
+    cluster = inputs.mode == "cluster"
     if len(set(tools)) < (2 if cluster else 3):
         return {"decline": True, "reason": "the tool run is one or two tools repeated, not a procedure"}
-    if not cluster and inputs.get("outcome") != "done":
+    if not cluster and inputs.outcome != "done":
         return {"decline": True, "reason": "a failed run is not a procedure to repeat"}
-    if not cluster and int(inputs.get("prior_runs") or 0) < 1:
+    if not cluster and inputs.prior_runs < 1:
         return {"decline": True, "reason": "the first run of this shape; not yet a pattern"}
-    members = inputs.get("members") if cluster else [inputs]
+    members = _turns(inputs)
     # a turn's own ask first, then what the alike runs before it were asked: the class of work is what they share
-    asks = [m.get("asked") or m.get("woken_by") or "" for m in members or []] + list(inputs.get("prior_asks") or [])
+    asks = [m.asked or m.woken_by or "" for m in members] + list(inputs.prior_asks)
     # the acting tool is read from every call of the turn where the record has them (a runtime may post a
     # final round that holds only the reply); the steps are the run that is stored with the skill
-    called = [t for m in members or [] for t in (m.get("tools_called") or [])] or tools
+    called = [t for m in members for t in m.tools_called] or tools
     action = task_class.acting(called, "\n".join(asks))
     name = task_class.name(called, asks) or vocabulary.slug(f"{tools[0]}-to-{tools[-1]}")
     what = task_class.phrase(action, name, asks)
@@ -152,9 +167,9 @@ def draft(inputs: dict) -> dict:
     return {"name": name, "summary": summary, "body": body}
 
 
-def offline(inputs: dict) -> str:
+def offline(inputs: Inputs) -> str:
     return as_json(draft(inputs))
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=1000, json=True, answer=Answer,
-                  echo_of=("woken_by", "asked", "what_it_did", "seat"), check=check)
+PURPOSE = Purpose(name=NAME, inputs=Inputs, render=render, parse=parse, offline=offline, max_tokens=1000, json=True,
+                  answer=Answer, echo_of=("woken_by", "asked", "what_it_did", "seat"), check=check)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -18,7 +18,17 @@ from core.purposes import Purpose, read_json, system_user
 NAME = "skill_promotion_draft"
 
 
-def _render(inputs: dict) -> list[dict]:
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    unit: str | None = None  # the team's name
+    tools: list[str] = []  # the tools the skills share
+    sibling_count: int | None = None
+    distinct_agents: int | None = None
+    skills: list[dict[str, Any]] = []  # each {"seat", "name", "description", "body", "tool_sequence"}
+
+
+def _render(inputs: Inputs) -> list[dict]:
     system = (
         "Several agents of one team independently arrived at the same procedure; each learned it as "
         "its own skill. Distil them into ONE page for the team knowledge base, which a lead will review "
@@ -30,11 +40,11 @@ def _render(inputs: dict) -> list[dict]:
     skills = "\n\n".join(
         f"### {s['name']} (agent {s['seat']})\nDescription: {s['description']}\n"
         f"Tools in order: {', '.join(s['tool_sequence']) or 'none recorded'}\n\n{s['body']}"
-        for s in inputs.get("skills", [])
+        for s in inputs.skills
     )
     user = (
-        f"Team: {inputs.get('unit')}\nTools they share: {', '.join(inputs.get('tools', []))}\n"
-        f"{inputs.get('sibling_count')} skills from {inputs.get('distinct_agents')} distinct agents:\n\n{skills}"
+        f"Team: {inputs.unit}\nTools they share: {', '.join(inputs.tools)}\n"
+        f"{inputs.sibling_count} skills from {inputs.distinct_agents} distinct agents:\n\n{skills}"
     )
     return system_user(system, user)
 
@@ -59,9 +69,9 @@ def _parse(text: str) -> dict:
     return {**answer, "steps": [s for s in answer["steps"] if s]}
 
 
-def _offline(inputs: dict) -> str:
+def _offline(inputs: Inputs) -> str:
     """The most common skill name, the seed's description, and the most common tool order as steps."""
-    skills = inputs.get("skills") or []
+    skills = inputs.skills
     names = Counter(s["name"] for s in skills)
     name = max(names, key=lambda n: (names[n], -[s["name"] for s in skills].index(n))) if names else ""
     orders = Counter(tuple(s["tool_sequence"]) for s in skills if s["tool_sequence"])
@@ -69,18 +79,18 @@ def _offline(inputs: dict) -> str:
     steps = [f"Call {tool}." for i, tool in enumerate(order) if i == 0 or order[i - 1] != tool]
     seed = skills[0] if skills else {"description": ""}
     summary = (
-        f"{inputs.get('distinct_agents')} agents of {inputs.get('unit')} arrived at this procedure "
-        f"independently ({inputs.get('sibling_count')} skills). {seed['description']}".strip()
+        f"{inputs.distinct_agents} agents of {inputs.unit} arrived at this procedure "
+        f"independently ({inputs.sibling_count} skills). {seed['description']}".strip()
     )
     return json.dumps({"name": name, "summary": summary, "when_to_use": seed["description"], "steps": steps})
 
 
-def _check(page: dict, inputs: dict) -> str:
+def _check(page: dict, inputs: Inputs) -> str:
     """The page distils the skills shown: its summary shares a word with them."""
     shown = stems(*(f"{s['name']} {s['description']} {s['body']} {' '.join(s['tool_sequence'])}"
-                    for s in inputs.get("skills") or []))
+                    for s in inputs.skills))
     return "the summary shares no word with the skills shown" if unsupported(page["summary"], shown) else ""
 
 
-PURPOSE = Purpose(name=NAME, render=_render, parse=_parse, offline=_offline, max_tokens=1000, json=True,
-                  answer=Answer, echo_of=(), check=_check)
+PURPOSE = Purpose(name=NAME, inputs=Inputs, render=_render, parse=_parse, offline=_offline, max_tokens=1000,
+                  json=True, answer=Answer, check=_check)

@@ -7,11 +7,13 @@ chosen by the outcome.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from core.answers import Text
 from core.purposes import AnswerUnparseable, Purpose, read_json, says_nothing, system_user
-from learning.purposes.describe import as_json, describe_turn
+from learning.purposes.describe import TurnInputs, as_json, describe_turn
 
 NAME = "skill_refinement"
 
@@ -28,11 +30,15 @@ Again: if nothing new was learned, NOOP is the right answer, not a failure.
 Answer with one JSON object and nothing else: {"noop": true} or {"skill": "exact skill name", "observation": "one sentence"}"""
 
 
-def render(inputs: dict) -> list[dict]:
+class Inputs(TurnInputs):
+    skills: list[dict[str, Any]] = []  # the offered skills: {"name", "description", "body", "tool_sequence"}
+
+
+def render(inputs: Inputs) -> list[dict]:
     skills = "\n\n".join(
-        f"### {s['name']}\n{s.get('description', '')}\n\n{s.get('body', '')}" for s in inputs.get("skills") or []
+        f"### {s['name']}\n{s.get('description', '')}\n\n{s.get('body', '')}" for s in inputs.skills
     )
-    user = f"Agent: {inputs.get('seat', '')}\n{describe_turn(inputs)}\n\nThe skills it was offered:\n\n{skills}"
+    user = f"Agent: {inputs.seat}\n{describe_turn(inputs)}\n\nThe skills it was offered:\n\n{skills}"
     return system_user(SYSTEM, user)
 
 
@@ -55,33 +61,31 @@ def parse(text: str) -> dict:
     return {"noop": False, "skill": answer.skill, "observation": answer.observation}
 
 
-def check(answer: dict, inputs: dict) -> str:
+def check(answer: dict, inputs: Inputs) -> str:
     """An observation is about a skill the turn was offered, by its listed name."""
     if answer.get("noop"):
         return ""
-    offered = [s.get("name", "") for s in inputs.get("skills") or []]
+    offered = [s.get("name", "") for s in inputs.skills]
     if answer["skill"] not in offered:
         return f"skill {answer['skill'][:60]!r} is not one the turn was offered"
     return ""
 
 
-def observe(inputs: dict) -> dict:
+def observe(inputs: Inputs) -> dict:
     """Offline: a step the run added to the best-matching skill, or a reviewer's failure; else NOOP."""
     from learning.procedures import jaccard, procedure
 
-    tools = procedure(inputs.get("tool_sequence"))  # a memory tool is never a step the skill lacked
-    ranked = sorted(
-        inputs.get("skills") or [], key=lambda s: -jaccard(tools, s.get("tool_sequence") or [])
-    )
+    tools = procedure(inputs.tool_sequence)  # a memory tool is never a step the skill lacked
+    ranked = sorted(inputs.skills, key=lambda s: -jaccard(tools, s.get("tool_sequence") or []))
     if not ranked or not tools:
         return {"noop": True}
     skill = ranked[0]
     if jaccard(tools, skill.get("tool_sequence") or []) < 0.3:
         return {"noop": True}
-    if inputs.get("outcome") == "failed":
-        if inputs.get("failure_set_by") != "reviewer":
+    if inputs.outcome == "failed":
+        if inputs.failure_set_by != "reviewer":
             return {"noop": True}  # a fired guard or a spent budget says nothing about the procedure
-        reason = inputs.get("failure_reason") or "the reviewer judged the result incomplete"
+        reason = inputs.failure_reason or "the reviewer judged the result incomplete"
         return {"skill": skill["name"], "observation": f"a run that ended after `{tools[-1]}` failed review: {reason}."}
     known = set(procedure(skill.get("tool_sequence")))
     for i, tool in enumerate(tools):
@@ -91,10 +95,10 @@ def observe(inputs: dict) -> dict:
     return {"noop": True}
 
 
-def offline(inputs: dict) -> str:
+def offline(inputs: Inputs) -> str:
     answer = observe(inputs)
     return "NOOP" if answer.get("noop") else as_json(answer)
 
 
-PURPOSE = Purpose(name=NAME, render=render, parse=parse, offline=offline, max_tokens=400, json=True, answer=Answer,
-                  echo_of=("woken_by", "asked", "what_it_did"), check=check)
+PURPOSE = Purpose(name=NAME, inputs=Inputs, render=render, parse=parse, offline=offline, max_tokens=400, json=True,
+                  answer=Answer, echo_of=("woken_by", "asked", "what_it_did"), check=check)

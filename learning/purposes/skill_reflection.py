@@ -8,6 +8,7 @@ ladder, never capture what the bans name. The rails themselves are enforced in c
 from __future__ import annotations
 
 from core.words import sentences
+from learning.purposes.describe import TurnInputs
 from learning.purposes.offline import heuristics as h
 
 SECTION = """## Skill reflection
@@ -57,7 +58,7 @@ def render_context(reflection: dict) -> str:
     return "\n".join(lines)
 
 
-def offline_actions(inputs: dict, reflection: dict) -> list[dict]:
+def offline_actions(inputs: TurnInputs, reflection: dict) -> list[dict]:
     """Read, then patch, the governing skill when a person corrected the procedure; else nothing."""
     fix = _correction(inputs)
     if fix is None:
@@ -76,8 +77,8 @@ def offline_actions(inputs: dict, reflection: dict) -> list[dict]:
     return [{"action": "patch", "name": governing, "old": anchor, "new": f"{anchor}\n- {note}", "reason": "a correction"}]
 
 
-def _correction(inputs: dict) -> tuple[str, str] | None:
-    for i in inputs.get("interactions") or []:
+def _correction(inputs: TurnInputs) -> tuple[str, str] | None:
+    for i in inputs.interactions:
         if i.get("sender_kind", "human") != "human":
             continue
         for sentence in sentences(i["body"]):
@@ -86,14 +87,14 @@ def _correction(inputs: dict) -> tuple[str, str] | None:
     return None
 
 
-def _governing(inputs: dict, reflection: dict) -> str | None:
+def _governing(inputs: TurnInputs, reflection: dict) -> str | None:
     from learning.procedures import jaccard
 
     best, best_score = None, 0.5
     for s in reflection.get("skills") or []:
         if s.get("pinned"):
             continue
-        score = jaccard(inputs.get("tool_sequence") or [], s.get("tool_sequence") or [])
+        score = jaccard(inputs.tool_sequence, s.get("tool_sequence") or [])
         if score >= best_score:
             best, best_score = s["name"], score
     return best

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,10 +20,19 @@ NAME = JUDGE = "transcript_judge"
 _SPECIFIC = re.compile(r"\b(this session|just now|today|yesterday|above|earlier in)\b", re.I)
 
 
-def _offline_judge(inputs: dict) -> str:
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lesson: str | None = None
+    # what supports it: {"distinct_sources": n, "corroborated_by": [...], "submitted_by": "..."}
+    evidence: dict[str, Any] | None = None
+    episode: dict[str, Any] | None = None  # the episode it was learned from: {"kind", "ask", "failure", "correction"}
+
+
+def _offline_judge(inputs: Inputs) -> str:
     """Keep a lesson that is a declarative general statement with evidence beyond its own session."""
-    lesson = str(inputs.get("lesson") or "")
-    evidence = inputs.get("evidence") or {}
+    lesson = str(inputs.lesson or "")
+    evidence = inputs.evidence or {}
     if "[REDACTED:" in lesson:
         return json.dumps({"kept": False, "reason": "the lesson is built around a redacted secret"})
     if len(lesson.split()) < MIN_LESSON_WORDS or lesson.rstrip().endswith("?"):
@@ -35,13 +45,13 @@ def _offline_judge(inputs: dict) -> str:
     return json.dumps({"kept": True, "reason": f"general and supported ({sources} distinct source(s))"})
 
 
-def _render_judge(inputs: dict) -> list[dict]:
+def _render_judge(inputs: Inputs) -> list[dict]:
     return system_user(
         "You are an independent judge of candidate lessons learned from coding-agent transcripts. You did not "
         "write this lesson. Keep it only if it is true in general for this repository, stated as a fact, useful "
         "to a future agent, and supported by the evidence; a lesson repeated within one session is not evidence. "
         'Declining is a normal answer. Answer JSON only: {"kept": true|false, "reason": "..."}',
-        json.dumps({"lesson": inputs.get("lesson"), "evidence": inputs.get("evidence"), "episode": inputs.get("episode")}, indent=1),
+        json.dumps({"lesson": inputs.lesson, "evidence": inputs.evidence, "episode": inputs.episode}, indent=1),
     )
 
 
@@ -56,5 +66,5 @@ def _parse_judge(text: str) -> dict:
     return read_json(JUDGE, text, Answer).model_dump()
 
 
-PURPOSE = Purpose(JUDGE, _render_judge, _parse_judge, _offline_judge, max_tokens=300, json=True, answer=Answer,
-                  echo_of=("lesson",))
+PURPOSE = Purpose(name=JUDGE, inputs=Inputs, render=_render_judge, parse=_parse_judge, offline=_offline_judge,
+                  max_tokens=300, json=True, answer=Answer, echo_of=("lesson",))

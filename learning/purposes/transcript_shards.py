@@ -12,7 +12,7 @@ stored (``learning.purposes.offline.lessons.bounded``). The offline heuristic is
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 
@@ -40,8 +40,15 @@ def offline_lessons(episode: dict) -> list[str]:
     return []
 
 
-def _offline_shards(inputs: dict) -> str:
-    return json.dumps({"shards": [{"lesson": lesson} for lesson in offline_lessons(inputs.get("episode") or {})]})
+class Inputs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # the transcript episode: {"kind", "ask", "attempt", "failure", "correction"}
+    episode: dict[str, Any] = {}
+
+
+def _offline_shards(inputs: Inputs) -> str:
+    return json.dumps({"shards": [{"lesson": lesson} for lesson in offline_lessons(inputs.episode)]})
 
 
 def _split(summary: str) -> tuple[str, str]:
@@ -50,8 +57,8 @@ def _split(summary: str) -> tuple[str, str]:
     return tool.strip(), detail.strip()
 
 
-def _render_shards(inputs: dict) -> list[dict]:
-    episode = inputs.get("episode") or {}
+def _render_shards(inputs: Inputs) -> list[dict]:
+    episode = inputs.episode
     return system_user(
         "You read one episode from a coding agent's session transcript: what it was asked, what it tried, "
         "what went wrong and how it was corrected. State each lesson a future agent in this repository should "
@@ -86,9 +93,9 @@ def _parse_shards(text: str) -> list[str]:
     return [lesson for lesson in bounded if lesson]  # a model's multi-KB "lesson" is refused, not stored
 
 
-def _check(found: list[str], inputs: dict) -> str:
+def _check(found: list[str], inputs: Inputs) -> str:
     """A lesson is not a line of the episode given back, and shares a word with the episode."""
-    episode = inputs.get("episode") or {}
+    episode = inputs.episode
     given = {normalised(str(episode.get(k) or "")) for k in ("ask", "attempt", "failure")} - {""}
     shown = stems(*(str(episode.get(k) or "") for k in ("ask", "attempt", "failure", "correction")))
     for lesson in found:
@@ -99,5 +106,5 @@ def _check(found: list[str], inputs: dict) -> str:
     return ""
 
 
-PURPOSE = Purpose(SHARDS, _render_shards, _parse_shards, _offline_shards, max_tokens=500, json=True, answer=Answer,
-                  echo_of=(), check=_check)
+PURPOSE = Purpose(name=SHARDS, inputs=Inputs, render=_render_shards, parse=_parse_shards, offline=_offline_shards,
+                  max_tokens=500, json=True, answer=Answer, check=_check)

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
+from pydantic import BaseModel
 
 from core import events
 from crewlet import config
@@ -114,7 +115,7 @@ class TurnContext:
         return self.record.plan_summary
 
     # --- the pass's model calls ---------------------------------------------------------------
-    def consult(self, purpose: str, inputs: dict):
+    def consult(self, purpose: str, inputs: BaseModel | dict):
         """One reflection-stage auxiliary answer; its spend (a failed call's too) is held for the
         pass's one charge (``dispatcher._commit``), never recorded here."""
         from core import auxiliary

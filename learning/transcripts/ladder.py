@@ -249,7 +249,7 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
     episode = shard.episode
     result = auxiliary.call(
         seat=shard.seat, stage=stage, purpose=transcript_judge.NAME,
-        inputs={"lesson": shard.text, "evidence": evidence, "episode": _episode_excerpt(episode)},
+        inputs=transcript_judge.Inputs(lesson=shard.text, evidence=evidence, episode=_episode_excerpt(episode)),
     )
     verdict = {**result.value, "provider": result.provider, "model": result.model, "at": timezone.now().isoformat()}
     with transaction.atomic():

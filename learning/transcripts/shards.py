@@ -146,7 +146,7 @@ def extract(*, seat: Seat, episodes: list[TranscriptEpisode], warnings: list[str
         for episode in todo[start:start + EXTRACT_BATCH]:
             try:
                 answer = auxiliary.call(seat=seat, stage=stage, purpose=transcript_shards.NAME,
-                                  inputs={"episode": episode_inputs(episode)}, defer_record=True)
+                                  inputs=transcript_shards.Inputs(episode=episode_inputs(episode)), defer_record=True)
             except (ProviderError, AnswerUnparseable) as exc:
                 warnings.append(f"episode {episode.key}: lessons not extracted ({exc})")
                 answers.append(exc)  # its attempts are charged and recorded with the batch

@@ -7,16 +7,25 @@ from datetime import UTC, datetime
 
 import pytest
 from django.db import DatabaseError, connection
+from pydantic import BaseModel, ConfigDict
 
 from core import auxiliary, budgets, purposes
 from core.models import BudgetCounter, Event
 from core.providers.errors import RefusedError, TransientError, TruncatedError
 from core.providers.llm.scripted import ScriptedProvider
 
+
+class Asked(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ask: str = ""
+
+
 ECHO = purposes.register(
     purposes.Purpose(
         name="test_aux_echo",
-        render=lambda inputs: purposes.system_user("Answer in one word.", inputs.get("ask", "")),
+        inputs=Asked,
+        render=lambda inputs: purposes.system_user("Answer in one word.", inputs.ask),
         parse=lambda text: text.strip(),
         offline=lambda inputs: "offline-answer",
         max_tokens=16,
@@ -25,6 +34,7 @@ ECHO = purposes.register(
 STRICT = purposes.register(
     purposes.Purpose(
         name="test_aux_strict_json",
+        inputs=Asked,
         render=lambda inputs: purposes.system_user("Answer with a JSON object.", "go"),
         parse=lambda text: purposes.parse_json_object("test_aux_strict_json", text),
         offline=lambda inputs: "{}",
@@ -124,6 +134,29 @@ def test_a_seat_with_no_auxiliary_model_is_a_configuration_error_charging_nothin
     assert not BudgetCounter.objects.exists()
 
 
+def test_inputs_the_purpose_refuses_raise_naming_the_purpose_and_the_key_before_any_model(scripted_seat, builds):
+    with pytest.raises(purposes.InvalidInputs, match=r"test_aux_echo: invalid inputs \(aks: Extra inputs"):
+        ask(scripted_seat, inputs={"aks": "colour?"})
+    with pytest.raises(purposes.InvalidInputs, match=r"test_aux_echo: invalid inputs \(ask: Input should be a valid string"):
+        ask(scripted_seat, inputs={"ask": 7})
+    class Other(BaseModel):  # another purpose's model, with the same field
+        ask: str = ""
+
+    with pytest.raises(purposes.InvalidInputs, match="is not tests.core.test_auxiliary.Asked"):
+        ask(scripted_seat, inputs=Other(ask="colour?"))
+
+    assert builds == [] and not Event.objects.filter(name="auxiliary_spend").exists()
+
+
+def test_the_inputs_model_itself_is_taken_as_it_is(scripted_seat):
+    ScriptedProvider.queue(ECHO.name, "teal")
+    asked = Asked(ask="colour?")
+
+    ask(scripted_seat, inputs=asked)
+
+    assert ScriptedProvider.calls[-1]["inputs"] is asked
+
+
 # charging and the spend event ----------------------------------------------------------------
 
 
@@ -135,7 +168,7 @@ def test_an_attributed_call_reaches_the_provider_with_the_rendered_prompt(script
     assert result.value == "teal"
     (sent,) = ScriptedProvider.calls
     assert sent["purpose"] == ECHO.name
-    assert sent["messages"] == ECHO.render({"ask": "colour?"})
+    assert sent["messages"] == ECHO.render(Asked(ask="colour?")) and sent["inputs"] == Asked(ask="colour?")
 
 
 def test_an_answered_call_is_charged_to_the_seat_and_the_company_in_the_current_window(scripted_seat):

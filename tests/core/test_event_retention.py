@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 from django.utils import timezone
+from pydantic import BaseModel, ConfigDict
 
 from core import auxiliary, event_retention, events, purposes, spend
 from core.event_types import RETENTIONS, AdminAction, EventPayload, catalogue
@@ -17,10 +18,18 @@ from learning.passes import ticks
 
 pytestmark = pytest.mark.django_db
 
+
+class Asked(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ask: str = ""
+
+
 ECHO = purposes.register(
     purposes.Purpose(
         name="test_retention_echo",
-        render=lambda inputs: purposes.system_user("Answer in one word.", inputs.get("ask", "")),
+        inputs=Asked,
+        render=lambda inputs: purposes.system_user("Answer in one word.", inputs.ask),
         parse=lambda text: text.strip(),
         offline=lambda inputs: "offline-answer",
         max_tokens=16,

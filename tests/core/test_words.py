@@ -23,7 +23,7 @@ def test_a_possessive_is_its_owner_and_a_contraction_is_a_stopword():
 def test_the_turn_start_and_reflection_heuristics_read_the_same_words():
     ask = "How should we rotate the payment signing key?"
     expected = " ".join(words.content_words(ask)[: knowledge_query.KNOWLEDGE_QUERY_WORDS])
-    assert knowledge_query._offline_knowledge_query({"ask": ask}) == expected == "rotate payment signing key"
+    assert knowledge_query._offline_knowledge_query(knowledge_query.Inputs(ask=ask)) == expected == "rotate payment signing key"
     assert memory_relevance_filter.content_words(ask) == set(words.content_words(ask))
     assert heuristics.words(ask) >= set(words.content_words(ask))
 

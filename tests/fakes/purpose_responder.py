@@ -14,7 +14,10 @@ def ideal_answers():
     from learning.purposes.probe import PROBE_INPUTS
     from tests.learning.purposes.corpus import IDEAL
 
-    by_prompt = {purposes.get(name).render(PROBE_INPUTS[name])[0]["content"][:PREFIX]: text for name, text in IDEAL.items()}
+    by_prompt = {
+        purposes.get(name).render(purposes.get(name).read_inputs(PROBE_INPUTS[name]))[0]["content"][:PREFIX]: text
+        for name, text in IDEAL.items()
+    }
     assert len(by_prompt) == len(IDEAL), "two purposes render the same system prompt prefix"
 
     def respond(body: dict) -> str:

@@ -6,6 +6,7 @@ from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
+from pydantic import BaseModel
 
 from core.providers.kinds import LlmKind
 
@@ -27,10 +28,11 @@ class Provider(Protocol):
 
     def complete(
         self, messages: list[dict], *, max_tokens: int, json: bool = False, purpose: Any = None,
-        inputs: dict | None = None, timeout: float | None = None,
+        inputs: BaseModel | None = None, timeout: float | None = None,
     ) -> Completion:
-        """Answer ``messages``. ``purpose``/``inputs`` let the offline provider run its heuristic;
-        ``timeout`` (seconds) bounds this one request below the provider's own ``timeout_seconds``."""
+        """Answer ``messages``. ``purpose``/``inputs`` (the purpose's inputs model) let the offline provider
+        run its heuristic; ``timeout`` (seconds) bounds this one request below the provider's own
+        ``timeout_seconds``."""
 
 
 KINDS: dict[LlmKind, str] = {

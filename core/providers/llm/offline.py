@@ -18,6 +18,6 @@ class OfflineProvider:
     def complete(self, messages, *, max_tokens, json=False, purpose=None, inputs=None, timeout=None):
         if purpose is None or getattr(purpose, "offline", None) is None:
             raise ConfigurationError("the offline provider answers registered purposes only")
-        text = purpose.offline(inputs or {})
+        text = purpose.offline(purpose.read_inputs(inputs))
         used = sum(len(str(m.get("content", "")).split()) for m in messages)
         return Completion(text=text, input_tokens=used, output_tokens=len(text.split()), model=self.model, offline=True)

@@ -33,20 +33,23 @@ RECENT_NOTES_SHOWN = 50
 KINDS = {"LONG": DiaryEntry.LONG, "SHORT": DiaryEntry.SHORT}
 
 
-def build_inputs(ctx, *, reflect: bool) -> dict:
-    inputs = turn_inputs(ctx)
-    inputs["recent_notes"] = diary.recent_texts(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now)
+def build_inputs(ctx, *, reflect: bool) -> persist_decision.Inputs:
+    reflection = None
     if reflect:
-        inputs["skill_reflection"] = {
+        reflection = {
             "skills": skill_reflector.catalogue_inputs(ctx.seat),
             "read": {},
             "memory_closed": bool(ctx.self_persisted),
         }
-    return inputs
+    return persist_decision.Inputs(
+        **turn_inputs(ctx),
+        recent_notes=diary.recent_texts(seat=ctx.seat, limit=RECENT_NOTES_SHOWN, now=ctx.now),
+        skill_reflection=reflection,
+    )
 
 
 def _ask(ctx):
-    def ask(inputs: dict) -> dict:
+    def ask(inputs: persist_decision.Inputs) -> dict:
         return ctx.consult(persist_decision.NAME, inputs)
 
     return ask

@@ -74,17 +74,17 @@ def _known(ctx, subjects) -> dict[tuple, CounterpartyProfile]:
 
 def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) -> dict:
     """What these messages add to the profile (the model call; no writes)."""
-    return ctx.consult(profile_update.NAME, {
-        "seat": ctx.seat.handle,
-        "subject": sender.name,
-        "platform": sender.platform,
-        "woken_by": ctx.label,
-        "messages": messages,
-        "existing": {
+    return ctx.consult(profile_update.NAME, profile_update.Inputs(
+        seat=ctx.seat.handle,
+        subject=sender.name,
+        platform=sender.platform,
+        woken_by=ctx.label,
+        messages=messages,
+        existing={
             "communication_style": existing.communication_style if existing else "",
             **{f: getattr(existing, f) if existing else [] for f in profile_update.FIELDS},
         },
-    })
+    ))
 
 
 def _merged(profile: CounterpartyProfile, sender, answer: dict) -> bool:

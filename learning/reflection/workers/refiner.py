@@ -61,11 +61,10 @@ class Refiner:
     def run(self, ctx: TurnContext) -> Prepared:
         """The bullet (the model call; no writes); returns the write that revises the skill."""
         live = {s.name: s for s in live_offered(ctx)}
-        inputs = turn_inputs(ctx)
-        inputs["skills"] = [
+        inputs = skill_refinement.Inputs(**turn_inputs(ctx), skills=[
             {"name": s.name, "description": s.description, "body": s.body, "tool_sequence": s.tool_sequence}
             for s in live.values()
-        ]
+        ])
         answer = ctx.consult(skill_refinement.NAME, inputs)
         if answer["noop"]:
             return WorkerRan(result={"refined": False, "why": "noop"})

@@ -22,6 +22,7 @@ from learning import limits, skill_body
 from learning.events import SkillReflectionApplied, WorkerOutcome, WorkerRan, WorkerSkipped
 from learning.memory import skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
+from learning.purposes import persist_decision
 
 log = logging.getLogger("learning.reflection.workers.skill_reflector")
 
@@ -104,10 +105,13 @@ def catalogue_inputs(seat: Seat) -> list[dict]:
     ]
 
 
-def converse(ctx, inputs: dict, ask) -> dict:
+def converse(ctx, inputs: persist_decision.Inputs, ask) -> dict:
     """The reflecting persistence pass's conversation: ``ask(inputs) -> parsed answer``, reads
-    answered in rounds. No writes: the answer's write actions wait for ``apply_pending``."""
-    reflection = inputs["skill_reflection"]
+    answered in rounds (each read's body is added to ``inputs.skill_reflection`` for the next).
+    No writes: the answer's write actions wait for ``apply_pending``."""
+    reflection = inputs.skill_reflection
+    if reflection is None:
+        raise ValueError("a reflecting persistence pass is asked with its skill_reflection section")
     refused_reads: list[dict] = []
     rounds = 0
     answer: dict = {}

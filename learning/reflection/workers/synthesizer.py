@@ -120,12 +120,12 @@ class Synthesizer:
 
     def run(self, ctx: TurnContext) -> Prepared:
         """The draft (the model call; no writes); returns the write that stores it."""
-        inputs = turn_inputs(ctx)
+        turn = turn_inputs(ctx)
         prior = prior_runs(ctx)
         # the drafter sees the steps of the work: the memory and skill tools are how the agent learns, not steps
-        inputs.update(tool_sequence=procedures.procedure(ctx.tool_sequence), tools_called=procedures.procedure(ctx.tools_called))
-        inputs.update(mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
-                      existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
+        turn.update(tool_sequence=procedures.procedure(ctx.tool_sequence), tools_called=procedures.procedure(ctx.tools_called))
+        inputs = skill_draft.Inputs(**turn, mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
+                                    existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
         draft = ctx.consult(skill_draft.NAME, inputs)
 
         def write() -> dict:

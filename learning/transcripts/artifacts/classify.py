@@ -53,7 +53,8 @@ def classify(*, seat: Seat, shards: list[Shard], warnings: list[str], stage: str
     for batch in batches(todo, config.current().transcripts.classify_batch_size):
         lessons = [{"id": s.pk, "text": s.text} for s in batch]
         try:
-            answer = auxiliary.call(seat=seat, stage=stage, purpose=artifact_classify.NAME, inputs={"lessons": lessons})
+            answer = auxiliary.call(seat=seat, stage=stage, purpose=artifact_classify.NAME,
+                                    inputs=artifact_classify.Inputs(lessons=lessons))
         except (ProviderError, AnswerUnparseable) as exc:
             warnings.append(f"classification of {len(batch)} lesson(s) failed ({exc}); retried next run")
             continue

@@ -46,7 +46,7 @@ def get_draft(*, seat: Seat, tier: str, scope: str, scope_key: str, lessons: lis
         return found
     result = auxiliary.call(
         seat=seat, stage=stage, purpose=artifact_draft.NAME,
-        inputs={"tier": tier, "scope": scope, "name": slug(scope_key), "lessons": lessons, "existing": existing},
+        inputs=artifact_draft.Inputs(tier=tier, scope=scope, name=slug(scope_key), lessons=lessons, existing=existing),
     )
     value = result.value
     draft, _created = Draft.objects.get_or_create(

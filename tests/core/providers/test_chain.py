@@ -4,6 +4,7 @@ failure; a refusal is sent to no other model. A background call raises what the 
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from core import auxiliary, purposes
 from core.models import BudgetCounter, Event
@@ -11,12 +12,20 @@ from core.providers.errors import ConfigurationError, RefusedError, TransientErr
 from crewlet.config import schema
 from tests.core.providers.helpers import OPENAI_KEY_ENV, anthropic_spec, openai_spec
 
+
+class Worded(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    word: str = ""
+
+
 CHAIN_PURPOSE = purposes.register(
     purposes.Purpose(
         name="test_providers_chain_echo",
-        render=lambda inputs: purposes.system_user("Repeat the word.", inputs.get("word", "")),
+        inputs=Worded,
+        render=lambda inputs: purposes.system_user("Repeat the word.", inputs.word),
         parse=lambda text: text.strip(),
-        offline=lambda inputs: inputs.get("word", ""),
+        offline=lambda inputs: inputs.word,
         max_tokens=32,
     )
 )
@@ -128,7 +137,7 @@ def test_the_first_alias_answers_when_it_can(chain, seat):
     assert result.provider == "primary"
     assert secondary.requests == []
     request = primary.last().body
-    assert request["messages"] == CHAIN_PURPOSE.render({"word": "kiwi"})
+    assert request["messages"] == CHAIN_PURPOSE.render(Worded(word="kiwi"))
     assert request["max_tokens"] == CHAIN_PURPOSE.max_tokens
 
 

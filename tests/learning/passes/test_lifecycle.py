@@ -134,7 +134,7 @@ def test_members_long_task_or_outcome_is_condensed_and_labelled_never_cut(seat, 
     ScriptedProvider.queue("condense", "Export failed: disk full.", TransientError("down"), "Export failed: disk.")
     lifecycle.run_lifecycle(now=now)
     summary_call = next(c for c in ScriptedProvider.calls if c["purpose"] == "compaction_summary")
-    outcomes = sorted(m["outcome"] for m in summary_call["inputs"]["members"])
+    outcomes = sorted(m["outcome"] for m in summary_call["inputs"].members)
     assert outcomes.count(long_outcome.strip()) == 1  # the rewrite that failed is carried whole
     assert sum(o.endswith("(condensed)") for o in outcomes) == 2
     prompt = summary_call["messages"][1]["content"]

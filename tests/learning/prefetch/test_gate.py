@@ -150,7 +150,7 @@ def test_scripted_filter_is_told_who_triggered_the_turn(seat, run, role):
     run(ask="can you check the export?", interactions=(said("can you check", handle="carol", name="Carol",
                                                                     platform="mattermost"),))
     calls = [c for c in ScriptedProvider.calls if c["purpose"] == "memory_relevance_filter"]
-    assert calls and calls[0]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
+    assert calls and calls[0]["inputs"].triggered_by == ["Carol (mattermost)"]
     assert "Carol (mattermost)" in calls[0]["messages"][1]["content"]
 
 

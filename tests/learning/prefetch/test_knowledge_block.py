@@ -64,7 +64,7 @@ def test_a_failed_query_generation_searches_with_the_offline_query_and_says_so(s
     result = run(ask=ASK)
     assert result["summary"]["model_fallbacks"] == {"knowledge_query": "transient"}
     read = Event.objects.get(name="knowledge_read").payload
-    assert read["query"] == knowledge_query.PURPOSE.offline({"ask": ASK})
+    assert read["query"] == knowledge_query.PURPOSE.offline(knowledge_query.Inputs(ask=ASK))
 
 
 def test_no_backend_configured_renders_nothing(seat, run, serve_config):

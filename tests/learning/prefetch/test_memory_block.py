@@ -41,7 +41,7 @@ def test_pool_is_recall_union_recent_old_rule_by_recency_topical_by_vector(seat,
     assert topical.id not in [e.id for e in diary.recent(seat=seat)]
     assert rule.id not in [e.id for e in diary.recall(seat=seat, vector=vec, model="hashing-256")]
     result = run(ask=ASK)
-    ids = [c["id"] for c in _filter_calls()[0]["inputs"]["candidates"]]
+    ids = [c["id"] for c in _filter_calls()[0]["inputs"].candidates]
     assert topical.id in ids and rule.id in ids and len(ids) == len(set(ids)) <= 100
     text = block(result, "personal_memory")["text"]
     assert "The billing export runs nightly at 02:00" in text and "semantic commit messages" in text
@@ -108,5 +108,5 @@ def test_expired_short_note_is_not_a_candidate(seat, role, run):
     gone = note(seat, "Billing export moved to 03:00", kind=DiaryEntry.SHORT, ttl_days=1)
     DiaryEntry.objects.filter(id=gone.id).update(ttl_until=live.created_at.replace(year=2000))
     run(ask=ASK)
-    ids = [c["id"] for c in _filter_calls()[0]["inputs"]["candidates"]]
+    ids = [c["id"] for c in _filter_calls()[0]["inputs"].candidates]
     assert live.id in ids and gone.id not in ids

@@ -3,12 +3,13 @@
 import json
 
 from learning.purposes.memory_relevance_filter import PURPOSE as MEMORY_RELEVANCE_FILTER
+from learning.purposes.memory_relevance_filter import Inputs
 
 
 def selected(query, notes, triggered_by=()):
     candidates = [{"id": i, "kind": "diary_long", "written": "2026-12-01", "content": c} for i, c in enumerate(notes, 1)]
-    answer = MEMORY_RELEVANCE_FILTER.offline({"query": query, "candidates": candidates, "max_selected": 10,
-                                              "triggered_by": list(triggered_by)})
+    answer = MEMORY_RELEVANCE_FILTER.offline(Inputs(query=query, candidates=candidates, max_selected=10,
+                                                    triggered_by=list(triggered_by)))
     return json.loads(answer)["selected"]
 
 
@@ -31,10 +32,11 @@ def test_a_note_on_the_tasks_subject_comes_first_then_standing_rules():
 
 def test_a_note_about_a_sender_named_by_a_handle_is_about_that_person():
     """The offline PersistDecider writes a handle as it is ("mia_li_3668 prefers economy class.")."""
-    from learning.purposes.persist_decision import decide
+    from learning.purposes import persist_decision
 
-    note = decide({"interactions": [{"sender": "mia_li_3668", "body": "I prefer economy class for my flights."}],
-                   "today": "2026-12-03"})["content"]
+    note = persist_decision.decide(persist_decision.Inputs(
+        interactions=[{"sender": "mia_li_3668", "body": "I prefer economy class for my flights."}], today="2026-12-03",
+    ))["content"]
     assert note == "mia_li_3668 prefers economy class for their flights."
     assert selected("Book economy class flights to Seattle", [note], triggered_by=["omar_rossi_1241 (web)"]) == []
     assert selected("Book economy class flights to Seattle", [note], triggered_by=["mia_li_3668 (web)"]) == [1]

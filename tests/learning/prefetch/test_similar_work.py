@@ -81,9 +81,9 @@ def test_the_summary_reads_texts_whole_up_to_about_11_kb_and_condenses_past_it(s
     episode(seat, ask="billing export failure again", did="restarted the billing export " * 100)
     result = run(ask=ASK)
     call = next(c for c in ScriptedProvider.calls if c["purpose"] == "episode_summary")
-    asks = sorted(len(t["asked"]) for t in call["inputs"]["turns"])
-    assert asks[-1] < 11_000 and "(condensed)" in "".join(t["asked"] for t in call["inputs"]["turns"])
-    assert any(len(t["what_it_did"]) > 600 for t in call["inputs"]["turns"])  # read whole, not cut at 600
+    asks = sorted(len(t["asked"]) for t in call["inputs"].turns)
+    assert asks[-1] < 11_000 and "(condensed)" in "".join(t["asked"] for t in call["inputs"].turns)
+    assert any(len(t["what_it_did"]) > 600 for t in call["inputs"].turns)  # read whole, not cut at 600
     assert aux_spend(result["run_id"], "condense") == 1
 
 

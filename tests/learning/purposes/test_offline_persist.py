@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from learning.purposes.persist_decision import decide
+from learning.purposes.persist_decision import Inputs, decide
 
 TODAY = "2026-12-03"  # a Thursday
 
 
 def decision(sender: str, text: str) -> dict:
-    return decide({"interactions": [{"sender": sender, "body": text, "sender_kind": "human"}], "today": TODAY})
+    return decide(Inputs(interactions=[{"sender": sender, "body": text, "sender_kind": "human"}], today=TODAY))
 
 
 @pytest.mark.parametrize("text", [

@@ -59,7 +59,8 @@ def right_answers():
     by_messages = {}
     for name, cases in CASES.items():
         for case, answer in zip(cases, RIGHT[name], strict=True):
-            key = json.dumps(purposes.get(name).render(case.inputs))
+            purpose = purposes.get(name)
+            key = json.dumps(purpose.render(purpose.read_inputs(case.inputs)))
             by_messages[key] = answer if isinstance(answer, str) else json.dumps(answer)
     return lambda body: by_messages.get(json.dumps(body.get("messages")), "{}")
 

@@ -61,8 +61,8 @@ def test_when_to_use_skips_greetings_and_courtesies():
 def test_the_draft_lists_the_same_steps_in_its_summary_and_its_body():
     tools = ["get_customer_details", "get_invoice_details", "get_invoice_details", "think",
              "get_invoice_details", "update_invoice_lines"]
-    inputs = {"mode": "turn", "asked": "Hi! I want to change my invoice.", "outcome": "done", "tool_sequence": tools,
-              "prior_runs": 1}
+    inputs = skill_draft.Inputs(mode="turn", asked="Hi! I want to change my invoice.", outcome="done", tool_sequence=tools,
+                                prior_runs=1)
     draft = skill_draft.draft(inputs)
     steps = [line.split("`")[1] for line in draft["body"].splitlines() if line[:1].isdigit()]
     assert steps == ["get_customer_details", "get_invoice_details", "think", "get_invoice_details",

@@ -152,7 +152,7 @@ def test_clustered_and_inline_share_the_skill_draft_purpose(seat, scripted):
     skills_before = skills.catalogue(seat).count()
     run_clustered_synthesis(seat=seat)
     call = next(c for c in scripted.calls if c["purpose"] == "skill_draft")
-    assert call["inputs"]["mode"] == "cluster" and call["inputs"]["cluster_size"] == 3
+    assert call["inputs"].mode == "cluster" and call["inputs"].cluster_size == 3
     assert "3 of the agent's recent turns ran this same shape" in call["messages"][1]["content"]
     assert skills.catalogue(seat).count() == skills_before + 1
     assert SynthesizedSkill.objects.get().name == "create-release-branch"

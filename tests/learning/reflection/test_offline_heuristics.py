@@ -11,8 +11,8 @@ TODAY = date(2026, 5, 1)
 
 
 def persist(body, sender="Maya", recent=()):
-    inputs = {"today": TODAY.isoformat(), "interactions": [{"sender": sender, "sender_kind": "human", "body": body}],
-              "recent_notes": list(recent)}
+    inputs = persist_decision.Inputs(today=TODAY.isoformat(), recent_notes=list(recent),
+                                     interactions=[{"sender": sender, "sender_kind": "human", "body": body}])
     return persist_decision.parse(persist_decision.offline(inputs))
 
 
@@ -59,16 +59,17 @@ def test_a_team_practice_is_a_doc_recommendation():
 
 
 def test_a_bot_is_not_a_source_of_facts():
-    inputs = {"today": TODAY.isoformat(), "interactions": [{"sender": "CI", "sender_kind": "bot", "body": "I prefer green builds"}]}
+    inputs = persist_decision.Inputs(today=TODAY.isoformat(),
+                                     interactions=[{"sender": "CI", "sender_kind": "bot", "body": "I prefer green builds"}])
     assert persist_decision.decide(inputs)["classification"] == "NOOP"
 
 
 def test_a_repeated_five_tool_procedure_is_drafted_and_a_first_run_declined():
     tools = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]
-    inputs = {"mode": "turn", "asked": "PLAT-117: Cut release 4.3\nCut the release branch for 4.3 and run the checklist.",
-              "outcome": "done", "tool_sequence": tools, "prior_runs": 0}
+    inputs = skill_draft.Inputs(mode="turn", asked="PLAT-117: Cut release 4.3\nCut the release branch for 4.3 and run the checklist.",
+                                outcome="done", tool_sequence=tools, prior_runs=0)
     assert skill_draft.parse(skill_draft.offline(inputs))["decline"] is True
-    draft = skill_draft.parse(skill_draft.offline({**inputs, "prior_runs": 1}))
+    draft = skill_draft.parse(skill_draft.offline(inputs.model_copy(update={"prior_runs": 1})))
     assert draft["name"] == "create-release-branch" and draft["missing"] == []
     assert "4.3" not in draft["name"] and "When asked to create release branch, as in: \"Cut the release branch for <n> and run the checklist.\"" in draft["body"]
     assert [line for line in draft["body"].splitlines() if line[:1].isdigit()] == [f"{i}. Call `{t}`." for i, t in enumerate(tools, 1)]
@@ -76,25 +77,29 @@ def test_a_repeated_five_tool_procedure_is_drafted_and_a_first_run_declined():
 
 def test_a_one_tool_loop_and_a_failure_are_declined():
     base = {"mode": "turn", "asked": "x", "prior_runs": 3}
-    assert skill_draft.draft({**base, "outcome": "done", "tool_sequence": ["read"] * 6})["decline"]
-    assert skill_draft.draft({**base, "outcome": "failed", "tool_sequence": ["a", "b", "c", "d", "e"]})["decline"]
+    assert skill_draft.draft(skill_draft.Inputs(**base, outcome="done", tool_sequence=["read"] * 6))["decline"]
+    assert skill_draft.draft(skill_draft.Inputs(**base, outcome="failed", tool_sequence=["a", "b", "c", "d", "e"]))["decline"]
 
 
 def test_the_refiner_is_noop_unless_the_run_adds_a_step_or_fails_review():
     skill = {"name": "s", "tool_sequence": ["a", "b", "c"]}
     base = {"skills": [skill], "tool_sequence": ["a", "b", "c"], "outcome": "done"}
-    assert skill_refinement.offline(base) == "NOOP"
-    assert skill_refinement.parse(skill_refinement.offline({**base, "tool_sequence": ["a", "b", "d", "c"]}))["observation"] == \
+
+    def offline(**changes):
+        return skill_refinement.offline(skill_refinement.Inputs(**{**base, **changes}))
+
+    assert offline() == "NOOP"
+    assert skill_refinement.parse(offline(tool_sequence=["a", "b", "d", "c"]))["observation"] == \
         "the run also needed `d` after `b`."
-    assert skill_refinement.offline({**base, "outcome": "failed", "failure_set_by": "budget"}) == "NOOP"
-    failed = skill_refinement.parse(skill_refinement.offline({**base, "outcome": "failed", "failure_set_by": "reviewer"}))
+    assert offline(outcome="failed", failure_set_by="budget") == "NOOP"
+    failed = skill_refinement.parse(offline(outcome="failed", failure_set_by="reviewer"))
     assert failed["skill"] == "s"
 
 
 def test_a_profile_reads_style_decisions_and_sensitivities():
-    answer = profile_update.parse(profile_update.offline(
-        {"subject": "Tom", "messages": ["Let's go with Thursday.", "Please avoid Friday deploys.", "I'm worried about weekends."]}
-    ))
+    answer = profile_update.parse(profile_update.offline(profile_update.Inputs(
+        subject="Tom", messages=["Let's go with Thursday.", "Please avoid Friday deploys.", "I'm worried about weekends."]
+    )))
     assert answer["communication_style"].startswith("Writes terse")
     assert answer["past_decisions"] == ["Tom decided to go with Thursday."]
     assert answer["sensitivities"] == ["Tom is worried about weekends."]  # the request is no line of a profile
@@ -111,20 +116,21 @@ def test_a_profile_reads_style_decisions_and_sensitivities():
     ("Lena is in Tokyo this month, so don't book reviews before 9am her time.", [], []),
 ])
 def test_a_profile_says_who_decided_and_holds_no_instruction(said, decisions, sensitivities):
-    answer = profile_update.parse(profile_update.offline({"subject": "Maya", "messages": [said]}))
+    answer = profile_update.parse(profile_update.offline(profile_update.Inputs(subject="Maya", messages=[said])))
     assert (answer["past_decisions"], answer["sensitivities"]) == (decisions, sensitivities)
 
 
 def test_a_profile_names_a_team_only_when_we_is_about_work():
-    answer = profile_update.parse(profile_update.offline(
-        {"subject": "Tom", "messages": ["We decided to skip the beach this summer.",
-                                        "We will never deploy the billing service on Fridays."]}
-    ))
+    answer = profile_update.parse(profile_update.offline(profile_update.Inputs(
+        subject="Tom", messages=["We decided to skip the beach this summer.",
+                                 "We will never deploy the billing service on Fridays."]
+    )))
     assert answer["past_decisions"] == ["Tom and others decided to skip the beach this summer.",
                                         "Tom's team will never deploy the billing service on Fridays."]
 
 
 def test_offline_answers_are_deterministic():
     inputs = {"today": TODAY.isoformat(), "interactions": [{"sender": "Maya", "sender_kind": "human", "body": "I prefer tea."}]}
-    assert persist_decision.offline(inputs) == persist_decision.offline(dict(inputs))
-    assert json.loads(persist_decision.offline(inputs))["classification"] == "LONG"
+    answer = persist_decision.offline(persist_decision.Inputs(**inputs))
+    assert answer == persist_decision.offline(persist_decision.Inputs(**inputs))
+    assert json.loads(answer)["classification"] == "LONG"

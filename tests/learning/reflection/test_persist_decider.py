@@ -94,7 +94,7 @@ def test_at_most_fifty_recent_notes_are_shown(seat, ctx_of, make_turn):
         [DiaryEntry(seat=seat, kind=DiaryEntry.LONG, content=f"fact {i}", created_at=timezone.now()) for i in range(60)]
     )
     inputs = persist_decider.build_inputs(ctx_of(make_turn()), reflect=False)
-    assert len(inputs["recent_notes"]) == 50
+    assert len(inputs.recent_notes) == 50
 
 
 def test_a_note_over_two_thousand_characters_is_skipped_and_logged_never_trimmed(seat, make_turn, scripted, caplog):

@@ -23,7 +23,7 @@ def test_one_pass_per_distinct_human_sender_grouped_in_order(seat, make_turn, sc
     )
     reflect_turn(turn.pk)
     calls = [c for c in scripted.calls if c["purpose"] == "profile_update"]
-    assert [(c["inputs"]["subject"], c["inputs"]["messages"]) for c in calls] == [
+    assert [(c["inputs"].subject, c["inputs"].messages) for c in calls] == [
         ("Tom", ["Can we move the upgrade to Thursday?", "Don't forget the runbook link."]),
         ("Maya", ["Let's go with Thursday."]),
     ]

@@ -94,7 +94,7 @@ def test_one_call_for_the_whole_offered_catalogue(seat, make_turn, scripted):
     a, b = make_skill(seat, "a"), make_skill(seat, "b")
     reflect_turn(make_turn(skills_offered=[a.pk, b.pk]).pk)
     calls = refine_calls(scripted)
-    assert len(calls) == 1 and [s["name"] for s in calls[0]["inputs"]["skills"]] == ["a", "b"]
+    assert len(calls) == 1 and [s["name"] for s in calls[0]["inputs"].skills] == ["a", "b"]
 
 
 def test_self_iterate_is_never_refined(make_turn, seat, ctx_of):

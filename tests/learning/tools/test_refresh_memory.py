@@ -118,8 +118,8 @@ def test_the_filter_is_told_who_triggered_the_turn(seat, call, notes, scripted):
     prefetch(seat=seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
         said("+1", handle="carol", name="Carol", platform="mattermost"),)))
     call("refresh_memory", context_hint="billing export for carol")
-    assert filter_calls()[-1]["inputs"]["triggered_by"] == ["Carol (mattermost)"]
-    assert filter_calls()[-1]["inputs"]["query"] == "billing export for carol"
+    assert filter_calls()[-1]["inputs"].triggered_by == ["Carol (mattermost)"]
+    assert filter_calls()[-1]["inputs"].query == "billing export for carol"
 
 
 def test_the_filter_is_told_who_triggered_this_seats_turn_not_another_seats_of_the_same_run_id(
@@ -129,7 +129,7 @@ def test_the_filter_is_told_who_triggered_this_seats_turn_not_another_seats_of_t
     prefetch(seat=seat, request=PrefetchRequest(run_id="run-1", ask="+1", requires_recon=True, interactions=(
         said("+1", handle="dave", name="Dave", platform="mattermost"),)))
     call("refresh_memory", context_hint="billing export for dave")
-    assert filter_calls()[-1]["inputs"]["triggered_by"] == ["Dave (mattermost)"]
+    assert filter_calls()[-1]["inputs"].triggered_by == ["Dave (mattermost)"]
     call("refresh_memory", context_hint="billing export again", target=other_seat)
     assert RefreshLedger.objects.filter(run_id="run-1").count() == 2  # one ledger per seat's run
 

@@ -63,7 +63,7 @@ def test_classification_runs_in_batches_of_the_knob(scripted_seat, serve_config)
     serve_config(transcripts=schema.Transcripts(classify_batch_size=2))
     shards = [published(scripted_seat, f"{RULE} Case {i}.", f"s{i}", axis=1 + i % 7) for i in range(5)]
     classify(seat=scripted_seat, shards=shards, warnings=[])
-    assert [len(c["inputs"]["lessons"]) for c in _calls(artifact_classify.NAME)] == [2, 2, 1]
+    assert [len(c["inputs"].lessons) for c in _calls(artifact_classify.NAME)] == [2, 2, 1]
     classify(seat=scripted_seat, shards=[Shard.objects.get(pk=s.pk) for s in shards], warnings=[])
     assert len(_calls(artifact_classify.NAME)) == 3  # classified once
 
