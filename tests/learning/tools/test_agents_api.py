@@ -176,7 +176,7 @@ def test_the_overview_makes_a_bounded_number_of_queries_however_many_seats(
         note(s, f"older of s{i:02d}", days_ago=2)
         note(s, f"newest of s{i:02d}")
     token = operator_token(company)
-    with django_assert_max_num_queries(9):  # the token (2), the seats, four counts, the newest notes (2)
+    with django_assert_max_num_queries(10):  # the token (2), its company, the seats, four counts, the newest notes (2)
         body = api_client.get("/api/v1/memory/overview", token=token).json()
     assert [a["newest_note"]["content"] for a in body["agents"]] == [f"newest of s{i:02d}" for i in range(seats)]
     assert {a["totals"]["diary"] for a in body["agents"]} == {2}
