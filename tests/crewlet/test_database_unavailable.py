@@ -5,7 +5,7 @@ PostgreSQL errors, injected through ``connection.execute_wrapper``."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import close_old_connections, connection
 
 from crewlet.unavailable import RETRY_AFTER_SECONDS
 from learning.models import PrefetchSnapshot, Turn
@@ -57,6 +57,24 @@ def test_a_connection_the_server_drops_mid_request_is_answered_503(seat, seat_to
     assert_unavailable(response)
     connection.close()  # the dropped one; the next query opens a fresh connection
     assert not Turn.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_dropped_between_requests_answers_one_503_then_is_replaced(seat, seat_token, api_client):
+    import psycopg
+
+    assert api_client.post("/api/v1/turns", record(seat, run_id="before"), token=seat_token).status_code == 202
+    pid = connection.connection.info.backend_pid  # kept open between requests (CONN_MAX_AGE)
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params, autocommit=True) as other:  # the server drops it, as a restart would
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+
+    assert_unavailable(api_client.post("/api/v1/turns", record(seat, run_id="dropped"), token=seat_token))
+    close_old_connections()  # the end of a request, as the server runs it (the test client skips it)
+    assert api_client.post("/api/v1/turns", record(seat, run_id="after"), token=seat_token).status_code == 202
+    assert sorted(Turn.objects.values_list("run_id", flat=True)) == ["after", "before"]
 
 
 def test_a_database_error_that_is_no_outage_stays_a_500(seat, seat_token, api_client):
