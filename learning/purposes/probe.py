@@ -227,7 +227,9 @@ class ProbeResult:
             return (f"the prompt does not fit: set {where}.context_tokens to the server's context size (llama.cpp -c),"
                     " or start the server with a larger one")
         if any(c.outcome.startswith("truncated") for c in self.cases):
-            return f"answers are cut off: {self.purpose} needs more tokens (or reasoning_tokens for a reasoning model)"
+            # the budgets are sized from real models' answers with room: one past it is a runaway
+            return (f"answers run past the token budget: this model cannot back {self.purpose}; use offline or a"
+                    " larger model (a reasoning model: raise reasoning_tokens)")
         return f"this model cannot back {self.purpose}; use offline or a larger model"
 
 

@@ -140,7 +140,7 @@ def test_a_context_overflow_says_how_to_fix_it(serve_config, seat, monkeypatch):
 def test_a_cut_off_answer_is_a_truncation_with_its_own_verdict(serve_config, seat, monkeypatch, mode, ended):
     text, _server = probe(serve_config, seat, monkeypatch, right_answers(), mode)
     assert f"a stated preference is a LONG note naming it: {ended}" in text
-    assert "verdict: answers are cut off: persist_decision needs more tokens" in text
+    assert "verdict: answers run past the token budget: this model cannot back persist_decision" in text
 
 
 def test_probe_of_an_unknown_role_or_purpose_is_a_clear_error(seat):
