@@ -81,9 +81,9 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...) with pgvector")
 # Persistent connections: a request (or an enqueue) does not open a backend each time.
 # CREWLET_DB_CONN_MAX_AGE=0 makes it one connection a request. They are not pinged before reuse
-# (CREWLET_DB_HEALTH_CHECKS=1 does): the ping is a round trip per request and per enqueue, a fifth
-# of POST /turns' rate (bench/intake.py). Unpinged, a connection the server dropped (a restart)
-# answers one request 503 with Retry-After and is then replaced.
+# (CREWLET_DB_HEALTH_CHECKS=1 does): the ping is a round trip on every request and every enqueue.
+# Unpinged, a connection the server dropped (a restart) answers one request 503 with Retry-After
+# and is then replaced.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = os.environ.get("CREWLET_DB_HEALTH_CHECKS", "0") == "1"
 # An approximate vector index (core.vectors.ensure_index) keeps scanning until the seat's rows fill the
