@@ -79,13 +79,11 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     from django.core.exceptions import ImproperlyConfigured
 
     raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...) with pgvector")
-# Persistent connections: a request (or an enqueue) does not open a backend each time.
-# CREWLET_DB_CONN_MAX_AGE=0 makes it one connection a request. They are not pinged before reuse
-# (CREWLET_DB_HEALTH_CHECKS=1 does): the ping is a round trip on every request and every enqueue.
-# Unpinged, a connection the server dropped (a restart) answers one request 503 with Retry-After
-# and is then replaced.
+# Persistent connections, pinged before reuse: a request (or an enqueue) does not open a backend
+# each time, and one the server dropped (a restart) is replaced before a request uses it.
+# CREWLET_DB_CONN_MAX_AGE=0 makes it one connection a request.
 DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("CREWLET_DB_CONN_MAX_AGE", "60"))
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = os.environ.get("CREWLET_DB_HEALTH_CHECKS", "0") == "1"
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 # An approximate vector index (core.vectors.ensure_index) keeps scanning until the seat's rows fill the
 # LIMIT rather than stopping at ef_search candidates (pgvector >= 0.8; older servers ignore it).
 DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c hnsw.iterative_scan=relaxed_order"
