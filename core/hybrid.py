@@ -92,7 +92,7 @@ def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[s
     """The CTEs of the BM25 ranking, ending in ``bm25`` ``(id, r)``: the scope's size, the rows matching
     any word (their average length stands for the scope's: the counts stay an index read), each word's
     rows among them, and the sum of the matched words' weights."""
-    # ``asked`` is MATERIALIZED: inlined into ``hits``, each word was parsed again for every row it met
+    # ``asked`` is MATERIALIZED: inlined into ``hits``, it would parse each word again for every row it meets
     ctes = [
         f"stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n FROM {corpus.table} t WHERE ({scope}))",
         "asked AS MATERIALIZED (SELECT w, to_tsquery('english', w) AS q FROM unnest(%s::text[]) w"
