@@ -194,6 +194,53 @@ def report(turns, statuses, prefetch_ms, took, Event, DiaryEntry, CounterpartyPr
               f"decisions {profile.past_decisions}; sensitivities {profile.sensitivities}; topics {profile.topics}")
     for skill in skills:
         print(f"  skill {skill.name}: {skill.description}")
+    failures = held_against_checks(notes, profiles, skills)
+    print(f"\nstored memories an answer check rejects: {len(failures)} of {len(notes) + len(profiles) + len(skills)}")
+    for line in failures:
+        print(f"  {line}")
+
+
+def held_against_checks(notes, profiles, skills) -> list[str]:
+    """What was stored, held against the checks that need no turn: the prompts' template text, a text
+    that says nothing, a note stored twice for one seat, a skill named for a seat."""
+    from core import answers, purposes
+    from crewlet.models import Seat
+
+    blanks: set[str] = set()
+    for purpose in purposes.all_purposes().values():
+        try:
+            blanks |= answers.template_blanks(purpose.render(purpose.read_inputs({})))
+        except purposes.InvalidInputs:  # a purpose whose prompt needs inputs writes no memory
+            continue
+    blanks.discard("")
+    frozen = frozenset(blanks)
+    failures: list[str] = []
+
+    def held(what: str, text: str) -> None:
+        blank = answers.blank_in(text, frozen)
+        if blank or not text.strip() or purposes.says_nothing(text):
+            failures.append(f"{what}: {text!r} ({'template text ' + repr(blank) if blank else 'says nothing'})")
+
+    seen: set[tuple[int, str]] = set()
+    for entry in notes:
+        held(f"note {entry.pk}", entry.content)
+        key = (entry.seat_id, answers.normalised(entry.content))
+        if key in seen:
+            failures.append(f"note {entry.pk}: {entry.content!r} (stored twice for its seat)")
+        seen.add(key)
+    for profile in profiles:
+        value = {"style": profile.communication_style, "decisions": profile.past_decisions,
+                 "sensitivities": profile.sensitivities, "topics": profile.topics}
+        for where, text in answers.string_leaves(value):
+            if text:
+                held(f"profile {profile.subject_handle} {where}", text)
+    handles = {answers.normalised(h) for h in Seat.objects.values_list("handle", flat=True)}
+    for skill in skills:
+        held(f"skill {skill.pk} name", skill.name)
+        held(f"skill {skill.pk} description", skill.description)
+        if answers.normalised(skill.name) in handles:
+            failures.append(f"skill {skill.pk}: named {skill.name!r}, a seat's handle")
+    return failures
 
 
 def _reason(row: dict) -> str:
