@@ -12,11 +12,10 @@ class Event(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        db_table = "learning_event"  # the table predates the move into core
         indexes = [
-            models.Index(fields=["name", "created_at"], name="learning_ev_name_11fb59_idx"),
-            models.Index(fields=["seat", "name", "created_at"], name="learning_ev_seat_id_3d5eef_idx"),
-            models.Index(fields=["turn_id"], name="learning_ev_turn_id_2bdfb2_idx"),
+            models.Index(fields=["name", "created_at"], name="event_name_created_idx"),
+            models.Index(fields=["seat", "name", "created_at"], name="event_seat_name_created_idx"),
+            models.Index(fields=["turn_id"], name="event_turn_idx"),
         ]
         ordering = ["-created_at", "-id"]
 
@@ -59,5 +58,4 @@ class BudgetCounter(models.Model):
     tokens = models.BigIntegerField(default=0)
 
     class Meta:
-        db_table = "crewlet_budgetcounter"  # the table predates the move into core
         unique_together = [("scope", "scope_id", "window_start")]

@@ -23,7 +23,6 @@ class Migration(migrations.Migration):
                 ('tokens', models.BigIntegerField(default=0)),
             ],
             options={
-                'db_table': 'crewlet_budgetcounter',
                 'unique_together': {('scope', 'scope_id', 'window_start')},
             },
         ),
@@ -39,9 +38,8 @@ class Migration(migrations.Migration):
                 ('seat', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='crewlet.seat')),
             ],
             options={
-                'db_table': 'learning_event',
                 'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['name', 'created_at'], name='learning_ev_name_11fb59_idx'), models.Index(fields=['seat', 'name', 'created_at'], name='learning_ev_seat_id_3d5eef_idx'), models.Index(fields=['turn_id'], name='learning_ev_turn_id_2bdfb2_idx')],
+                'indexes': [models.Index(fields=['name', 'created_at'], name='event_name_created_idx'), models.Index(fields=['seat', 'name', 'created_at'], name='event_seat_name_created_idx'), models.Index(fields=['turn_id'], name='event_turn_idx')],
             },
         ),
         migrations.CreateModel(

@@ -310,7 +310,7 @@ def test_a_refusal_is_sent_to_no_other_model(seat, builds):
 def test_a_failed_charge_or_spend_write_does_not_fail_the_call(scripted_seat):
     ScriptedProvider.queue(ECHO.name, "teal")
 
-    with unreadable("budgetcounter"), unreadable("learning_event"):
+    with unreadable("budgetcounter"), unreadable("core_event"):
         result = ask(scripted_seat)
 
     assert result.value == "teal"

@@ -29,7 +29,7 @@ def test_a_windows_first_charge_creates_both_counters_in_one_write(seat):
 
     assert _spent(seat) == (7, 7)
     assert BudgetCounter.objects.count() == 2
-    assert len(queries.captured_queries) == 1 and "crewlet_budgetcounter" in _writes(queries)[0]
+    assert len(queries.captured_queries) == 1 and "core_budgetcounter" in _writes(queries)[0]
 
 
 def test_a_later_charge_adds_to_both_counters_in_one_write(seat):
@@ -40,7 +40,7 @@ def test_a_later_charge_adds_to_both_counters_in_one_write(seat):
     assert _spent(seat) == (12, 12)
     assert BudgetCounter.objects.count() == 2
     writes = _writes(queries)
-    assert len(writes) == 1 and "crewlet_budgetcounter" in writes[0]
+    assert len(writes) == 1 and "core_budgetcounter" in writes[0]
 
 
 def test_a_new_seat_gets_its_counter_while_the_companys_is_charged(seat, other_seat):

@@ -72,7 +72,7 @@ def test_a_rich_turn_start_commits_its_prefix_and_all_its_other_writes_at_once(r
     # the catalogue is read once, the stamp is one UPDATE, the events are one INSERT
     assert sum(1 for s in sql if s.startswith("SELECT") and "synthesized_skills" in s.split(" WHERE ")[0]) == 1
     assert sum(1 for s in sql if s.startswith("UPDATE") and "synthesized_skills" in s) == 1
-    event_inserts = [s for s in sql if s.startswith("INSERT") and "learning_event" in s]
+    event_inserts = [s for s in sql if s.startswith("INSERT") and "core_event" in s]
     assert len(event_inserts) <= 1 + names.count("auxiliary_spend")  # the spend's own insert is the charge's
 
 
@@ -97,10 +97,10 @@ def test_a_rich_turn_start_makes_one_charge_for_all_its_calls(rich_seat, run, co
     writes = [s.split(" SET ")[0].split(" (")[0] for s in sql if s.startswith(WRITES)]
     assert sorted(writes) == sorted([
         'INSERT INTO "learning_prefetchsnapshot"',
-        'INSERT INTO "crewlet_budgetcounter"',  # the seat's and the company's counters: one charge, one statement
+        'INSERT INTO "core_budgetcounter"',  # the seat's and the company's counters: one charge, one statement
         'UPDATE "synthesized_skills"',
         'UPDATE "agent_diary"',
-        'INSERT INTO "learning_event"',  # the spend's events with the others
+        'INSERT INTO "core_event"',  # the spend's events with the others
     ])
     assert len([s for s in sql if "SAVEPOINT" not in s.upper()]) <= 20  # the reads (about a dozen), these five writes
     calls = Event.objects.filter(turn_id="turn-1", name="auxiliary_spend")
@@ -136,8 +136,8 @@ def test_events_that_cannot_be_written_cost_neither_the_prefix_nor_the_stamps(ri
     connection = connections["default"]
 
     def events_unwritable(execute, sql, params, many, context):
-        if sql.startswith('INSERT INTO "learning_event"'):
-            raise DatabaseError("learning_event is locked")
+        if sql.startswith('INSERT INTO "core_event"'):
+            raise DatabaseError("core_event is locked")
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(events_unwritable):

@@ -58,10 +58,10 @@ def test_an_engaged_pass_commits_once_with_one_event_insert_and_one_charge(seat,
     # one commit holds every write of the pass (the seat's lock is an advisory lock: no write)
     assert len(seen["committed"]) == 1
     assert not seen["outside"]
-    assert len(statements_on(seen, "learning_event", "INSERT")) == 1
+    assert len(statements_on(seen, "core_event", "INSERT")) == 1
     # one charge: the seat's counter and the company's, one statement (an upsert)
-    assert len(statements_on(seen, "crewlet_budgetcounter", "INSERT")) == 1
-    assert not statements_on(seen, "crewlet_budgetcounter", "UPDATE")
+    assert len(statements_on(seen, "core_budgetcounter", "INSERT")) == 1
+    assert not statements_on(seen, "core_budgetcounter", "UPDATE")
     # no repeated reads: the counterparty's profile once, the episode to replace once, the turn's row
     # once before the lock and once under it (with the drain's queue and the seat's rows)
     assert len(statements_on(seen, "counterparty_profiles", "SELECT")) == 1
