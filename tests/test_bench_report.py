@@ -1,0 +1,34 @@
+"""`make bench`'s page: one table of headline figures above the outputs they are read from."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _report():
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "bench" / "report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_puts_each_figure_beside_its_floor_and_leaves_out_benches_not_run(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "intake.txt").write_text(
+        "$ python bench/intake.py\n"
+        "   POST /turns accepted (202)                242.5 /s    5.42 ms   0.45 ms   1.58 ms\n"
+        "   floor: POST answered 401, no token       1758.7 /s    0.81 ms   0.21 ms   0.00 ms\n")
+    (runs / "vector_index.txt").write_text(
+        "$ python bench/vector_index.py\n"
+        "query_episodes ranking (limit 10)          17.9     22.4      359.8    444.0   p50 <= 50 ms: met\n"
+        "turn start recall (limit 3)                15.8     24.1      344.1    435.9   p50 <= 50 ms: met\n")
+    page = tmp_path / "benchmarks.md"
+    assert _report().main([str(runs), str(page)]) == 0
+    text = page.read_text()
+    table = text.split("\n## ")[0]
+    assert "| `POST /turns` accepted under gunicorn | 242.5 /s | 401 before any query: 1758.7 /s | ≥ 300 /s |" in table
+    assert "| 17.9 / 15.8 ms | exact scan 359.8 / 344.1 ms | ≤ 50 ms |" in table
+    assert "rich turn start" not in table  # prefetch_latency was not run
+    assert "## `python bench/intake.py`" in text and "359.8" in text.split("## `python bench/vector_index.py`")[1]
