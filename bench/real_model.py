@@ -210,7 +210,7 @@ def held_against_checks(notes, profiles, skills) -> list[str]:
     for purpose in purposes.all_purposes().values():
         try:
             blanks |= answers.template_blanks(purpose.render(purpose.read_inputs({})))
-        except purposes.InvalidInputs:  # a purpose whose prompt needs inputs writes no memory
+        except purposes.InvalidInputs:  # rendered only with inputs; the persist, profile and skill prompts need none
             continue
     blanks.discard("")
     frozen = frozenset(blanks)

@@ -107,7 +107,7 @@ def summary(outputs: dict[str, list[str]]) -> list[str]:
             base = base_shown.format(*floor.groups()) if floor else ""
         elif base_shown:  # read off today's own match
             base = base_shown.format(*found.groups())
-        first = outputs[bench][0] if outputs[bench] else ""
+        first = outputs[bench][0]
         command = first.removeprefix("$ ").split("  #")[0] if first.startswith("$ ") else f"python bench/{bench}.py"
         rows.append(f"| {figure} | {shown.format(*found.groups())} | {base} | {target} | `{command}` |")
     if not rows:
