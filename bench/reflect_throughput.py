@@ -4,7 +4,9 @@ Usage: python bench/reflect_throughput.py [--turns N] [--threads T]
 
 The bench runs in a child process on a throwaway embedded PostgreSQL: migrate, three seats, N stored turns of a realistic mix (stated preferences, dated
 situations, a repeated five-tool procedure, skipped turns), then every turn reflected through
-``learning.reflection.tasks.reflect_turn`` sequentially and again from T threads. Embeddings use the hashing
+``learning.reflection.tasks.reflect_turn`` sequentially, again from T threads of one process, and again from
+2 processes taking the turns' tasks from one queue in order, as the queue's 2 worker processes do (threads
+share one interpreter; the queue's workers do not). Embeddings use the hashing
 embedder so the figure is the loop's own cost, not a model's. The CPU a turn costs (this process's,
 and its database backend's, read from /proc) is printed beside both: on a shared machine it moves
 far less than the wall time. Prints figures; asserts nothing.
@@ -177,6 +179,67 @@ def _write_floor(plans, models, *, deferred: bool = False) -> float:
     return time.perf_counter() - started
 
 
+PROCESSES = 2  # the queue's default workers (Q_CLUSTER in crewlet/settings.py)
+
+
+def _use_offline_config() -> None:
+    """The bench's providers: the offline model and the hashing embedder (the loop's own cost, not a model's)."""
+    from crewlet import config
+    from crewlet.config import schema
+
+    config.use(schema.Config(providers=schema.Providers(
+        llm={"offline": schema.ProviderSpec(kind="offline")},
+        embeddings=schema.EmbeddingSpec(kind="hashing", model="hashing-256", dimensions=256),
+    )))
+
+
+def _take(tasks, ready, done) -> None:
+    """One worker process (started fresh, as the queue's are): reflect the turn of each task it takes
+    until the queue says stop."""
+    import django
+
+    django.setup()
+    import logging
+
+    logging.getLogger("learning.reflection").setLevel(logging.WARNING)
+    from django.db import connection, connections
+
+    from learning.reflection.tasks import reflect_turn
+
+    _use_offline_config()
+    connection.ensure_connection()
+    ready.put(True)
+    try:
+        while (turn_id := tasks.get()) is not None:
+            reflect_turn(turn_id)
+    finally:
+        connections.close_all()
+        done.put(time.perf_counter())
+
+
+def _processes(ids: list[int]) -> float:
+    """Turns a second reflected by ``PROCESSES`` processes sharing one queue of tasks, in order; timed from
+    when every process is ready to when the last one is done."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    tasks, ready, done = ctx.Queue(), ctx.Queue(), ctx.Queue()
+    workers = [ctx.Process(target=_take, args=(tasks, ready, done)) for _ in range(PROCESSES)]
+    for w in workers:
+        w.start()
+    for _ in workers:
+        ready.get()
+    started = time.perf_counter()
+    for turn_id in ids:
+        tasks.put(turn_id)
+    for _ in range(PROCESSES):
+        tasks.put(None)
+    finished = max(done.get() for _ in workers)
+    for w in workers:
+        w.join()
+    return len(ids) / (finished - started)
+
+
 def child(turns: int, threads: int) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "crewlet.settings")
     import django
@@ -188,18 +251,13 @@ def child(turns: int, threads: int) -> None:
     from django.core.management import call_command
     from django.db import connection, connections
 
-    from crewlet import config
-    from crewlet.config import schema
     from crewlet.models import Company, Role, Seat, Unit
     from learning.models import Turn
     from learning.reflection.ring import RING
     from learning.reflection.tasks import reflect_turn
 
     call_command("migrate", verbosity=0)
-    config.use(schema.Config(providers=schema.Providers(
-        llm={"offline": schema.ProviderSpec(kind="offline")},
-        embeddings=schema.EmbeddingSpec(kind="hashing", model="hashing-256", dimensions=256),
-    )))
+    _use_offline_config()
     company = Company.objects.create(name="Bench")
     role = Role.objects.create(company=company, name="swe", llm=["offline"], llm_auxiliary=["offline"])
     unit = Unit.objects.create(company=company, key="eng", name="Eng")
@@ -277,6 +335,11 @@ def child(turns: int, threads: int) -> None:
         t.join()
     parallel = time.perf_counter() - started
 
+    # as the queue runs it: PROCESSES worker processes taking the turns' tasks in order from one queue
+    ids = store("proc")
+    connections.close_all()  # each process opens its own
+    processes_rate = _processes(ids)
+
     # peak memory: its own run, tracemalloc on (it slows a loop about threefold: never the timed one)
     mem = store("mem", min(turns, 100))
     tracemalloc.start()
@@ -295,6 +358,8 @@ def child(turns: int, threads: int) -> None:
     print(f"  floor with the drain's deferred flush (one durable commit every 20 turns): {turns / floor_deferred:7.1f} turns/s"
           f" ({floor_deferred * 1000 / turns:.1f} ms) -> {sequential / floor_deferred:.1f}x")
     print(f"  {threads} threads:  {turns / parallel:7.1f} turns/s (3 seats, passes for one seat serialised)")
+    print(f"  {PROCESSES} processes: {processes_rate:7.1f} turns/s (each task from one queue, in order, as the"
+          f" queue's {PROCESSES} workers take them; 3 seats, passes for one seat serialised)")
     print(f"  per turn: {counts['statements'] / n_counted:.1f} statements, {counts['transactions'] / n_counted:.2f} transactions"
           f" (over {n_counted} turns)")
     if os.environ.get("CREWLET_BENCH_SQL") == "1":

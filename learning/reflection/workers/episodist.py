@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 
 from core import events
 from core.providers.embeddings import embed_many, get_embedder
@@ -102,18 +103,17 @@ def _existing(ctx, fields: dict) -> int | None:
     One statement, a UNION of two lookups each on its own index (the run id's unique one, the work
     key's): an OR of the two would scan every episode of the seat."""
     run_id, work_key = fields["run_id"], fields["work_key"]
-    raw = Episode.objects.filter(seat=ctx.seat, kind=Episode.RAW)
-    lookups = []
-    if run_id:
-        lookups.append(raw.filter(run_id=run_id).values_list("id", "run_id"))
-    if work_key:
-        lookups.append(raw.filter(work_key=work_key).values_list("id", "run_id"))
-    if not lookups:
+    if not run_id and not work_key:
         return None
-    rows = sorted(lookups[0].union(*lookups[1:], all=True))
-    mine = [pk for pk, row_run_id in rows if run_id and row_run_id == run_id]
-    found = mine or [pk for pk, _ in rows]
-    return found[0] if found else None
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, true AS mine FROM episodes WHERE seat_id = %s AND kind = %s AND run_id = %s AND %s"
+            " UNION ALL SELECT id, false FROM episodes WHERE seat_id = %s AND kind = %s AND work_key = %s AND %s"
+            " ORDER BY mine DESC, id LIMIT 1",
+            [ctx.seat.pk, Episode.RAW, run_id, bool(run_id), ctx.seat.pk, Episode.RAW, work_key, bool(work_key)],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple[Episode, bool]:

@@ -4,6 +4,7 @@ turn's mark); the task drains the seat's waiting turns, earlier ones included, u
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from unittest import mock
 
@@ -48,7 +49,8 @@ def counted():
 
 def statements_on(seen: dict, table: str, verb: str) -> list[str]:
     """The statements of one verb naming ``table`` first (a UNION's parenthesised arms included)."""
-    return [s for s in seen["sql"] if s.lstrip("( ").upper().startswith(verb) and f'"{table}"' in s[:80]]
+    named = re.compile(rf'(?<![\w"])"?{table}"?(?![\w"])')
+    return [s for s in seen["sql"] if s.lstrip("( ").upper().startswith(verb) and named.search(s[:80])]
 
 
 def test_an_engaged_pass_commits_once_with_one_event_insert_and_one_charge(seat, make_turn):
