@@ -12,7 +12,8 @@ start's bookkeeping are committed before it).
 Each figure is printed beside the floor measured in the same run, turn by turn (before the rich turn
 start on every other turn, after it on the rest: ``measure``): the ask's embed
 plus four raw SELECTs on the driver's own connection (the seat's top-50 notes and top-3 episodes
-by cosine distance, its 50 most recent notes, its skill catalogue). Run with the hashing embedder
+by cosine distance, its 50 most recent notes, its skill catalogue); the ask's embed is also timed alone,
+the part of the floor no query can save. Run with the hashing embedder
 and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its vectors, computed
 once and cached under var/bench/). One rich turn start, outside the timed ones, is counted:
 its statements and its commits. Twenty more rich turn starts, timed apart, show where one goes: the
@@ -249,6 +250,19 @@ def breakdown(seats, turns: int) -> dict:
     return {k: statistics.median(v) for k, v in parts.items()}
 
 
+def embed_alone(turns: int) -> float:
+    """The median time of the rich asks' embeds alone (``embed_one``, as the turn start sends it)."""
+    from core.providers.embeddings import embed_one
+
+    spent = []
+    for i in range(turns):
+        ask = request_for(3000 + i, "rich").ask
+        started = time.perf_counter()
+        embed_one(ask, budget=None)
+        spent.append((time.perf_counter() - started) * 1000)
+    return statistics.median(spent)
+
+
 def _server_cpu() -> dict[int, float]:
     """Seconds of CPU each of PostgreSQL's client backends has spent (the request's connection, kept open
     by ``CONN_MAX_AGE``), not its background processes (the WAL writer, autovacuum's
@@ -359,6 +373,7 @@ def child(turns: int, embedder: str) -> None:
         ratio = f"   {statistics.median(values) / floor:.1f}x the floor" if kind != "floor" else ""
         print(f"   {label:<30} p50 {statistics.median(values):7.1f} ms   p95 {q[18]:7.1f} ms   (n={len(values)}){ratio}",
               flush=True)
+    print(f"   the ask's embed alone        p50 {embed_alone(20):7.1f} ms   (the floor's first part)", flush=True)
     print(f"   one rich turn start: {times['rich_statements'][0]} statements, {times['rich_commits'][0]} commit(s)"
           " (the floor: 4 statements, no commit)", flush=True)
     parts = breakdown(seats, 20)

@@ -234,7 +234,7 @@ def _processes(ids: list[int]) -> float:
         tasks.put(turn_id)
     for _ in range(PROCESSES):
         tasks.put(None)
-    finished = max(done.get() for _ in workers)
+    finished = max(done.get(timeout=600) for _ in workers)  # a worker that died raises queue.Empty here
     for w in workers:
         w.join()
     return len(ids) / (finished - started)

@@ -57,7 +57,8 @@ N = r"([\d.,]+)"
 ROWS = [
     ("prefetch_latency", "rich turn start p50 / p95", "≤ 25 / 60 ms",
      rf"rich trigger\s+p50\s+{N} ms\s+p95\s+{N} ms", "{} / {} ms",
-     rf"floor \(embed \+ 4 raw SELECTs\)\s+p50\s+{N} ms", "embed + 4 raw SELECTs: {} ms"),
+     rf"floor \(embed \+ 4 raw SELECTs\)\s+p50\s+{N} ms(?s:.*)embed alone\s+p50\s+{N} ms",
+     "embed + 4 raw SELECTs: {} ms (the embed alone: {} ms)"),
     ("intake", "`POST /turns` accepted under gunicorn", "≥ 300 /s",
      rf"POST /turns accepted \(202\)\s+{N} /s", "{} /s", rf"answered 401, no token\s+{N} /s", "401 before any query: {} /s"),
     ("reflect_throughput", "reflection, sequential / 4 threads / 2 processes", "≥ 100 turns/s",
