@@ -28,7 +28,7 @@ from learning.models import Turn
 from learning.reflection import registry
 from learning.reflection.ring import RING
 from learning.reflection.turn_context import TurnContext
-from learning.reflection.worker import Prepared, Worker
+from learning.reflection.worker import Prepared, Result, Worker
 from learning.reflection.workers import episodist, skill_reflector
 
 log = logging.getLogger("learning.reflection")
@@ -119,11 +119,13 @@ def _prepare_worker(worker: Worker, ctx: TurnContext) -> FirstHalf:
 
 def _apply_worker(name: str, prepared: FirstHalf, ctx: TurnContext) -> WorkerOutcome:
     """The second half, inside the pass's transaction: the worker's writes, in their own savepoint."""
-    if isinstance(prepared, (WorkerRan, WorkerSkipped, WorkerFailed)):
+    if isinstance(prepared, (WorkerSkipped, WorkerFailed)):
         return prepared
+    if isinstance(prepared, Result):  # nothing to write
+        return WorkerRan(result=prepared.recorded())
     try:
         with transaction.atomic(), events.batched():  # a failed write takes its own events with it
-            return WorkerRan(result=prepared() or {})
+            return WorkerRan(result=prepared().recorded())
     except Exception as exc:
         log.exception("reflection worker %s failed writing turn %s", name, ctx.run_id)
         return WorkerFailed(error=f"{type(exc).__name__}: {exc}")

@@ -22,7 +22,7 @@ from learning.events import EpisodeWritten
 from learning.memory import episodes
 from learning.models import Episode
 from learning.reflection.turn_context import TurnContext
-from learning.reflection.worker import Prepared
+from learning.reflection.worker import Prepared, Result
 
 log = logging.getLogger("learning.reflection.workers.episodist")
 
@@ -135,6 +135,14 @@ def _file(ctx, fields: dict, vector, pieces: list, piece_vectors: list) -> tuple
     return episode, existing is not None
 
 
+class Filed(Result):
+    """The episode the turn was filed as: new, or the one it replaced; whether it has a vector yet."""
+
+    episode_id: int
+    replaced: bool
+    embedded: bool
+
+
 class Episodist:
     """The Episodist: every engaged turn filed as an episode."""
 
@@ -152,7 +160,7 @@ class Episodist:
         text = episodes.embed_text(label=fields["task_summary"], ask=fields["ask"], what_it_did=fields["plan_summary"])
         vector, pieces, piece_vectors = _embed(text, fields)
 
-        def write() -> dict:
+        def write() -> Filed:
             episode, existing = _file(ctx, fields, vector, pieces, piece_vectors)
             events.publish(
                 EpisodeWritten(
@@ -161,6 +169,6 @@ class Episodist:
                 ),
                 seat=ctx.seat, turn_id=ctx.run_id,
             )
-            return {"episode_id": episode.pk, "replaced": existing, "embedded": episode.embedding is not None}
+            return Filed(episode_id=episode.pk, replaced=existing, embedded=episode.embedding is not None)
 
         return write

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from datetime import datetime
 
 from core import auxiliary, events
 from crewlet.config.schema import Learning
@@ -24,7 +25,7 @@ from learning.models import DiaryEntry
 from learning.purposes import persist_decision
 from learning.purposes.describe import turn_inputs
 from learning.reflection.turn_context import TurnContext
-from learning.reflection.worker import Prepared
+from learning.reflection.worker import Answered, Prepared
 from learning.reflection.workers import skill_reflector
 
 log = logging.getLogger("learning.reflection.workers.persist_decider")
@@ -104,6 +105,19 @@ def store(ctx, answer: dict, *, entry=None, duplicate_of: int | None = None) -> 
     return outcome
 
 
+class Decided(Answered):
+    """The decision and what became of it (``store``): the note written, or why none was."""
+
+    classification: str
+    reason: str = ""
+    entry_id: int | None = None
+    ttl_until: datetime | None = None
+    skipped: str | None = None  # "duplicate", or the limit a note went past
+    size: int | None = None
+    duplicate_of: int | None = None
+    recommendation: str | None = None  # a DOC answer's text, logged for the team
+
+
 class PersistDecider:
     """The PersistDecider: what of the turn goes into the diary."""
 
@@ -136,10 +150,10 @@ class PersistDecider:
             duplicate = dedup.duplicate_of(entry, similarity=similarity, now=ctx.now)
         answered = (ctx.notes.get("answered_by") or {}).get(persist_decision.NAME) or {}
 
-        def write() -> dict:
+        def write() -> Decided:
             if reflect:
                 skill_reflector.apply_pending(ctx)
             # a copy: a retried write inserts afresh
-            return {**store(ctx, answer, entry=copy.copy(entry), duplicate_of=duplicate), **answered}
+            return Decided(**store(ctx, answer, entry=copy.copy(entry), duplicate_of=duplicate), **answered)
 
         return write

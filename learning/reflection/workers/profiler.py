@@ -25,7 +25,7 @@ from learning.events import CounterpartyProfileUpdated
 from learning.models import CounterpartyProfile
 from learning.purposes import profile_update
 from learning.reflection.turn_context import TurnContext
-from learning.reflection.worker import Prepared
+from learning.reflection.worker import Answered, Prepared
 
 log = logging.getLogger("learning.reflection")
 
@@ -143,6 +143,14 @@ def _announce(ctx, profile: CounterpartyProfile) -> None:
     )
 
 
+class Observed(Answered):
+    """The senders whose profiles changed, those whose did not, and those whose write failed."""
+
+    subjects: list[str]
+    unchanged: list[str] = []
+    failed: dict[str, str] = {}
+
+
 class Profiler:
     """The Profiler: one observation per human sender of the turn."""
 
@@ -178,7 +186,7 @@ class Profiler:
 
         answered = (ctx.notes.get("answered_by") or {}).get(profile_update.NAME) or {}
 
-        def write_all() -> dict:
+        def write_all() -> Observed:
             updated, unchanged = [], []
 
             def write_one(subject, sender, answer, existing) -> None:
@@ -201,7 +209,7 @@ class Profiler:
                     failed[subject] = f"{type(exc).__name__}: {exc}"
             if failed and not updated and not unchanged:
                 raise RuntimeError("; ".join(f"{subject}: {error}" for subject, error in failed.items()))
-            return {"subjects": updated, **({"unchanged": unchanged} if unchanged else {}),
-                    **({"failed": failed} if failed else {}), **answered}
+            return Observed(subjects=updated, **({"unchanged": unchanged} if unchanged else {}),
+                            **({"failed": failed} if failed else {}), **answered)
 
         return write_all

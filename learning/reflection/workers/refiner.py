@@ -13,12 +13,12 @@ import logging
 from core import auxiliary, events
 from crewlet.config.schema import Learning
 from learning import limits, skill_body
-from learning.events import SkillRefined, WorkerRan
+from learning.events import SkillRefined
 from learning.memory import skills
 from learning.purposes import skill_refinement
 from learning.purposes.describe import turn_inputs
 from learning.reflection.turn_context import TurnContext
-from learning.reflection.worker import Prepared
+from learning.reflection.worker import Prepared, Result
 
 log = logging.getLogger("learning.reflection.workers.refiner")
 
@@ -28,6 +28,17 @@ def live_offered(ctx):
     if "refiner_live" not in ctx.notes:
         ctx.notes["refiner_live"] = list(skills.catalogue(ctx.seat).filter(id__in=ctx.skills_offered).order_by("name"))
     return ctx.notes["refiner_live"]
+
+
+class Refined(Result):
+    """The skill revised with the turn's bullet, or why none was."""
+
+    refined: bool
+    why: str | None = None
+    named: str | None = None  # a skill the bullet named that the turn was not offered
+    skill_id: int | None = None
+    name: str | None = None
+    version: int | None = None
 
 
 class Refiner:
@@ -67,14 +78,14 @@ class Refiner:
         ])
         answer = ctx.consult(skill_refinement.NAME, inputs)
         if answer["noop"]:
-            return WorkerRan(result={"refined": False, "why": "noop"})
+            return Refined(refined=False, why="noop")
         skill = live.get(answer["skill"])
         if skill is None:
             log.info("refiner dropped a bullet for %r: not a skill offered to %s", answer["skill"], ctx.seat.handle)
-            return WorkerRan(result={"refined": False, "why": "unknown_skill", "named": answer["skill"]})
+            return Refined(refined=False, why="unknown_skill", named=answer["skill"])
         line = skill_body.bullet(outcome=ctx.outcome, observation=answer["observation"])
 
-        def write() -> dict:
+        def write() -> Refined:
             try:
                 revised = skills.revise(
                     skill=skill, body=skill_body.append_practice(skill.body, line), reason=f"refiner: turn {ctx.run_id}",
@@ -82,12 +93,12 @@ class Refiner:
                 )
             except limits.LimitExceeded as exc:
                 log.warning("refiner skipped %r for %s: %s", skill.name, ctx.seat.handle, exc)
-                return {"refined": False, "why": exc.limit_name}
+                return Refined(refined=False, why=exc.limit_name)
             events.publish(
                 SkillRefined(skill_id=revised.pk, name=revised.name, version=revised.version, bullet=line,
                              outcome=ctx.outcome),
                 seat=ctx.seat, turn_id=ctx.run_id,
             )
-            return {"refined": True, "skill_id": revised.pk, "name": revised.name, "version": revised.version}
+            return Refined(refined=True, skill_id=revised.pk, name=revised.name, version=revised.version)
 
         return write

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import Any
 
 from core import events
 from crewlet.errors import Conflict
@@ -23,12 +24,21 @@ from learning.events import SkillReflectionApplied, WorkerOutcome, WorkerRan, Wo
 from learning.memory import skill_actions, skills
 from learning.models import ConversationState, SynthesizedSkill
 from learning.purposes import persist_decision
+from learning.reflection.worker import Result
 
 log = logging.getLogger("learning.reflection.workers.skill_reflector")
 
 NAME = "skill_reflection"
 MAX_ROUNDS = 3  # a read asks again with the body; a pass never loops past this
 WRITE_ACTIONS = ("patch", "add_reference", "create", "archive")
+
+
+class Reflected(Result):
+    """The reflecting pass's rounds, the skills it read, and each action applied or refused (and why)."""
+
+    rounds: int
+    read: list[str]
+    actions: list[dict[str, Any]]
 
 
 def _knobs(ctx):
@@ -139,7 +149,7 @@ def apply_pending(ctx) -> None:
     rounds, read, refused_reads, writes = ctx.notes["skill_reflection_pending"]  # kept: a retried write half reapplies
     applied = refused_reads + [apply_action(ctx, a, read=read) for a in writes]
     _consume(ctx)
-    ctx.notes[NAME] = WorkerRan(result={"rounds": rounds, "read": sorted(read), "actions": applied})
+    ctx.notes[NAME] = WorkerRan(result=Reflected(rounds=rounds, read=sorted(read), actions=applied).recorded())
 
 
 def _consume(ctx) -> None:

@@ -23,7 +23,7 @@ from learning.models import Episode
 from learning.purposes import skill_draft
 from learning.purposes.describe import turn_inputs
 from learning.reflection.turn_context import TurnContext
-from learning.reflection.worker import Prepared
+from learning.reflection.worker import Prepared, Result
 
 log = logging.getLogger("learning.reflection.workers.synthesizer")
 
@@ -91,6 +91,16 @@ def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_
     return skill, "drafted"
 
 
+class Drafted(Result):
+    """The skill drafted from the turn, or why none was stored."""
+
+    drafted: bool
+    why: str | None = None
+    reason: str | None = None
+    skill_id: int | None = None
+    name: str | None = None
+
+
 class Synthesizer:
     """The Synthesizer: a new skill drafted from a turn's steps."""
 
@@ -128,18 +138,18 @@ class Synthesizer:
                                     existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
         draft = ctx.consult(skill_draft.NAME, inputs)
 
-        def write() -> dict:
+        def write() -> Drafted:
             skill, why = write_draft(
                 seat=ctx.seat, draft=draft, tool_sequence=procedures.procedure(ctx.tool_sequence), trigger="inline",
                 origin_turn_id=ctx.run_id,
                 now=ctx.now,
             )
             if skill is None:
-                return {"drafted": False, "why": why, "reason": draft.get("reason", "")}
+                return Drafted(drafted=False, why=why, reason=draft.get("reason", ""))
             events.publish(
                 SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
                 seat=ctx.seat, turn_id=ctx.run_id,
             )
-            return {"drafted": True, "skill_id": skill.pk, "name": skill.name}
+            return Drafted(drafted=True, skill_id=skill.pk, name=skill.name)
 
         return write

@@ -105,3 +105,16 @@ def test_compacted_rows_are_never_touched_or_embedded(seat, make_turn):
 def test_unsettled_turns_are_episodes_too(seat, make_turn):
     reflect_turn(make_turn(review_outcome="self_iterate").pk)
     assert Episode.objects.get().review_outcome == "self_iterate"
+
+
+def test_the_pass_record_carries_each_workers_own_result_fields(seat, make_turn):
+    from learning.events import ReflectionCompleted
+
+    turn = make_turn()
+    reflect_turn(turn.pk)
+    workers = events.latest(ReflectionCompleted, seat=seat).event.workers
+    episode = Episode.objects.get()
+    assert workers["episodist"].result == {"episode_id": episode.pk, "replaced": False, "embedded": True}
+    decided = workers["persist_decider"].result
+    assert decided["classification"] in ("LONG", "SHORT", "NOOP") and "duplicate_of" not in decided
+
