@@ -30,7 +30,7 @@ def test_run_writes_nothing_until_the_pass_runs_its_write(seat, make_turn, ctx_o
     write = skill_use.SkillUse().run(ctx_of(make_turn(skills_offered=[offered.pk])))
 
     assert SynthesizedSkill.objects.get(pk=offered.pk).use_count == 0
-    assert callable(write) and write() == {"marked": 1}
+    assert callable(write) and write() == skill_use.Marked(marked=1)
     assert SynthesizedSkill.objects.get(pk=offered.pk).use_count == 1
 
 
