@@ -20,6 +20,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOISE = re.compile(r"RuntimeDirWarning|return Path\(self\.user_runtime_dir\)|^INFO |^WARNING ")
 
 
+def _cpu() -> str:
+    """The processor's model name and a comma (Linux), or nothing: the absolute figures depend on it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+    except OSError:
+        return ""
+    return f"{names[0]}, " if names else ""
+
+
 def main(argv: list[str]) -> int:
     folder = argv[0] if argv else os.path.join(ROOT, "var", "bench")
     target = argv[1] if len(argv) > 1 else os.path.join(ROOT, "docs", "benchmarks.md")
@@ -31,7 +41,7 @@ def main(argv: list[str]) -> int:
     lines = [
         "# Benchmarks",
         "",
-        f"Written by `make bench` on {today} ({platform.machine()}, {os.cpu_count()} cores, "
+        f"Written by `make bench` on {today} ({platform.machine()}, {_cpu()}{os.cpu_count()} cores, "
         f"Python {platform.python_version()}). Each figure stands beside its floor or baseline measured in "
         "the same run: on a shared machine the ratios hold, the absolute times do not.",
         "",
@@ -55,9 +65,9 @@ def main(argv: list[str]) -> int:
 N = r"([\d.,]+)"
 # (bench, figure, target, pattern of today's figures, how they read, pattern of the floor or baseline, how it reads)
 ROWS = [
-    ("prefetch_latency", "rich turn start p50 / p95", "≤ 25 / 60 ms",
-     rf"rich trigger\s+p50\s+{N} ms\s+p95\s+{N} ms", "{} / {} ms",
-     rf"floor \(embed \+ 4 raw SELECTs\)\s+p50\s+{N} ms(?s:.*)embed alone\s+p50\s+{N} ms",
+    ("prefetch_latency", "rich turn start p50 / p95, the real embedder", "≤ 25 / 60 ms",
+     rf"local embedder(?s:.*?)rich trigger\s+p50\s+{N} ms\s+p95\s+{N} ms", "{} / {} ms",
+     rf"local embedder(?s:.*?)floor \(embed \+ 4 raw SELECTs\)\s+p50\s+{N} ms(?s:.*?)embed alone\s+p50\s+{N} ms",
      "embed + 4 raw SELECTs: {} ms (the embed alone: {} ms)"),
     ("intake", "`POST /turns` accepted under gunicorn", "≥ 300 /s",
      rf"POST /turns accepted \(202\)\s+{N} /s", "{} /s", rf"answered 401, no token\s+{N} /s", "401 before any query: {} /s"),

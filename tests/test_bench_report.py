@@ -32,3 +32,22 @@ def test_the_table_puts_each_figure_beside_its_floor_and_leaves_out_benches_not_
     assert "| 17.9 / 15.8 ms | exact scan 359.8 / 344.1 ms | ≤ 50 ms |" in table
     assert "rich turn start" not in table  # prefetch_latency was not run
     assert "## `python bench/intake.py`" in text and "359.8" in text.split("## `python bench/vector_index.py`")[1]
+
+
+def test_the_turn_start_row_reads_the_real_embedders_run_not_the_hashing_one(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "prefetch_latency.txt").write_text(
+        "$ python bench/prefetch_latency.py\n"
+        "== prefetch latency, hashing embedder\n"
+        "   rich trigger                   p50    79.1 ms   p95   115.7 ms   (n=59)   5.4x the floor\n"
+        "   floor (embed + 4 raw SELECTs)  p50    14.8 ms   p95    22.9 ms   (n=60)\n"
+        "   the ask's embed alone        p50     0.3 ms   (the floor's first part)\n"
+        "== prefetch latency, local embedder\n"
+        "   rich trigger                   p50   109.2 ms   p95   132.7 ms   (n=59)   1.8x the floor\n"
+        "   floor (embed + 4 raw SELECTs)  p50    61.0 ms   p95    71.0 ms   (n=60)\n"
+        "   the ask's embed alone        p50    21.5 ms   (the floor's first part)\n")
+    page = tmp_path / "benchmarks.md"
+    assert _report().main([str(runs), str(page)]) == 0
+    assert ("| 109.2 / 132.7 ms | embed + 4 raw SELECTs: 61.0 ms (the embed alone: 21.5 ms) | ≤ 25 / 60 ms |"
+            in page.read_text().split("\n## ")[0])
