@@ -7,7 +7,7 @@ from django.utils import timezone
 from core import events
 from core.providers.embeddings import embed_one
 from core.vectors import cosine
-from learning.events import EpisodeWritten
+from learning.events import EpisodeWritten, ReflectionCompleted
 from learning.memory import episodes
 from learning.models import Episode
 from learning.reflection import reflect_turn
@@ -108,8 +108,6 @@ def test_unsettled_turns_are_episodes_too(seat, make_turn):
 
 
 def test_the_pass_record_carries_each_workers_own_result_fields(seat, make_turn):
-    from learning.events import ReflectionCompleted
-
     turn = make_turn()
     reflect_turn(turn.pk)
     workers = events.latest(ReflectionCompleted, seat=seat).event.workers
