@@ -26,15 +26,27 @@ log = logging.getLogger("learning.intake.turns")
 REFLECT_TASK = "learning.reflection.tasks.reflect_turn"
 
 
+def _task(turn_id: int, seat_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
+
+
 def enqueue_reflection(turn_id: int, seat_id: int) -> None:
     """One django-q2 task for a committed turn; a broker that cannot take it leaves the turn for the
     backlog sweep (``learning.reflection.sweep``), which re-drives every unreflected turn."""
-    from django_q.tasks import async_task
-
     try:
-        async_task(REFLECT_TASK, turn_id, group=f"seat-{seat_id}")
+        _task(turn_id, seat_id)
     except Exception:
         log.exception("turn %s stored but its reflection could not be enqueued (the backlog sweep will)", turn_id)
+
+
+def queue_in_database() -> bool:
+    """Whether tasks wait in the database's own queue table (django-q2's ORM broker) for a worker,
+    rather than in Redis or run inline (``sync``)."""
+    from django_q.conf import Conf
+
+    return bool(Conf.ORM) and not Conf.SYNC
 
 
 class _Pending:
@@ -52,13 +64,17 @@ class _Pending:
 
 
 def _store(one: _Pending) -> tuple[Turn, bool]:
-    """The turn in its own transaction (a savepoint inside the caller's), its task enqueued once that
-    commits: a rolled-back turn enqueues nothing. A run id already stored is answered by ``_repeat``."""
+    """The turn in its own transaction (a savepoint inside the caller's) and its task: the database's own
+    queue takes the task in that transaction, so the two commit together or not at all; another broker
+    takes it once the turn commits. A run id already stored is answered by ``_repeat``."""
     try:
         with transaction.atomic():
             turn = one.new_turn()
             turn.save(force_insert=True)
-            transaction.on_commit(partial(enqueue_reflection, turn.pk, turn.seat_id))
+            if queue_in_database():
+                _task(turn.pk, turn.seat_id)
+            else:
+                transaction.on_commit(partial(enqueue_reflection, turn.pk, turn.seat_id))
         return turn, True
     except IntegrityError as exc:
         return _repeat(one, exc)

@@ -258,10 +258,32 @@ def test_a_turn_whose_transaction_rolls_back_leaves_no_task(seat, django_capture
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         with pytest.raises(Abort), transaction.atomic():
             store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
-            assert not OrmQ.objects.exists()  # nothing is queued before the turn commits...
-            raise Abort  # ...and it never does
+            raise Abort
     assert callbacks == []
     assert not Turn.objects.exists() and not OrmQ.objects.exists()
+
+
+def test_a_broker_outside_the_database_is_handed_the_task_once_the_turn_commits(
+    seat, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.db import transaction
+    from django_q.conf import Conf
+
+    from learning.intake import turns
+    from learning.intake.record import TurnRecord
+
+    monkeypatch.setattr(Conf, "ORM", None)  # as with CREWLET_Q_REDIS
+    handed = []
+    monkeypatch.setattr(turns, "_task", lambda turn_id, seat_id: handed.append(turn_id))
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            turn, created = turns.store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
+            assert created and handed == []  # a worker outside the database could not see the turn yet
+    assert handed == [turn.pk]
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+        turns.store_turn(seat=seat, record=TurnRecord.model_validate(record(seat)))
+        raise RuntimeError("the caller's transaction fails")
+    assert handed == [turn.pk]
 
 
 def test_a_record_that_carries_its_ask_and_skills_never_reads_the_prefetch_snapshot(seat, seat_token, api_client):
@@ -318,17 +340,21 @@ def test_an_accepted_turn_is_one_read_and_two_inserts(seat, seat_token, api_clie
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_task_insert_that_fails_leaves_the_turn_stored_for_the_backlog_sweep(seat, seat_token, api_client, caplog):
-    from django.db import DatabaseError, connection
+def test_a_task_insert_that_fails_stores_nothing_and_is_answered_503_and_the_retry_stores_both(
+    seat, seat_token, api_client
+):
+    from django.db import OperationalError, connection
 
-    def queue_table_broken(execute, sql, params, many, context):
+    def queue_table_locked(execute, sql, params, many, context):
         if sql.startswith('INSERT INTO "django_q_ormq"'):
-            raise DatabaseError("queue table locked")
+            raise OperationalError("lock timeout on the queue table")
         return execute(sql, params, many, context)
 
-    with connection.execute_wrapper(queue_table_broken):  # the turn commits, then its enqueue fails
-        response = api_client.post(URL, record(seat), token=seat_token)
-    assert response.status_code == 202
-    turn = Turn.objects.get()
-    assert response.json()["turn_id"] == turn.pk and turn.reflected_at is None and not OrmQ.objects.exists()
-    assert "could not be enqueued (the backlog sweep will)" in caplog.text
+    body = record(seat)
+    with connection.execute_wrapper(queue_table_locked):
+        response = api_client.post(URL, body, token=seat_token)
+    assert response.status_code == 503 and response["Retry-After"]
+    assert not Turn.objects.exists() and not OrmQ.objects.exists()
+    retried = api_client.post(URL, body, token=seat_token)
+    assert retried.status_code == 202
+    assert OrmQ.objects.get().task["args"] == (retried.json()["turn_id"],)

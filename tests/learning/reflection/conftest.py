@@ -103,3 +103,12 @@ def scripted(seat):
     seat.role.llm_auxiliary = ["scripted"]
     seat.role.save(update_fields=["llm_auxiliary"])
     return ScriptedProvider
+
+
+def lose_its_task(make_turn, target=None):
+    """A stored turn whose task a worker took from the queue and died with: the sweep alone can save it."""
+    from django_q.models import OrmQ
+
+    turn = make_turn(target)
+    OrmQ.objects.filter(pk__in=[q.pk for q in OrmQ.objects.all() if q.task["args"] == (turn.pk,)]).delete()
+    return turn

@@ -20,6 +20,7 @@ from learning.models import CounterpartyProfile, DiaryEntry, Episode, Turn
 from learning.reflection import dispatcher, service
 from learning.reflection.service import reflect_turn
 from learning.reflection.workers import episodist, profiler
+from tests.learning.reflection.conftest import lose_its_task
 
 pytestmark = pytest.mark.django_db(transaction=True)  # real commits, counted
 
@@ -140,17 +141,16 @@ def test_a_pass_that_cannot_commit_still_charges_its_spend_and_the_turn_reflects
     assert BudgetCounter.objects.get(scope="seat", scope_id=seat.pk).tokens > spent  # both passes' calls charged
 
 
-def _lost(make_turn, n: int) -> list[Turn]:
-    """Stored turns whose tasks never ran (a broker down at intake, a worker killed)."""
-    with mock.patch("django_q.tasks.async_task", side_effect=ConnectionError("broker down")):
-        return [make_turn() for _ in range(n)]
+def _lost(make_turn, n: int, target=None) -> list[Turn]:
+    """Stored turns whose tasks never ran (a worker killed with them)."""
+    return [lose_its_task(make_turn, target) for _ in range(n)]
 
 
 def test_the_task_drains_the_seats_waiting_turns_oldest_first_under_one_lock(seat, other_seat, make_turn):
     earlier = _lost(make_turn, 2)
     mine = make_turn()
     later = _lost(make_turn, 1)
-    theirs = _lost(lambda: make_turn(other_seat), 1)
+    theirs = _lost(make_turn, 1, other_seat)
     locks = []
     real_lock = service.seat_lock
 

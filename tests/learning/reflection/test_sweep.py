@@ -11,6 +11,7 @@ from learning.models import Episode, Turn
 from learning.reflection import dispatcher, sweep
 from learning.reflection.ring import RING
 from learning.reflection.service import reflect_turn
+from tests.learning.reflection.conftest import lose_its_task
 
 
 @pytest.fixture
@@ -25,8 +26,7 @@ def later(seconds=None):
 
 
 def test_a_turn_whose_enqueue_failed_is_reflected_by_the_sweep_once_no_task_can_be_alive(seat, make_turn, sync_queue):
-    with mock.patch("django_q.tasks.async_task", side_effect=ConnectionError("broker down")):
-        turn = make_turn()
+    turn = lose_its_task(make_turn)
     assert Turn.objects.get(pk=turn.pk).reflected_at is None
     assert sweep.run_sweep()["redriven"] == 0  # its own task might still be running
     assert sweep.run_sweep(now=later()) == {"redriven": 1, "left": 0}
@@ -48,8 +48,7 @@ def test_a_no_budget_turn_is_re_driven_and_reflects_once_the_ceiling_moves(seat,
 
 
 def test_each_tick_re_drives_at_most_its_limit_oldest_first(seat, make_turn):
-    with mock.patch("django_q.tasks.async_task", side_effect=ConnectionError("broker down")):
-        turns = [make_turn() for _ in range(3)]
+    turns = [lose_its_task(make_turn) for _ in range(3)]
     first = sweep.run_sweep(now=later(), limit=2)
     assert first == {"redriven": 2, "left": 1}
     queued = [task.task["args"][0] for task in OrmQ.objects.order_by("id")]
@@ -80,12 +79,6 @@ def test_the_sweep_is_a_scheduled_loop():
 
 def after_a_stall(seconds: float = 1.0):
     return timezone.now() + timedelta(seconds=sweep.stall_seconds() + seconds)
-
-
-def lose_its_task(make_turn, target=None):
-    """A turn stored whose task never runs (its worker was killed with it): the sweep alone can save it."""
-    with mock.patch("django_q.tasks.async_task", side_effect=ConnectionError("broker down")):
-        return make_turn(target)
 
 
 def test_a_seat_whose_last_turn_was_lost_is_re_driven_after_a_stall_not_the_whole_grace(seat, make_turn, sync_queue):
