@@ -11,5 +11,5 @@ LlmKind = Literal["openai_compat", "anthropic", "offline", "scripted"]  # provid
 EmbeddingKind = Literal["local", "openai_compat", "hashing", "none"]  # providers.embeddings.kind; none builds none
 
 # The longest text the packaged model is given whole (longer ones are split between words and pooled):
-# what it reads unseen, measured in core.providers.embeddings.local.
+# what it reads without cutting, as core.providers.embeddings.local says.
 LOCAL_MAX_INPUT_CHARS = 600

@@ -143,8 +143,8 @@ def recent_texts(*, seat: Seat, limit: int = MEMORY_RECENCY_LIMIT, now=None) -> 
 @dataclass(frozen=True, slots=True)
 class PoolNote:
     """A note of the memory pool: what the relevance filter and the digest read of it
-    (``personal_memory``, ``refresh_memory``). Not a model instance: making 80 of them a turn start
-    cost 1 ms (``Model.from_db``) that nobody needed."""
+    (``personal_memory``, ``refresh_memory``). Plain values, not model instances: nothing here is
+    saved, so building a model for each pool note would be spent on every turn start for nothing."""
 
     id: int
     kind: str

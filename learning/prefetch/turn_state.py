@@ -96,10 +96,9 @@ class PrefetchContext:
     def turn_vector(self) -> EmbedResult:
         """The ask's vector, embedded once; a thin trigger never asks for one.
 
-        An embed no pool worker has started by now (a busy host wakes the worker late: measured on
-        the 2-core host at load 6-8, the worker started it a median 9.4 ms after it was sent, after
-        the request's thread had already reached this wait) is run here instead: this thread would
-        only wait for it, and then wait again to be woken.
+        An embed no pool worker has started by now (a busy host can wake the worker late, after the
+        request's thread has already reached this wait) is run here instead: this thread would only
+        wait for it, and then wait again to be woken.
         """
         if self.thin:
             raise RuntimeError("a thin trigger embeds nothing")

@@ -31,11 +31,9 @@ LOCAL_MODEL_ALIASES = {LOCAL_MODEL, f"sentence-transformers/{LOCAL_MODEL}"}
 LOCAL_DIM = 384
 MODEL_MAX_WORD_PIECES = 256
 CONTENT_WORD_PIECES = MODEL_MAX_WORD_PIECES - 2  # [CLS] and [SEP] take two
-# Measured on this repo's own texts (word pieces per character): English prose 4.3 chars a piece,
-# Python 3.2, TOML/JSON 2.8-3.0. 600 characters is at most ~215 pieces for all of those, inside the
-# 254 the model reads, while keeping prose pieces long enough to carry a thought. Denser text (hex,
-# base64, long digit runs: ~1.5 chars a piece) is caught by the word-piece guard below. That bound,
-# 600, is LOCAL_MAX_INPUT_CHARS (core.providers.kinds: the config's range for kind "local" reads it).
+# Prose, code and config take about three to four characters a word piece, so 600 characters
+# (LOCAL_MAX_INPUT_CHARS, which the config's range for kind "local" reads) stay inside the 254 pieces
+# the model reads. Denser text (hex, base64, long digit runs) is caught by the word-piece guard below.
 ENCODE_BATCH_SIZE = 32
 # BLAS threads for the model's matrix products. One by default: on this 2-core host under load two
 # threads spin against each other and against the other processes (web and qcluster workers, each

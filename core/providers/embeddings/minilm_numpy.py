@@ -14,16 +14,12 @@ Two paths compute the same function:
   matrix product a weight; texts of unequal length are padded and masked.
 - **One short text** (``_forward_one``, at most ``ONE_TEXT_ROWS`` word pieces: a turn's ask, a short
   note): no padding, no mask, and every product cut into column blocks small enough for OpenBLAS's
-  small-matrix kernels (``M*N*K <= 1e6`` on this build), which skip the copying ("packing") of the
-  weight that its general kernel does on every call; for 17 rows that copy was a third of a
-  product's time. Each weight is also kept as contiguous column blocks (query/key/value in blocks of
-  32, one a head, so the product comes out in the attention's layout): 42 MB beside the 42 MB of
-  the layers' weights, which the batch path keeps using (from ~64 rows on, blocks are slower).
-  Measured on the 2-core host (OpenBLAS 0.3.31, one thread, CPU time of the thread, interleaved in
-  one process), one ask of 17 word pieces: 12.3 -> ~6.5 ms a forward pass. Measured and not taken:
-  the second feed-forward weight in blocks of 32 (6.2 ms at 17 rows, but 11.6 against 10.5 ms at
-  32 rows, where 32-wide blocks are past the bound); both output weights read as row blocks of the
-  weights themselves (views: no memory, but 7.8 ms at 17 rows).
+  small-matrix kernels (``M*N*K <= 1e6``), which skip the copying ("packing") of the weight that its
+  general kernel does on every call; at a short text's few rows that copy is a large part of a
+  product. Each weight is also kept as contiguous column blocks (query/key/value in blocks of 32, one
+  a head, so the product comes out in the attention's layout): 42 MB beside the 42 MB of the layers'
+  weights, which the batch path keeps using (past a few dozen rows, blocks are slower).
+  ``bench/prefetch_latency.py`` times one ask's embed alone.
 """
 
 from __future__ import annotations
