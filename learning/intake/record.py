@@ -10,7 +10,6 @@ worker can consult; so an unknown field is refused at the API edge rather than s
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Literal
@@ -21,7 +20,6 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -39,8 +37,6 @@ from learning.limits import (
     MAX_TEXT_CHARS,
     MAX_TOOL_CALLS,
 )
-
-log = logging.getLogger("learning.intake.record")
 
 
 def _clean_text(value: str) -> str:
@@ -176,8 +172,6 @@ def distinct_senders(interactions: Iterable[Interaction], *, exclude_handle: str
     return out
 
 
-# the record's fields with an upper bound an older row may exceed (stored before the bound was checked)
-BOUNDED = ("started_at", "ended_at", "duration_ms")
 # the record's fields a person or a model wrote in words (where a pasted secret lands)
 FREE_TEXT = ("label", "ask", "plan_summary", "failure_reason", "work_item", "schedule")
 
@@ -250,23 +244,6 @@ class TurnRecord(BaseModel):
         update: dict[str, object] = {name: scrub_secrets(getattr(self, name)) for name in FREE_TEXT}
         update["interactions"] = [i.scrubbed() for i in self.interactions]
         return self.model_copy(update=update)
-
-    @classmethod
-    def from_stored(cls, payload: dict) -> TurnRecord:
-        """A stored payload, read back; a key this schema no longer has is dropped, and a time or duration
-        past today's bounds is read as unknown (older rows keep loading)."""
-        known = {k: v for k, v in (payload or {}).items() if k in cls.model_fields}
-        dropped = set(payload or {}) - set(known)
-        if dropped:
-            log.info("stored turn %s: ignoring fields %s", known.get("run_id"), sorted(dropped))
-        try:
-            return cls.model_validate(known)
-        except ValidationError as exc:
-            unbounded = {err["loc"][0] for err in exc.errors() if err["loc"] and err["loc"][0] in BOUNDED}
-            if not unbounded:
-                raise
-        log.info("stored turn %s: %s past its bound, read as unknown", known.get("run_id"), sorted(unbounded))
-        return cls.model_validate({k: v for k, v in known.items() if k not in unbounded})
 
     # --- derived, under the names the spec gives them -------------------------------------------
     @property

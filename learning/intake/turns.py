@@ -127,5 +127,5 @@ def differing_fields(stored: TurnRecord, repeat: TurnRecord) -> list[str]:
 
 
 def record_of(turn: Turn) -> TurnRecord:
-    """A stored turn's record, typed (older rows keep loading)."""
-    return TurnRecord.from_stored(turn.payload)
+    """A stored turn's record, typed: the payload intake stored, read by the same schema."""
+    return TurnRecord.model_validate(turn.payload)
