@@ -1,13 +1,13 @@
 """Purposes: every auxiliary decision is one object, and the project's purposes are ONE list.
 
 A purpose owns the pydantic model of its inputs (``inputs``: a field for each key a caller gives,
-an unknown key refused), its prompt (``render(inputs) -> messages``), the shape of the answer it parses
-(``parse(text)``, raising ``AnswerUnparseable`` with a clear reason), and its ``offline``
-heuristic, which returns the text a model would have answered. ``render``, ``offline`` and
-``check`` take the inputs model; ``read_inputs`` turns a caller's dict into it once, and inputs it
-refuses are ``InvalidInputs`` naming the purpose and the field. JSON purposes read their answer
-with ``read_json``: the one extraction (``core.answers``), then the purpose's pydantic ``answer``
-model, field by field.
+an unknown key refused), its prompt (``render(inputs) -> messages``), the shape of the answer it
+parses (``parse(text)``: its output model, or a plain text or list; raising ``AnswerUnparseable``
+with a clear reason), and its ``offline`` heuristic, which returns the text a model would have
+answered. ``render``, ``offline`` and ``check`` take the inputs model; ``read_inputs`` turns a
+caller's dict into it once, and inputs it refuses are ``InvalidInputs`` naming the purpose and the
+field. JSON purposes read their answer with ``read_json``: the one extraction (``core.answers``),
+then the purpose's pydantic ``answer`` model, field by field.
 
 An answer that parses is then judged for meaning (``judge``): none of its texts may be a blank of
 the prompt's own JSON template, an echo of an input the purpose names (``echo_of``: the label, the
@@ -33,6 +33,7 @@ from core import answers
 
 M = TypeVar("M", bound=BaseModel)
 InputsT = TypeVar("InputsT", bound=BaseModel)  # a purpose's inputs model
+OutputT = TypeVar("OutputT")  # what a purpose's ``parse`` returns: a model, or a plain text or list
 
 
 class AnswerUnparseable(ValueError):
@@ -74,11 +75,11 @@ class UnknownPurpose(KeyError):
 
 
 @dataclass(frozen=True)
-class Purpose(Generic[InputsT]):
+class Purpose(Generic[InputsT, OutputT]):
     name: str
     inputs: type[InputsT]  # the pydantic model of what a caller gives (``read_inputs``)
     render: Callable[[InputsT], list[dict]]
-    parse: Callable[[str], Any]
+    parse: Callable[[str], OutputT]
     offline: Callable[[InputsT], str]
     max_tokens: int = 512
     json: bool = False
@@ -86,7 +87,7 @@ class Purpose(Generic[InputsT]):
     # the inputs' fields whose texts an answer may not give back as its own (``judge``)
     echo_of: tuple[str, ...] = ()
     # ``check(value, inputs) -> reason``: what the purpose itself refuses in a parsed answer ("" accepts)
-    check: Callable[[Any, InputsT], str] | None = None
+    check: Callable[[OutputT, InputsT], str] | None = None
 
     def __post_init__(self):
         unknown = [key for key in self.echo_of if key not in self.inputs.model_fields]
@@ -116,18 +117,18 @@ def _named(model: type) -> str:
     return f"{model.__module__}.{model.__qualname__}"
 
 
-_REGISTRY: dict[str, Purpose[Any]] = {}
-_EXTRA: dict[str, Purpose[Any]] = {}
+_REGISTRY: dict[str, Purpose[Any, Any]] = {}
+_EXTRA: dict[str, Purpose[Any, Any]] = {}
 _lock = threading.Lock()
 
 
-def _listed() -> dict[str, Purpose[Any]]:
+def _listed() -> dict[str, Purpose[Any, Any]]:
     with _lock:
         if not _REGISTRY:
             from django.conf import settings
             from django.utils.module_loading import import_string
 
-            found: dict[str, Purpose[Any]] = {}
+            found: dict[str, Purpose[Any, Any]] = {}
             for purpose in import_string(settings.CREWLET_PURPOSES):
                 if purpose.name in found:
                     raise ValueError(f"purpose {purpose.name!r} is listed twice in {settings.CREWLET_PURPOSES}")
@@ -136,7 +137,7 @@ def _listed() -> dict[str, Purpose[Any]]:
         return _REGISTRY
 
 
-def register(purpose: Purpose[InputsT]) -> Purpose[InputsT]:
+def register(purpose: Purpose[InputsT, OutputT]) -> Purpose[InputsT, OutputT]:
     """A purpose beside the list (a test's stand-in); a name the list already holds is refused."""
     existing = _EXTRA.get(purpose.name)
     if existing is not None and existing is not purpose:
@@ -145,7 +146,7 @@ def register(purpose: Purpose[InputsT]) -> Purpose[InputsT]:
     return purpose
 
 
-def get(name: str) -> Purpose[Any]:
+def get(name: str) -> Purpose[Any, Any]:
     listed = _listed()
     found = listed.get(name) or _EXTRA.get(name)
     if found is None:
@@ -153,17 +154,17 @@ def get(name: str) -> Purpose[Any]:
     return found
 
 
-def all_purposes() -> dict[str, Purpose[Any]]:
+def all_purposes() -> dict[str, Purpose[Any, Any]]:
     """The project's purposes, by name, in the list's order."""
     return dict(_listed())
 
 
-def judge(purpose: Purpose[InputsT], value: Any, inputs: InputsT, messages: list[dict]) -> str:
+def judge(purpose: Purpose[InputsT, OutputT], value: OutputT, inputs: InputsT, messages: list[dict]) -> str:
     """Why a parsed answer says nothing the input supports ("" when it may be used).
 
-    Every text of the answer is held against the blanks of the prompt's own JSON template
-    (``answers.template_blanks``) and against the inputs' fields ``purpose.echo_of`` names, given
-    back whole; then the purpose's own ``check`` runs.
+    Every text of the answer (a model read as its dict) is held against the blanks of the prompt's
+    own JSON template (``answers.template_blanks``) and against the inputs' fields
+    ``purpose.echo_of`` names, given back whole; then the purpose's own ``check`` runs.
     """
     blanks = answers.template_blanks(messages)
     echoes: dict[str, str] = {}
@@ -172,7 +173,7 @@ def judge(purpose: Purpose[InputsT], value: Any, inputs: InputsT, messages: list
             norm = answers.normalised(text)
             if len(norm) >= 3:
                 echoes.setdefault(norm, key)
-    for where, text in answers.string_leaves(value):
+    for where, text in answers.string_leaves(_plain(value)):
         blank = answers.blank_in(text, blanks)
         if blank:
             return f"{where} is the prompt's template text {blank!r}"
@@ -183,9 +184,12 @@ def judge(purpose: Purpose[InputsT], value: Any, inputs: InputsT, messages: list
 
 
 def _plain(value: Any) -> Any:
-    """A field's value with any model in it as its dict (``answers.string_leaves`` walks dicts and lists)."""
+    """A value with any model in it as its dict (``answers.string_leaves`` walks dicts and lists): an
+    input's field, or a parsed answer."""
     if isinstance(value, BaseModel):
         return value.model_dump()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     return value

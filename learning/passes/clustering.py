@@ -116,7 +116,8 @@ def synthesize_for_seat(seat: Seat, *, now=None, dry_run: bool = False) -> dict:
 
 
 def _draft(seat: Seat, cluster: Cluster, *, now) -> dict:
-    draft = auxiliary.call(seat=seat, stage="background", purpose=skill_draft.NAME, inputs=_inputs(seat, cluster)).value
+    draft: skill_draft.Draft = auxiliary.call(seat=seat, stage="background", purpose=skill_draft.NAME,
+                                              inputs=_inputs(seat, cluster)).value
     skill, why = write_draft(
         seat=seat, draft=draft, tool_sequence=procedures.procedure(cluster.representative.tool_sequence),
         trigger="clustered", now=now,

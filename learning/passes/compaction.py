@@ -115,8 +115,10 @@ def fold(seat: Seat, cluster: Cluster) -> dict:
     events.publish(CompactionRequested(cluster_size=len(members), exemplars=[turn_ref(e) for e in kept]), seat=seat)
     shown, condensed = member_inputs(seat, members)
     try:
-        summary = auxiliary.call(seat=seat, stage="background", purpose=COMPACTION_SUMMARY,
-                                 inputs=compaction_summary.Inputs(members=shown)).value
+        summary: compaction_summary.Answer = auxiliary.call(
+            seat=seat, stage="background", purpose=COMPACTION_SUMMARY,
+            inputs=compaction_summary.Inputs(members=shown),
+        ).value
     except (ProviderError, AnswerUnparseable) as exc:
         log.warning("compaction of %d turns for %s failed: %s", len(members), seat.handle, exc)
         return {"folded": False, "cluster_size": len(members), "why": f"{type(exc).__name__}: {exc}", "condensed": condensed}
@@ -125,7 +127,8 @@ def fold(seat: Seat, cluster: Cluster) -> dict:
             "deleted": len(members) - len(kept), "exemplars": len(kept)}
 
 
-def write_fold(seat: Seat, members: list[Episode], kept: list[Episode], summary: dict) -> Episode:
+def write_fold(seat: Seat, members: list[Episode], kept: list[Episode],
+               summary: compaction_summary.Answer) -> Episode:
     outcomes = Counter(e.review_outcome for e in members)
     done = outcomes.get("done", 0)
     with transaction.atomic():
@@ -133,17 +136,17 @@ def write_fold(seat: Seat, members: list[Episode], kept: list[Episode], summary:
             seat=seat,
             kind=Episode.COMPACTED,
             count=len(members),
-            task_summary=summary["common_task_pattern"],
-            plan_summary=summary["common_outcome"],
+            task_summary=summary.common_task_pattern,
+            plan_summary=summary.common_outcome,
             tool_sequence=list(kept[0].tool_sequence),
             review_outcome=outcomes.most_common(1)[0][0],
             started_at=min(e.started_at for e in members),
             ended_at=max(e.ended_at for e in members),
-            common_task_pattern=summary["common_task_pattern"],
-            common_outcome=summary["common_outcome"],
+            common_task_pattern=summary.common_task_pattern,
+            common_outcome=summary.common_outcome,
             success_rate=done / len(members),
-            subjects_involved=summary["subjects_involved"],
-            notable_patterns=summary["notable_patterns"],
+            subjects_involved=summary.subjects_involved,
+            notable_patterns=summary.notable_patterns,
             exemplar_turn_ids=[turn_ref(e) for e in kept],
         )
         kept_ids = [e.id for e in kept]

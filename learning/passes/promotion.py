@@ -163,14 +163,15 @@ def distil(unit, cluster: Cluster, title: str, now) -> Draft:
     payer = next((s.seat for s in cluster.members if auxiliary.available(s.seat)), None)
     if payer is None:
         raise auxiliary.NoAuxiliaryModel(f"no seat of cluster {title!r} has an auxiliary model")
-    answer = auxiliary.call(seat=payer, stage="background", purpose=PURPOSE, inputs=distil_inputs(unit, cluster)).value
-    summary = f"{answer['name']}: {answer['summary']}" if answer["name"] else answer["summary"]
+    answer: skill_promotion_draft.Answer = auxiliary.call(seat=payer, stage="background", purpose=PURPOSE,
+                                                          inputs=distil_inputs(unit, cluster)).value
+    summary = f"{answer.name}: {answer.summary}" if answer.name else answer.summary
     return Draft(
         title=title,
         summary=summary,
-        when_to_use=answer["when_to_use"],
-        steps=tuple(answer["steps"]),
-        tools=procedure_tools(answer["steps"], cluster),
+        when_to_use=answer.when_to_use,
+        steps=tuple(answer.steps),
+        tools=procedure_tools(answer.steps, cluster),
         source=provenance(unit, cluster, now),
     )
 

@@ -1,7 +1,8 @@
 """``artifact_classify``: each published lesson's artifact tier (fact, hook, rule, ...) and scope.
 
 A batch: an item with an unknown tier, no scope or no integer id is dropped on its own, never the
-batch; tiers are read case-blind ("Rule" is rule).
+batch; tiers are read case-blind ("Rule" is rule). The parsed answer is each kept lesson's
+``Classification`` by its id.
 """
 
 from __future__ import annotations
@@ -113,13 +114,23 @@ class Answer(BaseModel):
     items: Batch[Item] = []
 
 
-def _parse_classify(text: str) -> dict[int, dict]:
+class Classification(BaseModel):
+    """One lesson's tier and scope, as the parsed answer holds it under the lesson's id."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tier: str
+    scope: str
+
+
+def _parse_classify(text: str) -> dict[int, Classification]:
     if says_nothing(text):
         return {}
-    return {item.id: {"tier": item.tier, "scope": item.scope} for item in read_json(CLASSIFY, text, Answer).items}
+    items = read_json(CLASSIFY, text, Answer).items
+    return {item.id: Classification(tier=item.tier, scope=item.scope) for item in items}
 
 
-def _check(classified: dict[int, dict], inputs: Inputs) -> str:
+def _check(classified: dict[int, Classification], inputs: Inputs) -> str:
     """Only the lessons shown are classified."""
     shown = {item["id"] for item in inputs.lessons}
     unknown = [lesson_id for lesson_id in classified if lesson_id not in shown]

@@ -1,6 +1,7 @@
 """``artifact_draft``: the body of one Claude Code artifact that teaches a set of lessons.
 
 The body is Markdown or a script, so raw newlines inside the JSON string are read as written.
+The parsed answer is the ``Answer`` model itself: its fields need no normalising.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def _render_draft(inputs: Inputs) -> list[dict]:
 
 
 class Answer(BaseModel):
+    """The draft as the model answers it, and as the purpose's parse returns it."""
+
     model_config = ConfigDict(extra="ignore")
 
     name: str
@@ -50,17 +53,17 @@ class Answer(BaseModel):
     body: str
 
 
-def _parse_draft(text: str) -> dict:
-    return read_json(DRAFT, text, Answer).model_dump()
+def _parse_draft(text: str) -> Answer:
+    return read_json(DRAFT, text, Answer)
 
 
-def _check(draft: dict, inputs: Inputs) -> str:
+def _check(draft: Answer, inputs: Inputs) -> str:
     """A draft has a body, and the body teaches the lessons: it shares a word with them."""
     from core.answers import stems, unsupported
 
-    if not draft["body"].strip():
+    if not draft.body.strip():
         return "the body is empty"
-    if unsupported(draft["body"], stems(*(str(x) for x in inputs.lessons or []))):
+    if unsupported(draft.body, stems(*(str(x) for x in inputs.lessons or []))):
         return "the body shares no word with the lessons"
     return ""
 

@@ -1,7 +1,8 @@
 """``compaction_summary``: what a cluster of one agent's past turns had in common, as one summary row.
 
 ``subjects_involved`` may come as a list or as one comma-separated string; a missing
-``common_task_pattern`` is unparseable (the compacted row would describe nothing).
+``common_task_pattern`` is unparseable (the compacted row would describe nothing). The parsed
+answer is the ``Answer`` model with its empty subjects dropped.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ class Answer(BaseModel):
     notable_patterns: Text = ""
 
 
-def _parse(text: str) -> dict:
-    answer = read_json(NAME, text, Answer).model_dump()
-    return {**answer, "subjects_involved": [s for s in answer["subjects_involved"] if s]}
+def _parse(text: str) -> Answer:
+    answer = read_json(NAME, text, Answer)
+    return answer.model_copy(update={"subjects_involved": [s for s in answer.subjects_involved if s]})
 
 
 _SUBJECT = re.compile(r"\b(?:[A-Z][A-Z0-9]+-\d+|[A-Z][a-zA-Z0-9_.-]{2,}|@[\w.-]+|#\d+)\b")
@@ -92,10 +93,10 @@ def _offline(inputs: Inputs) -> str:
     return json.dumps(answer)
 
 
-def _check(summary: dict, inputs: Inputs) -> str:
+def _check(summary: Answer, inputs: Inputs) -> str:
     """The pattern is one of the turns shown: it shares a word with their tasks, outcomes or tools."""
     shown = stems(*(f"{m['task']} {m['outcome']} {' '.join(m['tools'])}" for m in inputs.members))
-    if unsupported(summary["common_task_pattern"], shown):
+    if unsupported(summary.common_task_pattern, shown):
         return "common_task_pattern shares no word with the turns shown"
     return ""
 

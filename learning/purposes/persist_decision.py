@@ -90,12 +90,22 @@ class Answer(BaseModel):
     skill_actions: Batch[dict] = []
 
 
-NOTHING: dict[str, object] = {"classification": "NOOP", "content": "", "ttl_days": None, "reason": "", "skill_actions": []}
+class Decision(BaseModel):
+    """The parsed answer: one of ``CLASSIFICATIONS``, its note (empty for NOOP), ``ttl_days`` for
+    SHORT only, and the skill actions a reflecting pass asked for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    classification: str = "NOOP"
+    content: str = ""
+    ttl_days: int | None = None
+    reason: str = ""
+    skill_actions: list[dict[str, Any]] = []
 
 
-def parse(text: str) -> dict:
+def parse(text: str) -> Decision:
     if says_nothing(text):
-        return dict(NOTHING, skill_actions=[])
+        return Decision()
     answer = read_json(NAME, text, Answer)
     classification = next((c for c in CLASSIFICATIONS if answer.classification.startswith(c)), answer.classification)
     if classification not in CLASSIFICATIONS:
@@ -110,13 +120,13 @@ def parse(text: str) -> dict:
             raise AnswerUnparseable(NAME, "ttl_days must be at least 1", text)
     else:
         ttl = None
-    return {
-        "classification": classification,
-        "content": content if classification != "NOOP" else "",
-        "ttl_days": ttl,
-        "reason": answer.reason,
-        "skill_actions": [{str(k): v for k, v in a.items()} for a in answer.skill_actions],
-    }
+    return Decision(
+        classification=classification,
+        content=content if classification != "NOOP" else "",
+        ttl_days=ttl,
+        reason=answer.reason,
+        skill_actions=[{str(k): v for k, v in a.items()} for a in answer.skill_actions],
+    )
 
 
 def turn_text(inputs: Inputs) -> list[str]:
@@ -129,12 +139,12 @@ def names(inputs: Inputs) -> frozenset[str]:
     return stems(inputs.seat, *(i.get("sender", "") for i in inputs.interactions))
 
 
-def check(answer: dict, inputs: Inputs) -> str:
+def check(answer: Decision, inputs: Inputs) -> str:
     """A note must state something the turn's text supports (a word beyond the names in it)."""
-    if answer["classification"] == "NOOP":
+    if answer.classification == "NOOP":
         return ""
-    if unsupported(answer["content"], stems(*turn_text(inputs)), ignore=names(inputs)):
-        return f"the {answer['classification']} note states nothing the turn's text supports"
+    if unsupported(answer.content, stems(*turn_text(inputs)), ignore=names(inputs)):
+        return f"the {answer.classification} note states nothing the turn's text supports"
     return ""
 
 

@@ -121,29 +121,29 @@ def _turn(body: str, **fields) -> dict:
 CASES: dict[str, list[Case]] = {
     "persist_decision": [
         Case("a stated preference is a LONG note naming it", PROBE_INPUTS["persist_decision"],
-             lambda v: v["classification"] == "LONG" and _said(v["content"], "bullet")),
+             lambda v: v.classification == "LONG" and _said(v.content, "bullet")),
         Case("an instruction is not a note", _turn("Post the release notes in the channel now, please."),
-             lambda v: v["classification"] not in ("LONG", "SHORT")),
+             lambda v: v.classification not in ("LONG", "SHORT")),
         Case("a dated situation is a SHORT note", _turn("I'm on vacation from June 10 to June 20."),
-             lambda v: v["classification"] == "SHORT" and _said(v["content"], "vacation")),
+             lambda v: v.classification == "SHORT" and _said(v.content, "vacation")),
     ],
     "profile_update": [
         Case("a stated preference is observed", PROBE_INPUTS["profile_update"],
              lambda v: _said(v, "bullet", "short")),
         Case("thanks decide nothing", {**PROBE_INPUTS["profile_update"], "messages": ["Thanks!"]},
-             lambda v: not v["past_decisions"] and not v["sensitivities"]),
+             lambda v: not v.past_decisions and not v.sensitivities),
     ],
     "skill_draft": [
         Case("a repeated tool run is a skill named for the work", PROBE_INPUTS["skill_draft"],
-             lambda v: not v["decline"] and _said(v["name"], "release", "note", "changelog")),
+             lambda v: not v.decline and _said(v.name, "release", "note", "changelog")),
         Case("a first one-tool run is declined",
              {**PROBE_INPUTS["skill_draft"], "tool_sequence": ["post_message"], "prior_runs": 0},
-             lambda v: v["decline"]),
+             lambda v: v.decline),
     ],
     "skill_refinement": [
         Case("a turn that followed the steps teaches nothing",
              {**PROBE_INPUTS["skill_refinement"], "tool_sequence": SKILL["tool_sequence"]},
-             lambda v: v["noop"]),
+             lambda v: v.noop),
     ],
     "memory_relevance_filter": [
         Case("the note about the person and the task is chosen", PROBE_INPUTS["memory_relevance_filter"],
@@ -161,7 +161,7 @@ CASES: dict[str, list[Case]] = {
     ],
     "compaction_summary": [
         Case("the pattern is the shared work", PROBE_INPUTS["compaction_summary"],
-             lambda v: _said(v["common_task_pattern"], "release")),
+             lambda v: _said(v.common_task_pattern, "release")),
     ],
     "skill_promotion_draft": [
         Case("the page distils the release procedure", PROBE_INPUTS["skill_promotion_draft"],
@@ -172,17 +172,17 @@ CASES: dict[str, list[Case]] = {
              lambda v: any(_said(lesson, "database", "make db") for lesson in v)),
     ],
     "transcript_judge": [
-        Case("a general, supported lesson is kept", PROBE_INPUTS["transcript_judge"], lambda v: v["kept"] is True),
+        Case("a general, supported lesson is kept", PROBE_INPUTS["transcript_judge"], lambda v: v.kept is True),
         Case("a lesson about one session is not kept",
              {**PROBE_INPUTS["transcript_judge"], "lesson": "Just now in this session the tests failed once.",
               "evidence": {"distinct_sources": 1}},
-             lambda v: v["kept"] is False),
+             lambda v: v.kept is False),
     ],
     "artifact_classify": [
-        Case("a never-rule is a rule", PROBE_INPUTS["artifact_classify"], lambda v: v.get(1, {}).get("tier") == "rule"),
+        Case("a never-rule is a rule", PROBE_INPUTS["artifact_classify"], lambda v: 1 in v and v[1].tier == "rule"),
     ],
     "artifact_draft": [
-        Case("the body teaches the lesson", PROBE_INPUTS["artifact_draft"], lambda v: _said(v["body"], "database", "make db")),
+        Case("the body teaches the lesson", PROBE_INPUTS["artifact_draft"], lambda v: _said(v.body, "database", "make db")),
     ],
 }
 OUTCOMES = ("correct", "wrong", "rejected", "unparseable", "failed")

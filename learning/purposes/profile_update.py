@@ -3,7 +3,8 @@
 The answer is what these messages ADD to the profile (a delta the profiler merges): the
 communication style when they show it, and new past decisions, sensitivities and topics, at most
 ``MAX_NEW`` a list, so the answer fits its budget however long the profile has grown.
-Observations are about what the person said, never about the agent.
+Observations are about what the person said, never about the agent. The parsed answer is the
+``Answer`` model, its lists held to that bound.
 """
 
 from __future__ import annotations
@@ -71,20 +72,21 @@ class Answer(BaseModel):
     topics: TextList = []
 
 
-def parse(text: str) -> dict:
+def parse(text: str) -> Answer:
     if says_nothing(text):
-        return Answer().model_dump()
-    answer = read_json(NAME, text, Answer).model_dump()
+        return Answer()
+    answer = read_json(NAME, text, Answer)
     # the prompt's bound, held by code: at most MAX_NEW new items a list
-    return {key: value if key == "communication_style" else [v for v in value if v][:MAX_NEW] for key, value in answer.items()}
+    bounded = {field: [v for v in getattr(answer, field) if v][:MAX_NEW] for field in FIELDS}
+    return answer.model_copy(update=bounded)
 
 
-def check(answer: dict, inputs: Inputs) -> str:
+def check(answer: Answer, inputs: Inputs) -> str:
     """Every item is about what this person said: it shares a word, beyond their name, with their messages."""
     said = stems(*inputs.messages)
     name = stems(inputs.subject, inputs.seat)
     for field in FIELDS:
-        for item in answer[field]:
+        for item in getattr(answer, field):
             if unsupported(item, said, ignore=name):
                 return f"{field} item {item[:60]!r} shares no word with what {inputs.subject or 'the person'} said"
     return ""

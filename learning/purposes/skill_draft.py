@@ -82,16 +82,30 @@ def task_class_name(text: str) -> str:
     return "-".join(kept)
 
 
-def parse(text: str) -> dict:
+class Draft(BaseModel):
+    """The parsed answer: a decline and its reason, or a draft named for the class of work, with
+    ``missing`` naming what it left empty (the caller drops such a draft)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decline: bool
+    reason: str = ""
+    name: str = ""
+    summary: str = ""
+    body: str = ""
+    missing: list[str] = []
+
+
+def parse(text: str) -> Draft:
     if says_nothing(text):
-        return {"decline": True, "reason": "the model answered that there is nothing to draft"}
+        return Draft(decline=True, reason="the model answered that there is nothing to draft")
     answer = read_json(NAME, text, Answer)
     if answer.decline:
-        return {"decline": True, "reason": answer.reason}
-    draft: dict[str, object] = {"name": task_class_name(answer.name), "summary": answer.summary, "body": answer.body}
-    draft["missing"] = [key for key in ("name", "summary", "body") if not draft[key]]
-    draft["decline"] = False
-    return draft
+        return Draft(decline=True, reason=answer.reason)
+    name = task_class_name(answer.name)
+    given = {"name": name, "summary": answer.summary, "body": answer.body}
+    missing = [key for key, value in given.items() if not value]
+    return Draft(decline=False, name=name, summary=answer.summary, body=answer.body, missing=missing)
 
 
 def _turns(inputs: Inputs) -> list[TurnInputs]:
@@ -110,13 +124,13 @@ def work_words(inputs: Inputs) -> frozenset[str]:
     return stems(*texts, *inputs.prior_asks)
 
 
-def check(draft: dict, inputs: Inputs) -> str:
+def check(draft: Draft, inputs: Inputs) -> str:
     """A draft has a name, a summary and a body; its name is not the seat's and names a tool or object of the work."""
-    if draft.get("decline"):
+    if draft.decline:
         return ""
-    if draft["missing"]:
-        return f"the draft leaves {', '.join(draft['missing'])} empty"
-    name = str(draft["name"])
+    if draft.missing:
+        return f"the draft leaves {', '.join(draft.missing)} empty"
+    name = draft.name
     if name.replace("-", "") == vocabulary.slug(inputs.seat).replace("-", ""):
         return f"the skill is named {name!r}, the seat's handle"
     if unsupported(name.replace("-", " "), work_words(inputs)):

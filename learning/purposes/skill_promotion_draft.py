@@ -1,7 +1,8 @@
 """``skill_promotion_draft``: several agents' versions of one procedure distilled into one team page.
 
 The steps may come as a list or as one comma- or newline-separated string; a missing summary is
-unparseable (the page would have nothing to say).
+unparseable (the page would have nothing to say). The parsed answer is the ``Answer`` model with
+its empty steps dropped.
 """
 
 from __future__ import annotations
@@ -64,9 +65,9 @@ class Answer(BaseModel):
     steps: TextList = []
 
 
-def _parse(text: str) -> dict:
-    answer = read_json(NAME, text, Answer).model_dump()
-    return {**answer, "steps": [s for s in answer["steps"] if s]}
+def _parse(text: str) -> Answer:
+    answer = read_json(NAME, text, Answer)
+    return answer.model_copy(update={"steps": [s for s in answer.steps if s]})
 
 
 def _offline(inputs: Inputs) -> str:
@@ -85,11 +86,11 @@ def _offline(inputs: Inputs) -> str:
     return json.dumps({"name": name, "summary": summary, "when_to_use": seed["description"], "steps": steps})
 
 
-def _check(page: dict, inputs: Inputs) -> str:
+def _check(page: Answer, inputs: Inputs) -> str:
     """The page distils the skills shown: its summary shares a word with them."""
     shown = stems(*(f"{s['name']} {s['description']} {s['body']} {' '.join(s['tool_sequence'])}"
                     for s in inputs.skills))
-    return "the summary shares no word with the skills shown" if unsupported(page["summary"], shown) else ""
+    return "the summary shares no word with the skills shown" if unsupported(page.summary, shown) else ""
 
 
 PURPOSE = Purpose(name=NAME, inputs=Inputs, render=_render, parse=_parse, offline=_offline, max_tokens=1000,

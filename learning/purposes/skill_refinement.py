@@ -50,24 +50,34 @@ class Answer(BaseModel):
     observation: Text = ""
 
 
-def parse(text: str) -> dict:
+class Refinement(BaseModel):
+    """The parsed answer: NOOP, or one observation on the skill it names (both given)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    noop: bool
+    skill: str = ""
+    observation: str = ""
+
+
+def parse(text: str) -> Refinement:
     if says_nothing(text):
-        return {"noop": True}
+        return Refinement(noop=True)
     answer = read_json(NAME, text, Answer)
     if answer.noop or says_nothing(answer.skill) or not (answer.skill or answer.observation):
-        return {"noop": True}
+        return Refinement(noop=True)
     if not answer.skill or not answer.observation:
         raise AnswerUnparseable(NAME, "an answer that is not NOOP needs both skill and observation", text)
-    return {"noop": False, "skill": answer.skill, "observation": answer.observation}
+    return Refinement(noop=False, skill=answer.skill, observation=answer.observation)
 
 
-def check(answer: dict, inputs: Inputs) -> str:
+def check(answer: Refinement, inputs: Inputs) -> str:
     """An observation is about a skill the turn was offered, by its listed name."""
-    if answer.get("noop"):
+    if answer.noop:
         return ""
     offered = [s.get("name", "") for s in inputs.skills]
-    if answer["skill"] not in offered:
-        return f"skill {answer['skill'][:60]!r} is not one the turn was offered"
+    if answer.skill not in offered:
+        return f"skill {answer.skill[:60]!r} is not one the turn was offered"
     return ""
 
 

@@ -1,6 +1,7 @@
 """``transcript_judge``: an independent verdict on one candidate lesson, kept or not.
 
 ``kept`` is read leniently (``"false"``, ``"yes"``, ``0``); a missing verdict is unparseable.
+The parsed answer is the ``Answer`` model itself.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ class Answer(BaseModel):
     reason: Text = ""
 
 
-def _parse_judge(text: str) -> dict:
-    return read_json(JUDGE, text, Answer).model_dump()
+def _parse_judge(text: str) -> Answer:
+    return read_json(JUDGE, text, Answer)
 
 
 PURPOSE = Purpose(name=JUDGE, inputs=Inputs, render=_render_judge, parse=_parse_judge, offline=_offline_judge,

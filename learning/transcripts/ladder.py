@@ -251,21 +251,23 @@ def publish_memory(*, shard: Shard, stage: str = "operator", submitted_by: str =
         seat=shard.seat, stage=stage, purpose=transcript_judge.NAME,
         inputs=transcript_judge.Inputs(lesson=shard.text, evidence=evidence, episode=_episode_excerpt(episode)),
     )
-    verdict = {**result.value, "provider": result.provider, "model": result.model, "at": timezone.now().isoformat()}
+    judged: transcript_judge.Answer = result.value
+    verdict = {**judged.model_dump(mode="json"), "provider": result.provider, "model": result.model,
+               "at": timezone.now().isoformat()}
     with transaction.atomic():
         shard.judge_verdict = verdict
-        shard.status = Shard.PUBLISHED if verdict["kept"] else Shard.NOT_KEPT
-        shard.reason = (("kept: " if verdict["kept"] else "not kept: ") + verdict["reason"])[:300]
+        shard.status = Shard.PUBLISHED if judged.kept else Shard.NOT_KEPT
+        shard.reason = (("kept: " if judged.kept else "not kept: ") + judged.reason)[:300]
         shard.decided_at = timezone.now()
-        shard.published_at = shard.decided_at if verdict["kept"] else None
+        shard.published_at = shard.decided_at if judged.kept else None
         shard.save(update_fields=["judge_verdict", "status", "reason", "decided_at", "published_at"])
         events.publish(
-            ShardJudged(shard_id=shard.pk, kept=verdict["kept"], reason=verdict["reason"], submitted_by=submitted_by),
+            ShardJudged(shard_id=shard.pk, kept=judged.kept, reason=judged.reason, submitted_by=submitted_by),
             seat=shard.seat,
         )
     if pool is not None:
         pool.note(shard)
-    return _answer(shard, kept=verdict["kept"])
+    return _answer(shard, kept=judged.kept)
 
 
 def _episode_excerpt(episode) -> dict:

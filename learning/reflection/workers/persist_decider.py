@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import logging
 from datetime import datetime
+from typing import Any
 
 from core import auxiliary, events
 from crewlet.config.schema import Learning
@@ -50,31 +51,32 @@ def build_inputs(ctx, *, reflect: bool) -> persist_decision.Inputs:
 
 
 def _ask(ctx):
-    def ask(inputs: persist_decision.Inputs) -> dict:
+    def ask(inputs: persist_decision.Inputs) -> persist_decision.Decision:
         return ctx.consult(persist_decision.NAME, inputs)
 
     return ask
 
 
-def _prepare_note(ctx, answer: dict):
+def _prepare_note(ctx, answer: persist_decision.Decision):
     """The note checked and embedded before the pass's transaction, or None (no note, or over a limit)."""
-    classification = answer["classification"]
+    classification = answer.classification
     if classification not in KINDS:
         return None
     try:
         return diary.prepare(
-            seat=ctx.seat, content=answer["content"], kind=KINDS[classification], ttl_days=answer.get("ttl_days"),
+            seat=ctx.seat, content=answer.content, kind=KINDS[classification], ttl_days=answer.ttl_days,
             source="persist_decider", turn_id=ctx.run_id, now=ctx.now,
         )
     except limits.LimitExceeded:
         return None  # ``store`` checks again and reports the limit
 
 
-def store(ctx, answer: dict, *, entry=None, duplicate_of: int | None = None) -> dict:
+def store(ctx, answer: persist_decision.Decision, *, entry=None, duplicate_of: int | None = None) -> dict:
     """Act on one decision and announce it with ``persist_decider_completed`` (``entry``: the note
     already prepared, so no embed runs here; ``duplicate_of``: the live note it repeats, so none is)."""
-    classification, content = answer["classification"], answer["content"]
-    outcome = {"classification": classification, "ttl_until": None, "entry_id": None, "reason": answer.get("reason", "")}
+    classification, content = answer.classification, answer.content
+    outcome: dict[str, Any] = {"classification": classification, "ttl_until": None, "entry_id": None,
+                               "reason": answer.reason}
     if classification in KINDS and duplicate_of is not None:
         log.info("persist decider: %s's %s note repeats note %s; not stored", ctx.seat.handle, classification,
                  duplicate_of)
@@ -88,7 +90,7 @@ def store(ctx, answer: dict, *, entry=None, duplicate_of: int | None = None) -> 
                     seat=ctx.seat,
                     content=content,
                     kind=KINDS[classification],
-                    ttl_days=answer.get("ttl_days"),
+                    ttl_days=answer.ttl_days,
                     source="persist_decider",
                     turn_id=ctx.run_id,
                     now=ctx.now,
@@ -142,7 +144,9 @@ class PersistDecider:
         ask = _ask(ctx)
         answer = skill_reflector.converse(ctx, inputs, ask) if reflect else ask(inputs)
         if ctx.self_persisted:
-            answer = {**answer, "classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
+            answer = answer.model_copy(
+                update={"classification": "NOOP", "content": "", "ttl_days": None, "reason": "self_persisted"}
+            )
         entry = _prepare_note(ctx, answer)
         duplicate = None
         if entry is not None:

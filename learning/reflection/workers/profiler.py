@@ -72,7 +72,7 @@ def _known(ctx, subjects) -> dict[tuple, CounterpartyProfile]:
     return {(p.subject_handle, p.subject_external_id, p.subject_platform): p for p in profiles}
 
 
-def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) -> dict:
+def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) -> profile_update.Answer:
     """What these messages add to the profile (the model call; no writes)."""
     return ctx.consult(profile_update.NAME, profile_update.Inputs(
         seat=ctx.seat.handle,
@@ -87,24 +87,26 @@ def ask(ctx, sender, messages: list[str], existing: CounterpartyProfile | None) 
     ))
 
 
-def _merged(profile: CounterpartyProfile, sender, answer: dict) -> bool:
+def _merged(profile: CounterpartyProfile, sender, answer: profile_update.Answer) -> bool:
     """Merge the answer in; an observation is counted (and True returned) only when it changed something."""
     before = [getattr(profile, f) for f in ("communication_style", *profile_update.FIELDS)]
     profile.display_name = sender.display_name or profile.display_name
-    profile.communication_style = answer["communication_style"] or profile.communication_style
+    profile.communication_style = answer.communication_style or profile.communication_style
     for field in profile_update.FIELDS:
-        setattr(profile, field, _merge(getattr(profile, field), answer[field]))
+        setattr(profile, field, _merge(getattr(profile, field), getattr(answer, field)))
     changed = before != [getattr(profile, f) for f in ("communication_style", *profile_update.FIELDS)]
     if changed:
         profile.observations = (profile.observations or 0) + 1
     return changed
 
 
-def write(ctx, sender, answer: dict, existing: CounterpartyProfile | None) -> CounterpartyProfile | None:
+def write(ctx, sender, answer: profile_update.Answer,
+          existing: CounterpartyProfile | None) -> CounterpartyProfile | None:
     """Merge the answer into the profile. The profile read before the model call is written back by
     one conditional UPDATE (or one INSERT for a new person); a row that moved meanwhile is merged again
     under a row lock. None: the answer changed nothing, and nothing is written."""
-    answer = scrub_json(answer)  # the one scrubber (core.scrub): a model's answer may carry a secret
+    # the one scrubber (core.scrub): a model's answer may carry a secret
+    answer = answer.model_copy(update=scrub_json(answer.model_dump()))
     if existing is not None:
         merged = copy.copy(existing)  # the row as read stays as read: a retried write merges it again
         if not _merged(merged, sender, answer):

@@ -76,14 +76,14 @@ class Refiner:
             {"name": s.name, "description": s.description, "body": s.body, "tool_sequence": s.tool_sequence}
             for s in live.values()
         ])
-        answer = ctx.consult(skill_refinement.NAME, inputs)
-        if answer["noop"]:
+        answer: skill_refinement.Refinement = ctx.consult(skill_refinement.NAME, inputs)
+        if answer.noop:
             return Refined(refined=False, why="noop")
-        skill = live.get(answer["skill"])
+        skill = live.get(answer.skill)
         if skill is None:
-            log.info("refiner dropped a bullet for %r: not a skill offered to %s", answer["skill"], ctx.seat.handle)
-            return Refined(refined=False, why="unknown_skill", named=answer["skill"])
-        line = skill_body.bullet(outcome=ctx.outcome, observation=answer["observation"])
+            log.info("refiner dropped a bullet for %r: not a skill offered to %s", answer.skill, ctx.seat.handle)
+            return Refined(refined=False, why="unknown_skill", named=answer.skill)
+        line = skill_body.bullet(outcome=ctx.outcome, observation=answer.observation)
 
         def write() -> Refined:
             try:

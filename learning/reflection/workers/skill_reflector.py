@@ -115,7 +115,7 @@ def catalogue_inputs(seat: Seat) -> list[dict]:
     ]
 
 
-def converse(ctx, inputs: persist_decision.Inputs, ask) -> dict:
+def converse(ctx, inputs: persist_decision.Inputs, ask) -> persist_decision.Decision:
     """The reflecting persistence pass's conversation: ``ask(inputs) -> parsed answer``, reads
     answered in rounds (each read's body is added to ``inputs.skill_reflection`` for the next).
     No writes: the answer's write actions wait for ``apply_pending``."""
@@ -124,10 +124,10 @@ def converse(ctx, inputs: persist_decision.Inputs, ask) -> dict:
         raise ValueError("a reflecting persistence pass is asked with its skill_reflection section")
     refused_reads: list[dict] = []
     rounds = 0
-    answer: dict = {}
+    answer = persist_decision.Decision()
     for rounds in range(1, MAX_ROUNDS + 1):
         answer = ask(inputs)
-        reads = [a.get("name", "") for a in answer["skill_actions"] if a.get("action") == "read"]
+        reads = [a.get("name", "") for a in answer.skill_actions if a.get("action") == "read"]
         fresh = [name for name in reads if name not in reflection["read"]]
         if not fresh or rounds == MAX_ROUNDS:
             break
@@ -139,7 +139,7 @@ def converse(ctx, inputs: persist_decision.Inputs, ask) -> dict:
                 reflection["read"][name] = skill.body
         if all(name not in reflection["read"] for name in fresh):
             break
-    writes = [a for a in answer["skill_actions"] if a.get("action") != "read"]
+    writes = [a for a in answer.skill_actions if a.get("action") != "read"]
     ctx.notes["skill_reflection_pending"] = (rounds, reflection["read"], refused_reads, writes)
     return answer
 

@@ -69,24 +69,25 @@ def prior_runs(ctx) -> list[str]:
             if seq and procedures.jaccard(ctx.tool_sequence, seq) >= knobs.cluster_jaccard_threshold]
 
 
-def write_draft(*, seat: Seat, draft: dict, tool_sequence, trigger: str, origin_turn_id: str = "", now=None):
+def write_draft(*, seat: Seat, draft: skill_draft.Draft, tool_sequence, trigger: str, origin_turn_id: str = "",
+                now=None):
     """Store a parsed draft, or return why not: (skill or None, reason)."""
-    if draft.get("decline"):
+    if draft.decline:
         return None, "declined"
-    if draft.get("missing"):
-        log.info("skill draft for %s dropped: no %s", seat.handle, ", ".join(draft["missing"]))
+    if draft.missing:
+        log.info("skill draft for %s dropped: no %s", seat.handle, ", ".join(draft.missing))
         return None, "incomplete_draft"
-    body = skill_body.skill_md(name=draft["name"], description=draft["summary"], body=draft["body"])
+    body = skill_body.skill_md(name=draft.name, description=draft.summary, body=draft.body)
     try:
         skill = skills.create(
-            seat=seat, name=draft["name"], description=draft["summary"], body=body,
+            seat=seat, name=draft.name, description=draft.summary, body=body,
             tool_sequence=tool_sequence, trigger=trigger, origin_turn_id=origin_turn_id, now=now,
         )
     except Conflict:
-        log.info("skill draft %r for %s rejected: the seat already has that name", draft["name"], seat.handle)
+        log.info("skill draft %r for %s rejected: the seat already has that name", draft.name, seat.handle)
         return None, "name_collision"
     except limits.LimitExceeded as exc:
-        log.warning("skill draft %r for %s skipped: %s", draft["name"], seat.handle, exc)
+        log.warning("skill draft %r for %s skipped: %s", draft.name, seat.handle, exc)
         return None, exc.limit_name
     return skill, "drafted"
 
@@ -136,7 +137,7 @@ class Synthesizer:
         turn.update(tool_sequence=procedures.procedure(ctx.tool_sequence), tools_called=procedures.procedure(ctx.tools_called))
         inputs = skill_draft.Inputs(**turn, mode="turn", prior_runs=len(prior), prior_asks=prior[:PRIOR_ASKS],
                                     existing_skills=[s.name for s in skills.catalogue(ctx.seat)])
-        draft = ctx.consult(skill_draft.NAME, inputs)
+        draft: skill_draft.Draft = ctx.consult(skill_draft.NAME, inputs)
 
         def write() -> Drafted:
             skill, why = write_draft(
@@ -145,7 +146,7 @@ class Synthesizer:
                 now=ctx.now,
             )
             if skill is None:
-                return Drafted(drafted=False, why=why, reason=draft.get("reason", ""))
+                return Drafted(drafted=False, why=why, reason=draft.reason)
             events.publish(
                 SkillSynthesized(trigger="inline", skill_id=skill.pk, name=skill.name, tool_sequence=skill.tool_sequence),
                 seat=ctx.seat, turn_id=ctx.run_id,

@@ -58,14 +58,15 @@ def classify(*, seat: Seat, shards: list[Shard], warnings: list[str], stage: str
         except (ProviderError, AnswerUnparseable) as exc:
             warnings.append(f"classification of {len(batch)} lesson(s) failed ({exc}); retried next run")
             continue
+        classified: dict[int, artifact_classify.Classification] = answer.value
         now = timezone.now()
         for shard in batch:
-            item = answer.value.get(shard.pk)
+            item = classified.get(shard.pk)
             if item is None:
                 warnings.append(f"shard {shard.pk}: the classifier gave no tier; retried next run")
                 continue
-            shard.tier, shard.scope = item["tier"], item["scope"][:200]
-            shard.scope_key = normalise_scope(item["scope"])[:200] or f"shard {shard.pk}"
+            shard.tier, shard.scope = item.tier, item.scope[:200]
+            shard.scope_key = normalise_scope(item.scope)[:200] or f"shard {shard.pk}"
             shard.classified_at = now
             shard.save(update_fields=["tier", "scope", "scope_key", "classified_at"])
             done += 1

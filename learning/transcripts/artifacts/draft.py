@@ -48,12 +48,12 @@ def get_draft(*, seat: Seat, tier: str, scope: str, scope_key: str, lessons: lis
         seat=seat, stage=stage, purpose=artifact_draft.NAME,
         inputs=artifact_draft.Inputs(tier=tier, scope=scope, name=slug(scope_key), lessons=lessons, existing=existing),
     )
-    value = result.value
+    value: artifact_draft.Answer = result.value
     draft, _created = Draft.objects.get_or_create(
         key=key,
         defaults=dict(
-            tier=tier, name=slug(value["name"] or scope_key), description=" ".join(value["description"].split()),
-            body=value["body"], provider=result.provider, model=result.model,
+            tier=tier, name=slug(value.name or scope_key), description=" ".join(value.description.split()),
+            body=value.body, provider=result.provider, model=result.model,
         ),
     )
     return draft

@@ -15,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from learning.purposes.artifact_classify import Classification
+from learning.purposes.skill_refinement import Refinement
+
 UNPARSEABLE = "unparseable"
 
 
@@ -50,7 +53,7 @@ def _is(expected):
 
 
 def _has(**fields):
-    return lambda value: all(value.get(k) == v for k, v in fields.items())
+    return lambda value: all(getattr(value, k) == v for k, v in fields.items())
 
 
 CORPUS: dict[str, list[Case]] = {
@@ -125,12 +128,12 @@ CORPUS: dict[str, list[Case]] = {
     ],
     "skill_refinement": [
         Case("openai", '{"skill": "deploy", "observation": "The run also needed `notify` after `deploy`."}', _has(noop=False, skill="deploy")),
-        Case("noop", "NOOP", _is({"noop": True})),
-        Case("noop", "`NOOP`", _is({"noop": True})),
-        Case("local", '{"Noop": "true"}', _is({"noop": True})),
-        Case("local", '{"skill": "NOOP", "observation": ""}', _is({"noop": True})),
-        Case("anthropic", "Nothing new was learned.\n\n```json\n{\"noop\": true}\n```", _is({"noop": True})),
-        Case("reasoning", "<think>The deploy skill already says this.</think>\nNOOP", _is({"noop": True})),
+        Case("noop", "NOOP", _is(Refinement(noop=True))),
+        Case("noop", "`NOOP`", _is(Refinement(noop=True))),
+        Case("local", '{"Noop": "true"}', _is(Refinement(noop=True))),
+        Case("local", '{"skill": "NOOP", "observation": ""}', _is(Refinement(noop=True))),
+        Case("anthropic", "Nothing new was learned.\n\n```json\n{\"noop\": true}\n```", _is(Refinement(noop=True))),
+        Case("reasoning", "<think>The deploy skill already says this.</think>\nNOOP", _is(Refinement(noop=True))),
         Case("openai", '{"skill": "deploy"}', UNPARSEABLE),
         Case("truncated", '{"skill": "deploy", "observation": "The run al', UNPARSEABLE),
     ],
@@ -204,12 +207,12 @@ CORPUS: dict[str, list[Case]] = {
         Case("truncated", '{"kept": tr', UNPARSEABLE),
     ],
     "artifact_classify": [
-        Case("openai", IDEAL["artifact_classify"], _is({1: {"tier": "rule", "scope": "tests"}})),
+        Case("openai", IDEAL["artifact_classify"], _is({1: Classification(tier="rule", scope="tests")})),
         Case(
             "local",
             '{"items": [{"id": "1", "tier": "Rule", "scope": "tests"}, {"id": 2, "tier": "poem", "scope": "x"}, '
             '{"id": 3, "tier": "skill", "scope": ""}, {"id": 4, "tier": "HOOK", "scope": "commits"}]}',
-            _is({1: {"tier": "rule", "scope": "tests"}, 4: {"tier": "hook", "scope": "commits"}}),
+            _is({1: Classification(tier="rule", scope="tests"), 4: Classification(tier="hook", scope="commits")}),
         ),
         Case("truncated", '{"items": [{"id": 1, "tier": "ru', UNPARSEABLE),
     ],

@@ -18,44 +18,44 @@ def persist(body, sender="Maya", recent=()):
 
 def test_a_stated_preference_is_a_long_declarative_fact():
     answer = persist("Thanks! I prefer short bullet-point status updates, please.")
-    assert answer["classification"] == "LONG"
-    assert answer["content"] == "Maya prefers short bullet-point status updates."
+    assert answer.classification == "LONG"
+    assert answer.content == "Maya prefers short bullet-point status updates."
 
 
 def test_an_instruction_is_never_turned_into_a_note():
     answer = persist("Please always open a ticket before each deploy.")
-    assert (answer["classification"], answer["content"]) == ("NOOP", "")
+    assert (answer.classification, answer.content) == ("NOOP", "")
 
 
 def test_a_dated_situation_is_short_with_a_ttl_to_that_date():
     answer = persist("Heads up: I'm on vacation through 2026-05-10.")
-    assert answer == {"classification": "SHORT", "content": "Maya is on vacation through 2026-05-10.", "ttl_days": 10,
-                      "reason": "a dated situation", "skill_actions": []}
+    assert answer == persist_decision.Decision(classification="SHORT", content="Maya is on vacation through 2026-05-10.",
+                                               ttl_days=10, reason="a dated situation", skill_actions=[])
 
 
 def test_a_weekday_deadline_gets_its_date_spelled_out():
     answer = persist("The code freeze runs until Friday.")  # 2026-05-01 is a Friday: the next one
-    assert answer["classification"] == "SHORT" and answer["ttl_days"] == 8
-    assert answer["content"] == "The code freeze runs until Friday (ends 2026-05-08)."
+    assert answer.classification == "SHORT" and answer.ttl_days == 8
+    assert answer.content == "The code freeze runs until Friday (ends 2026-05-08)."
 
 
 def test_an_undated_situation_is_anchored_to_today():
     answer = persist("I'm out of office this week.")
-    assert answer["content"] == "Maya is out of office this week (as of 2026-05-01)." and answer["ttl_days"] == 7
+    assert answer.content == "Maya is out of office this week (as of 2026-05-01)." and answer.ttl_days == 7
 
 
 def test_questions_and_chatter_are_noop():
     for body in ("Can you check the build?", "+1", "Thanks, looks good.", "Are you on vacation next week?"):
-        assert persist(body)["classification"] == "NOOP", body
+        assert persist(body).classification == "NOOP", body
 
 
 def test_a_repeat_of_a_recent_note_is_noop():
     answer = persist("I prefer short bullet-point status updates.", recent=["Maya prefers short bullet-point status updates."])
-    assert answer["classification"] == "NOOP" and "recent" in answer["reason"]
+    assert answer.classification == "NOOP" and "recent" in answer.reason
 
 
 def test_a_team_practice_is_a_doc_recommendation():
-    assert persist("Team convention: everyone should squash-merge.")["classification"] == "DOC"
+    assert persist("Team convention: everyone should squash-merge.").classification == "DOC"
 
 
 def test_a_bot_is_not_a_source_of_facts():
@@ -68,11 +68,11 @@ def test_a_repeated_five_tool_procedure_is_drafted_and_a_first_run_declined():
     tools = ["jira_get_issue", "git_checkout", "git_create_branch", "run_tests", "jira_transition"]
     inputs = skill_draft.Inputs(mode="turn", asked="PLAT-117: Cut release 4.3\nCut the release branch for 4.3 and run the checklist.",
                                 outcome="done", tool_sequence=tools, prior_runs=0)
-    assert skill_draft.parse(skill_draft.offline(inputs))["decline"] is True
+    assert skill_draft.parse(skill_draft.offline(inputs)).decline is True
     draft = skill_draft.parse(skill_draft.offline(inputs.model_copy(update={"prior_runs": 1})))
-    assert draft["name"] == "create-release-branch" and draft["missing"] == []
-    assert "4.3" not in draft["name"] and "When asked to create release branch, as in: \"Cut the release branch for <n> and run the checklist.\"" in draft["body"]
-    assert [line for line in draft["body"].splitlines() if line[:1].isdigit()] == [f"{i}. Call `{t}`." for i, t in enumerate(tools, 1)]
+    assert draft.name == "create-release-branch" and draft.missing == []
+    assert "4.3" not in draft.name and "When asked to create release branch, as in: \"Cut the release branch for <n> and run the checklist.\"" in draft.body
+    assert [line for line in draft.body.splitlines() if line[:1].isdigit()] == [f"{i}. Call `{t}`." for i, t in enumerate(tools, 1)]
 
 
 def test_a_one_tool_loop_and_a_failure_are_declined():
@@ -89,20 +89,20 @@ def test_the_refiner_is_noop_unless_the_run_adds_a_step_or_fails_review():
         return skill_refinement.offline(skill_refinement.Inputs(**{**base, **changes}))
 
     assert offline() == "NOOP"
-    assert skill_refinement.parse(offline(tool_sequence=["a", "b", "d", "c"]))["observation"] == \
+    assert skill_refinement.parse(offline(tool_sequence=["a", "b", "d", "c"])).observation == \
         "the run also needed `d` after `b`."
     assert offline(outcome="failed", failure_set_by="budget") == "NOOP"
     failed = skill_refinement.parse(offline(outcome="failed", failure_set_by="reviewer"))
-    assert failed["skill"] == "s"
+    assert failed.skill == "s"
 
 
 def test_a_profile_reads_style_decisions_and_sensitivities():
     answer = profile_update.parse(profile_update.offline(profile_update.Inputs(
         subject="Tom", messages=["Let's go with Thursday.", "Please avoid Friday deploys.", "I'm worried about weekends."]
     )))
-    assert answer["communication_style"].startswith("Writes terse")
-    assert answer["past_decisions"] == ["Tom decided to go with Thursday."]
-    assert answer["sensitivities"] == ["Tom is worried about weekends."]  # the request is no line of a profile
+    assert answer.communication_style.startswith("Writes terse")
+    assert answer.past_decisions == ["Tom decided to go with Thursday."]
+    assert answer.sensitivities == ["Tom is worried about weekends."]  # the request is no line of a profile
 
 
 @pytest.mark.parametrize("said,decisions,sensitivities", [
@@ -117,7 +117,7 @@ def test_a_profile_reads_style_decisions_and_sensitivities():
 ])
 def test_a_profile_says_who_decided_and_holds_no_instruction(said, decisions, sensitivities):
     answer = profile_update.parse(profile_update.offline(profile_update.Inputs(subject="Maya", messages=[said])))
-    assert (answer["past_decisions"], answer["sensitivities"]) == (decisions, sensitivities)
+    assert (answer.past_decisions, answer.sensitivities) == (decisions, sensitivities)
 
 
 def test_a_profile_names_a_team_only_when_we_is_about_work():
@@ -125,8 +125,8 @@ def test_a_profile_names_a_team_only_when_we_is_about_work():
         subject="Tom", messages=["We decided to skip the beach this summer.",
                                  "We will never deploy the billing service on Fridays."]
     )))
-    assert answer["past_decisions"] == ["Tom and others decided to skip the beach this summer.",
-                                        "Tom's team will never deploy the billing service on Fridays."]
+    assert answer.past_decisions == ["Tom and others decided to skip the beach this summer.",
+                                     "Tom's team will never deploy the billing service on Fridays."]
 
 
 def test_offline_answers_are_deterministic():
