@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ninja.security import HttpBearer
 
 from crewlet.errors import Forbidden
 from crewlet.models import ApiToken, Seat
-from crewlet.tokens import authenticate
+from crewlet.tokens import SEAT_ROWS, authenticate
 
 
 class SeatAuth(HttpBearer):
-    """A seat's own token (operator tokens are accepted too; ``require_seat`` narrows them)."""
+    """A seat's own token (operator tokens are accepted too; ``require_seat`` narrows them), loaded with
+    the rows of its seat that ``related`` names (``tokens.authenticate``)."""
+
+    def __init__(self, related: Sequence[str] = SEAT_ROWS):
+        super().__init__()
+        self.related = tuple(related)
 
     def authenticate(self, request, token):
-        found = authenticate(token)
+        found = authenticate(token, self.related)
         if found is None or (found.kind == ApiToken.SEAT and (found.seat is None or not found.seat.active)):
             return None
         request.api_token = found
@@ -55,4 +62,5 @@ def acting_seat(request, handle: str) -> Seat:
 
 
 seat_auth = SeatAuth()
+seat_only_auth = SeatAuth(related=("seat",))  # a route that reads the seat row alone: POST /turns
 operator_auth = OperatorAuth()

@@ -14,7 +14,7 @@ from typing import Literal
 
 from ninja import Router, Schema, Status
 
-from crewlet.auth import acting_seat, seat_auth
+from crewlet.auth import acting_seat, seat_only_auth
 from crewlet.errors import error_responses
 from learning.intake import turns
 from learning.intake.record import TurnRecord
@@ -28,7 +28,7 @@ class TurnAccepted(Schema):
     status: Literal["accepted", "duplicate"]
 
 
-@router.post("/turns", auth=seat_auth, response={200: TurnAccepted, 202: TurnAccepted,
+@router.post("/turns", auth=seat_only_auth, response={200: TurnAccepted, 202: TurnAccepted,
                                                    **error_responses(400, 401, 403, 409, 413, 422)})
 def post_turn(request, payload: TurnRecord):
     """Store the turn's record and enqueue its reflection; ``skills_offered`` and ``ask`` default to what
