@@ -93,7 +93,11 @@ class Draft(BaseModel):
     name: str = ""
     summary: str = ""
     body: str = ""
-    missing: list[str] = []
+
+    @property
+    def missing(self) -> list[str]:
+        """The parts a draft (not a decline) left empty, in the order they are asked for."""
+        return [] if self.decline else [k for k in ("name", "summary", "body") if not getattr(self, k)]
 
 
 def parse(text: str) -> Draft:
@@ -102,10 +106,7 @@ def parse(text: str) -> Draft:
     answer = read_json(NAME, text, Answer)
     if answer.decline:
         return Draft(decline=True, reason=answer.reason)
-    name = task_class_name(answer.name)
-    given = {"name": name, "summary": answer.summary, "body": answer.body}
-    missing = [key for key, value in given.items() if not value]
-    return Draft(decline=False, name=name, summary=answer.summary, body=answer.body, missing=missing)
+    return Draft(decline=False, name=task_class_name(answer.name), summary=answer.summary, body=answer.body)
 
 
 def _turns(inputs: Inputs) -> list[TurnInputs]:
