@@ -16,3 +16,9 @@ if problem := runtime.file_problem():
 from core.providers.embeddings import warm  # noqa: E402
 
 warm.start()
+
+# Import the URLconf (every app's router) now rather than on a worker's first request, which would
+# otherwise wait about a second for it.
+from django.urls import get_resolver  # noqa: E402
+
+get_resolver().url_patterns  # noqa: B018
