@@ -181,7 +181,7 @@ class Statements:
 
 class Breakdown:
     """Where the time of the turn starts run under it goes: the hybrid recall statements (``core.hybrid``,
-    one ``WITH ... pool AS (...)`` statement a search), every other statement, and the commit."""
+    a search's ranking by meaning, ``<=>``, and by words, ``WITH stats AS``), every other statement, and the commit."""
 
     def __init__(self):
         from django.db import connections
@@ -213,7 +213,7 @@ class Breakdown:
             return execute(sql, params, many, context)
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            if sql.lstrip().startswith("WITH") and "pool AS (" in sql:
+            if "<=>" in sql or sql.lstrip().startswith("WITH stats AS"):
                 self.hybrid += elapsed
             else:
                 self.other += elapsed

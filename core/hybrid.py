@@ -1,6 +1,6 @@
 """Hybrid search in PostgreSQL: a ranking by meaning and a ranking by words, fused by score.
 
-One statement ranks the rows of a scope two ways, each cut to a shortlist:
+Two statements rank the rows of a scope two ways, each cut to a shortlist:
 
 - by meaning: a row is as near the query as the nearest of its vectors -- its own (pgvector cosine
   distance) or, for a corpus with pieces (an episode's own lines), any of its pieces';
@@ -8,7 +8,7 @@ One statement ranks the rows of a scope two ways, each cut to a shortlist:
   counts once per row (binary term frequency: the texts are short), weighted by its rarity in the
   scope, and a row's length is normalised against the average of the rows that match.
 
-The two shortlists are pooled and fused by a convex combination of normalised scores: ``WEIGHT`` x the
+The two shortlists are pooled and fused, in Python, by a convex combination of normalised scores: ``WEIGHT`` x the
 row's cosine similarity min-max normalised over the pool, plus ``1 - WEIGHT`` x its BM25 score over the
 pool's best. A row one ranking did not list adds nothing by it. A row past ``max_distance`` by meaning
 keeps no similarity, but may still be found by its words.
@@ -64,7 +64,7 @@ def ranked(corpus: Corpus, **kwargs) -> list[tuple[int, float]]:
 
 def _meaning(corpus: Corpus, scope: str, scope_params: Sequence, vector: Sequence[float], model: str,
              shortlist: int) -> tuple[str, list]:
-    """The ``meaning`` CTE: ``(id, d)``, the shortlist nearest rows by the nearest of their vectors.
+    """The statement of the meaning ranking: ``(id, d)``, the shortlist nearest rows by the nearest of their vectors.
 
     Distances are written against the column cast to the query's width (``distance_sql``), so an
     approximate index of that width (``core.vectors.ensure_index``) can serve the ordering; a row's
@@ -75,23 +75,23 @@ def _meaning(corpus: Corpus, scope: str, scope_params: Sequence, vector: Sequenc
            f" ORDER BY d LIMIT {shortlist}")
     params = [qv, *scope_params, model]
     if corpus.pieces is None:
-        return f"meaning AS ({own})", params
+        return own, params
     p = corpus.pieces
     lines = (f"SELECT p.{p.fk} AS id, {distance_sql('p', dim)} AS d FROM {p.table} p"
              f" JOIN {corpus.table} t ON t.id = p.{p.fk}"
              f" WHERE ({scope}) AND p.embedding_model = %s AND p.embedding_dim = {dim}"
              f" ORDER BY d LIMIT {PIECES_PER_ROW * shortlist}")
     params += [qv, *scope_params, model]
-    sql = (f"meaning AS (SELECT id, MIN(d) AS d FROM (({own}) UNION ALL ({lines})) u"
-           f" GROUP BY id ORDER BY d, id DESC LIMIT {shortlist})")
+    sql = (f"SELECT id, MIN(d) AS d FROM (({own}) UNION ALL ({lines})) u"
+           f" GROUP BY id ORDER BY d, id DESC LIMIT {shortlist}")
     return sql, params
 
 
 def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[str],
-           shortlist: int) -> tuple[list[str], list]:
-    """The CTEs of the BM25 ranking, ending in ``bm25`` ``(id, r)``: the scope's size, the rows matching
-    any word (their average length stands for the scope's: the counts stay an index read), each word's
-    rows among them, and the sum of the matched words' weights."""
+           shortlist: int) -> tuple[str, list]:
+    """The statement of the BM25 ranking, ``(id, r)`` best first: the scope's size, the rows matching any
+    word (their average length stands for the scope's: the counts stay an index read), each word's rows
+    among them, and the sum of the matched words' weights."""
     # ``asked`` is MATERIALIZED: inlined into ``hits``, it would parse each word again for every row it meets
     ctes = [
         f"stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n FROM {corpus.table} t WHERE ({scope}))",
@@ -102,14 +102,53 @@ def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[s
         "avgdl AS MATERIALIZED (SELECT GREATEST(AVG(len), 1)::float8 AS len FROM matched)",
         "hits AS (SELECT m.id, m.len, a.w FROM matched m JOIN asked a ON m.v @@ a.q)",
         "df AS MATERIALIZED (SELECT w, COUNT(*)::float8 AS n FROM hits GROUP BY w)",
-        f"bm25 AS (SELECT h.id, SUM(ln(1 + (s.n - df.n + 0.5) / (df.n + 0.5)) * {BM25_K1 + 1}"
-        f" / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / a.len))) AS r"
-        f" FROM hits h JOIN df USING (w) CROSS JOIN stats s CROSS JOIN avgdl a GROUP BY h.id"
-        f" ORDER BY r DESC, h.id DESC LIMIT {shortlist})",
     ]
+    sql = ("WITH " + ", ".join(ctes) + f" SELECT h.id, SUM(ln(1 + (s.n - df.n + 0.5) / (df.n + 0.5)) * {BM25_K1 + 1}"
+           f" / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / a.len))) AS r"
+           " FROM hits h JOIN df USING (w) CROSS JOIN stats s CROSS JOIN avgdl a GROUP BY h.id"
+           f" ORDER BY r DESC, h.id DESC LIMIT {shortlist}")
     # each word alone in the OR-query: to_tsquery reads a bare word as its lexeme (stopwords drop out)
     params = [*scope_params, list(words), *scope_params, " | ".join(words)]
-    return ctes, params
+    return sql, params
+
+
+def _rows(sql: str, params: list) -> list[tuple[int, float]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(int(i), float(x)) for i, x in cursor.fetchall()]
+
+
+def by_meaning(corpus: Corpus, *, scope: str, scope_params: Sequence, vector: Sequence[float], model: str,
+               shortlist: int = SHORTLIST) -> list[tuple[int, float]]:
+    """``(row id, cosine distance)`` of the ``shortlist`` rows of ``scope`` nearest ``vector``, nearest first."""
+    return _rows(*_meaning(corpus, scope, scope_params, vector, model, shortlist))
+
+
+def by_words(corpus: Corpus, *, scope: str, scope_params: Sequence, words: Sequence[str],
+             shortlist: int = SHORTLIST) -> list[tuple[int, float]]:
+    """``(row id, BM25 score)`` of the ``shortlist`` best rows of ``scope`` for ``words``, best first.
+
+    It needs no vector: a caller may rank by words while the query embeds, and hand the ranking to ``search``."""
+    return _rows(*_words(corpus, scope, scope_params, words, shortlist)) if words else []
+
+
+def fuse(meaning: Sequence[tuple[int, float]], words: Sequence[tuple[int, float]], *, weight: float, limit: int,
+         max_distance: float | None = None) -> Ranked:
+    """The pool of both rankings fused: ``weight`` x a row's similarity min-max normalised over the pool,
+    plus ``1 - weight`` x its BM25 score over the pool's best; ties go to the newest id."""
+    sim = {i: 1.0 - d for i, d in meaning if max_distance is None or d <= max_distance}
+    bm25 = dict(words)
+    lo, hi = (min(sim.values()), max(sim.values())) if sim else (0.0, 0.0)
+    best = max(bm25.values(), default=0.0)
+
+    def score(i: int) -> float:
+        by_meaning = 0.0 if i not in sim else (sim[i] - lo) / (hi - lo) if hi > lo else 1.0
+        by_words = bm25.get(i, 0.0) / best if best > 0 else 0.0
+        return weight * by_meaning + (1 - weight) * by_words
+
+    pool = sim.keys() | bm25.keys()
+    rows = sorted(((i, score(i)) for i in pool), key=lambda row: (row[1], row[0]), reverse=True)[: int(limit)]
+    return Ranked(rows, min((d for _i, d in meaning), default=None))
 
 
 def search(
@@ -122,47 +161,20 @@ def search(
     words: Sequence[str],
     limit: int,
     max_distance: float | None = None,
+    ranked_words: Sequence[tuple[int, float]] | None = None,
 ) -> Ranked:
     """The best ``limit`` rows of ``scope`` (a WHERE clause over the corpus table aliased ``t``).
 
     ``vector`` None ranks by words alone; no ``words`` ranks by meaning alone. Ties go to the newest id.
-    ``words`` are content words (letters and digits only, as ``core.words.search_words`` gives them).
+    ``words`` are content words (letters and digits only, as ``core.words.search_words`` gives them);
+    ``ranked_words`` is their ranking when the caller has it already (``by_words``, same scope).
     """
-    shortlist = max(SHORTLIST, int(limit))
-    ctes: list[str] = []
-    params: list = []
-    if vector is not None:
-        sql, more = _meaning(corpus, scope, scope_params, vector, model, shortlist)
-        ctes.append(sql)
-        params += more
-    else:
-        ctes.append("meaning AS (SELECT NULL::bigint AS id, NULL::float8 AS d WHERE false)")
-    if words:
-        more_ctes, more = _words(corpus, scope, scope_params, words, shortlist)
-        ctes += more_ctes
-        params += more
-    else:
-        ctes.append("bm25 AS (SELECT NULL::bigint AS id, NULL::float8 AS r WHERE false)")
     if vector is None and not words:
         return Ranked([], None)
-    far = "" if max_distance is None else f" AND m.d <= {float(max_distance)!r}"
-    # the pool: every row either ranking shortlisted; a row past max_distance keeps no similarity
-    ctes.append(f"pool AS (SELECT COALESCE(m.id, b.id) AS id, CASE WHEN m.id IS NOT NULL{far} THEN 1 - m.d END AS sim,"
-                " b.r FROM meaning m FULL JOIN bm25 b ON b.id = m.id)")
-    ctes.append("bounds AS (SELECT MIN(sim) AS lo, MAX(sim) AS hi, MAX(r) AS best FROM pool)")
-    by_meaning = "COALESCE(CASE WHEN x.hi > x.lo THEN (p.sim - x.lo) / (x.hi - x.lo) ELSE 1 END, 0)"
-    by_words = "COALESCE(p.r / NULLIF(x.best, 0), 0)"
+    shortlist = max(SHORTLIST, int(limit))
+    meaning = [] if vector is None else by_meaning(corpus, scope=scope, scope_params=scope_params, vector=vector,
+                                                   model=model, shortlist=shortlist)
+    if ranked_words is None:
+        ranked_words = by_words(corpus, scope=scope, scope_params=scope_params, words=words, shortlist=shortlist)
     weight = WEIGHT if vector is not None and words else (1.0 if vector is not None else 0.0)
-    fused = (f"SELECT p.id, {weight!r} * {by_meaning} + {1 - weight!r} * {by_words} AS score"
-             f" FROM pool p CROSS JOIN bounds x WHERE p.sim IS NOT NULL OR p.r IS NOT NULL"
-             f" ORDER BY score DESC, p.id DESC LIMIT {int(limit)}")
-    nearest = "(SELECT MIN(d) FROM meaning)"
-    # one row even when nothing ranked, so the nearest distance is known either way
-    sql = ("WITH " + ", ".join(ctes) + f" SELECT f.id, f.score, n.nearest FROM (SELECT {nearest} AS nearest) n"
-           f" LEFT JOIN ({fused}) f ON true ORDER BY f.score DESC, f.id DESC")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    nearest_d = rows[0][2] if rows else None
-    return Ranked([(int(i), float(s)) for i, s, _n in rows if i is not None],
-                  None if nearest_d is None else float(nearest_d))
+    return fuse(meaning, ranked_words, weight=weight, limit=limit, max_distance=max_distance)

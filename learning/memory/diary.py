@@ -113,17 +113,30 @@ def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = MEMO
     return [rows[i] for i in ids if i in rows]
 
 
+def _scope(seat: Seat, model: str, dim: int, now) -> tuple[str, list]:
+    """The seat's live notes with a vector of the query's model and width."""
+    return ("t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"
+            " AND t.embedding_model = %s AND t.embedding_dim = %s"), [seat.pk, now, model, dim]
+
+
 def recall_ids(*, seat: Seat, vector, model: str, query: str = "", limit: int = MEMORY_VECTOR_LIMIT,
-               now=None) -> list[int]:
-    """``recall``'s note ids, best first, without reading the notes."""
+               now=None, ranked_words: list[tuple[int, float]] | None = None) -> list[int]:
+    """``recall``'s note ids, best first, without reading the notes (``ranked_words``: ``by_words``'s ranking
+    of the same query, model, width and ``now``, when the caller made it already)."""
     if not vector:
         return []
-    now = now or timezone.now()
-    scope = ("t.seat_id = %s AND (t.ttl_until IS NULL OR t.ttl_until > %s)"
-             " AND t.embedding_model = %s AND t.embedding_dim = %s")
+    scope, params = _scope(seat, model, len(vector), now or timezone.now())
     return [i for i, _score in hybrid.ranked(
-        CORPUS, scope=scope, scope_params=[seat.pk, now, model, len(vector)], vector=vector, model=model,
-        words=search_words(query) if query.strip() else [], limit=limit, max_distance=RECALL_MAX_DISTANCE)]
+        CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
+        words=search_words(query) if query.strip() else [], limit=limit, max_distance=RECALL_MAX_DISTANCE,
+        ranked_words=ranked_words)]
+
+
+def by_words(*, seat: Seat, model: str, dim: int, query: str, now) -> list[tuple[int, float]]:
+    """The words half of ``recall_ids``: it needs no vector, only the model and width the query's will have."""
+    scope, params = _scope(seat, model, dim, now)
+    return hybrid.by_words(CORPUS, scope=scope, scope_params=params,
+                           words=search_words(query) if query.strip() else [])
 
 
 def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:
@@ -156,10 +169,11 @@ class PoolNote:
 POOL_FIELDS = tuple(f.name for f in fields(PoolNote))
 
 
-def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None) -> list[PoolNote]:
+def candidates(*, seat: Seat, vector, model: str, query: str = "", now=None,
+               ranked_words: list[tuple[int, float]] | None = None) -> list[PoolNote]:
     """The hybrid pool: recall (50, by meaning and ``query``'s words) then recent (50), deduped by id."""
     now = now or timezone.now()
-    ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now)
+    ids = recall_ids(seat=seat, vector=vector, model=model, query=query, now=now, ranked_words=ranked_words)
     recalled = {row[0]: PoolNote(*row) for row in DiaryEntry.objects.filter(id__in=ids).values_list(*POOL_FIELDS)}
     newest = [PoolNote(*row) for row in _newest(seat, now).values_list(*POOL_FIELDS)[:MEMORY_RECENCY_LIMIT]
               if row[0] not in recalled]

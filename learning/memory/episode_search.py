@@ -47,9 +47,19 @@ def _scope(seat: Seat, model: str, dim: int, outcome: str | None) -> tuple[str, 
     return scope, [seat.pk, model, dim] + ([outcome] if outcome else [])
 
 
-def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None) -> hybrid.Ranked:
+def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: str | None = None,
+           ranked_words: list[tuple[int, float]] | None = None) -> hybrid.Ranked:
     """The fused ranking of the seat's raw turns: ``(episode id, fused score)``, best first, and how near the
-    nearest turn compared is (``core.hybrid.Ranked``)."""
+    nearest turn compared is (``core.hybrid.Ranked``). ``ranked_words`` is ``by_words``'s ranking of the same
+    query, model and width when the caller made it already."""
     scope, params = _scope(seat, model, len(vector), outcome)
     return hybrid.search(CORPUS, scope=scope, scope_params=params, vector=vector, model=model,
-                         words=search_words(query), limit=limit, max_distance=RECALL_MAX_DISTANCE)
+                         words=search_words(query), limit=limit, max_distance=RECALL_MAX_DISTANCE,
+                         ranked_words=ranked_words)
+
+
+def by_words(*, seat: Seat, model: str, dim: int, query: str) -> list[tuple[int, float]]:
+    """The words half of ``ranked`` (no outcome, a recall's shortlist): it needs no vector, only the model
+    and width the query's vector will have."""
+    scope, params = _scope(seat, model, dim, None)
+    return hybrid.by_words(CORPUS, scope=scope, scope_params=params, words=search_words(query))

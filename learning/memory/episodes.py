@@ -109,13 +109,16 @@ class Recalled(NamedTuple):
     unlike: bool = False
 
 
-def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None) -> Recalled:
-    """Raw turns most like the query: its vector's ranking fused with its words' (episode_search). The ranking
-    is read to ``CLOSE_CALL_RANK`` rows at least, to tell a close call; only ``limit`` turns are read."""
+def recall(*, seat: Seat, vector, model: str, query: str = "", limit: int = 3, outcome: str | None = None,
+           ranked_words: list[tuple[int, float]] | None = None) -> Recalled:
+    """Raw turns most like the query: its vector's ranking fused with its words' (episode_search; ``ranked_words``
+    when the caller ranked them already). The ranking is read to ``CLOSE_CALL_RANK`` rows at least, to tell a
+    close call; only ``limit`` turns are read."""
     if not vector:
         return Recalled([])
     ranking = episode_search.ranked(seat=seat, vector=vector, model=model, query=query,
-                                    limit=max(limit, episode_search.CLOSE_CALL_RANK), outcome=outcome)
+                                    limit=max(limit, episode_search.CLOSE_CALL_RANK), outcome=outcome,
+                                    ranked_words=ranked_words)
     ids = [i for i, _score in ranking.rows[:limit]]
     rows = Episode.objects.defer("embedding").in_bulk(ids)
     turns = [rows[i] for i in ids if i in rows]

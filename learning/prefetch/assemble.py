@@ -79,15 +79,16 @@ VECTOR_BLOCKS = (personal_memory,)
 def run_blocks(ctx: PrefetchContext, meanwhile=None):
     """Start every block, then finish them in the block list's order: ``(results, meanwhile())``.
 
-    The ask's embed runs on a worker thread while the database-only blocks start and ``meanwhile``
-    (the turn start's other work that needs no vector: the tool guidance) runs; the vector blocks
-    start once it is back, and only then is the auxiliary deadline armed (the embed has its own
+    The ask's embed runs on a worker thread while the database-only blocks start, ``meanwhile``
+    (the turn start's other work that needs no vector: the tool guidance) runs and the notes and past
+    turns are ranked by the ask's words; the vector blocks start once it is back, and only then is the auxiliary deadline armed (the embed has its own
     budget).
     """
     ctx.begin_embed()
     started = {module.NAME: _start(module, ctx) for module in BLOCKS if module not in VECTOR_BLOCKS}
     beside = meanwhile() if meanwhile is not None else None
     if not ctx.thin:
+        ctx.rank_by_words()
         ctx.turn_vector()
     ctx.arm_deadline()
     started.update({module.NAME: _start(module, ctx) for module in VECTOR_BLOCKS})

@@ -90,7 +90,8 @@ def start(ctx: PrefetchContext):
         return done(_hint(ctx))
     embedded = ctx.turn_vector()
     try:
-        pool = diary.candidates(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask)
+        pool = diary.candidates(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask,
+                                now=ctx.now, ranked_words=ctx.ranked_words("notes"))
     except DatabaseError:
         log.warning("diary pool unreadable for %s", ctx.seat.handle, exc_info=True)
         return done(BlockResult(NAME, selection_count=0))

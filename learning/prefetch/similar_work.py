@@ -51,7 +51,7 @@ def _recall(ctx: PrefetchContext) -> episodes.Recalled:
     if embedded.vector is None:
         return episodes.Recalled([])
     return episodes.recall(seat=ctx.seat, vector=embedded.vector, model=embedded.model, query=ctx.request.ask,
-                           limit=bounds.SIMILAR_WORK_HITS)
+                           limit=bounds.SIMILAR_WORK_HITS, ranked_words=ctx.ranked_words("episodes"))
 
 
 def _finish_recalled(ctx: PrefetchContext) -> BlockResult:

@@ -26,8 +26,10 @@ import concurrent.futures
 import logging
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.utils import timezone
 from pydantic import BaseModel
 
 from core import auxiliary, budgets, events, late_spend, purposes
@@ -35,6 +37,7 @@ from core.providers.embeddings import EmbedResult, PendingEmbed, begin_embed_one
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from crewlet.config import knobs_for_seat
 from crewlet.models import Seat
+from learning.memory import diary, episode_search
 from learning.prefetch.gate import thin_trigger
 from learning.prefetch.request import PrefetchRequest
 
@@ -67,6 +70,9 @@ class PrefetchContext:
     _embedding_pending: PendingEmbed | None = field(default=None, repr=False)
     _uncollected: set = field(default_factory=set, repr=False)
     _asked: dict = field(default_factory=dict, repr=False)  # each call's (purpose, inputs), for its offline answer
+    _by_words: dict = field(default_factory=dict, repr=False)  # "notes"/"episodes" -> their ranking by the ask's words
+    _words_shape: tuple[str, int] | None = field(default=None, repr=False)  # the model and width they were ranked for
+    now: datetime = field(default_factory=timezone.now)  # the moment the seat's live notes are read at
     room: bool | None = None  # the budget check, made once on the request thread before the first paid call
     fallbacks: dict = field(default_factory=dict)  # purpose -> why it was answered offline (the summary's)
 
@@ -106,6 +112,30 @@ class PrefetchContext:
             # within the budget counted from when it was sent; not started by a worker yet: embedded here
             self._embedding = self._sent_embed().results(here_if_unstarted=True)[0]
         return self._embedding
+
+    def rank_by_words(self) -> None:
+        """Rank the seat's notes and past turns by the ask's words while the ask embeds: those statements
+        need no vector, only the model and width it will have, so the database works beside the embed."""
+        shape = None if self.thin or self._embedding_pending is None else self._embedding_pending.shape
+        if shape is None:
+            return
+        model, dim = shape
+        try:
+            self._by_words = {
+                "notes": diary.by_words(seat=self.seat, model=model, dim=dim, query=self.request.ask, now=self.now),
+                "episodes": episode_search.by_words(seat=self.seat, model=model, dim=dim, query=self.request.ask),
+            }
+            self._words_shape = shape
+        except DatabaseError:  # each search ranks its own words again, and reports its own failure
+            log.warning("ranking by words failed for %s", self.seat.handle, exc_info=True)
+
+    def ranked_words(self, name: str) -> list[tuple[int, float]] | None:
+        """``rank_by_words``'s ranking of ``notes`` or ``episodes``, when the vector came back of the model and
+        width they were ranked for; None otherwise (the search then ranks them itself)."""
+        e = self._embedding
+        if e is None or e.vector is None or self._words_shape != (e.model, len(e.vector)):
+            return None
+        return self._by_words.get(name)
 
     @property
     def turn_embedding(self) -> str:

@@ -88,3 +88,68 @@ def test_an_embed_no_worker_has_started_is_run_on_the_requests_thread(seat, run)
 
     assert result["summary"]["turn_embedding"] == "embedded"
     assert block(result, "personal_memory")["hit"]
+
+
+def _words_statements(sql: str) -> str | None:
+    """The table a ranking-by-words statement reads (``core.hybrid.by_words``), or None."""
+    if not sql.startswith("WITH stats AS"):
+        return None
+    return next((t for t in ("agent_diary", "episodes") if f"FROM {t} t" in sql), None)
+
+
+def test_the_notes_and_past_turns_are_ranked_by_words_while_the_ask_is_embedded(seat, run, monkeypatch):
+    """Ranking by words needs no vector: both rankings run while the ask embeds, once each."""
+    from django.db import connection
+
+    from tests.learning.memory.rows import episode, note
+
+    note(seat, "The billing export runs nightly at 02:00")
+    episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
+    ranked: list[str] = []
+    both = threading.Event()
+    # ranked only once the vector is back, the words would leave this embed waiting in vain
+    seen = _embed_waits_for(both, monkeypatch)
+
+    def watch(execute, sql, params, many, context):
+        out = execute(sql, params, many, context)
+        if table := _words_statements(sql):
+            ranked.append(table)
+            if {"agent_diary", "episodes"} <= set(ranked):
+                both.set()
+        return out
+
+    with connection.execute_wrapper(watch):
+        result = run(ask="the billing export failed again")
+
+    assert seen["meanwhile"] is True
+    assert sorted(ranked) == ["agent_diary", "episodes"]  # the searches used them, not ranked again
+    assert block(result, "personal_memory")["hit"]
+    assert result["summary"]["similar_prior_work_recall"] in ("shown", "close_call")
+
+
+def test_a_vector_of_another_width_than_announced_is_ranked_by_its_own_words(seat, run, monkeypatch):
+    """The words were ranked for the width the embedder announced; a vector of another width is searched
+    with a ranking by words of its own scope, and still finds the notes and turns."""
+    from django.db import connection
+
+    from tests.learning.memory.rows import episode, note
+
+    note(seat, "The billing export runs nightly at 02:00")
+    episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
+    from core.providers.embeddings.base import PendingEmbed
+
+    embedder = get_embedder()  # announces a width it does not answer
+    monkeypatch.setattr(PendingEmbed, "shape", property(lambda _self: (embedder.model, embedder.dim + 1)))
+    ranked: list[str] = []
+
+    def watch(execute, sql, params, many, context):
+        if table := _words_statements(sql):
+            ranked.append(table)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(watch):
+        result = run(ask="the billing export failed again")
+
+    assert sorted(ranked) == ["agent_diary", "agent_diary", "episodes", "episodes"]
+    assert block(result, "personal_memory")["hit"]
+    assert result["summary"]["similar_prior_work_recall"] in ("shown", "close_call")
