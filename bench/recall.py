@@ -35,8 +35,8 @@ floor):
   rank, read the rows, count the unreachable ones, render), as shipped against the same call with
   only its ranking swapped for the vector-only path by a patch inside this bench (``tool_latency``),
   interleaved query by query, best of LATENCY_REPEATS. What a caller of the tool waits for.
-- ``bare SQL fused/vector p50``: the fused statement alone (``episode_search.ranked``) against the
-  vector-only statement alone, same query vectors, interleaved (``sql_latency``). On seats of a few
+- ``bare SQL fused/vector p50``: the fused ranking alone (``episode_search.ranked``: two statements and
+  the fusion) against the vector-only statement alone, same query vectors, interleaved (``sql_latency``). On seats of a few
   hundred rows both run in a millisecond or two and a statement's fixed costs dominate, so this ratio
   reads high though the difference is small beside a tool call, mostly spent embedding the query; it
   shows where the ranking's own cost moves.
@@ -323,7 +323,7 @@ def p95(values):
 
 
 def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
-    """Each query's fused statement (``episode_search.ranked``) and vector-only path (``ranked_ids`` over
+    """Each query's fused ranking (``episode_search.ranked``: its two statements and the fusion) and vector-only path (``ranked_ids`` over
     ``episodes.raw``), interleaved, each the best of LATENCY_REPEATS."""
     from core.vectors import ranked_ids
     from learning.memory import episode_search, episodes
@@ -563,7 +563,7 @@ def print_latency(http_ms, tool: tuple[list[float], list[float], int], sql: tupl
     row("query_episodes, vector-only ranking", tool_vector,
         f"   tool fused/vector p50 = {ratio(tool_fused, tool_vector)} (target <= 1.5x)"
         + (f"; {failed} call(s) not ok" if failed else ""))
-    row("fused SQL statement alone", sql_fused)
+    row("fused ranking alone (2 statements)", sql_fused)
     row("vector-only SQL statement alone", sql_vector,
         f"   bare SQL fused/vector p50 = {ratio(sql_fused, sql_vector)}")
 
