@@ -323,8 +323,8 @@ def p95(values):
 
 
 def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
-    """Each query's fused ranking (``episode_search.ranked``: its two statements and the fusion) and vector-only path (``ranked_ids`` over
-    ``episodes.raw``), interleaved, each the best of LATENCY_REPEATS."""
+    """Each query's fused ranking (``episode_search.ranked``: two statements and the fusion) and vector-only
+    path (``ranked_ids`` over ``episodes.raw``), interleaved, each the best of LATENCY_REPEATS."""
     from core.vectors import ranked_ids
     from learning.memory import episode_search, episodes
 
@@ -343,10 +343,11 @@ def sql_latency(seat, queries, qvecs, model) -> tuple[list[float], list[float]]:
     return fused, vector_only
 
 
-def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outcome: str | None = None):
+def vector_only_ranked(*, seat, vector, model: str, query: str, limit: int, outcome: str | None = None,
+                       ranked_words=None):
     """The vector-only baseline, in ``episode_search.ranked``'s shape: ``ranked_ids`` over the seat's raw
     episodes' pooled vectors, with the same outcome filter and relevance floor (``RECALL_MAX_DISTANCE``);
-    the query's words are not read."""
+    the query's words (and a ranking of them) are not read."""
     from core.hybrid import Ranked
     from core.vectors import ranked_ids
     from learning.memory import episode_search, episodes
