@@ -14,9 +14,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError
 from pydantic import Field
 
-from core.providers.embeddings import embed_one, get_embedder
+from core.providers.embeddings import begin_embed_one, get_embedder
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
-from learning.memory import episodes
+from learning.memory import episode_search, episodes
 from learning.prefetch import hints, past_turns
 from learning.tools.base import Arguments, Text, Tool, ToolCall, ToolResult
 
@@ -70,6 +70,21 @@ def _hits(call: ToolCall[QueryEpisodesArgs], rows) -> list[dict]:
             for t in rendered]
 
 
+def _by_words_meanwhile(call: ToolCall[QueryEpisodesArgs], query: str,
+                        shape: tuple[str, int] | None) -> list[tuple[int, float]] | None:
+    """The turns ranked by the query's words while it embeds (a ranking needs the model and width of the
+    vector, ``shape``, not the vector); None when the width is not known yet or the store failed (the search
+    then ranks them itself, and reports the failure)."""
+    if shape is None:
+        return None
+    model, dim = shape
+    try:
+        return episode_search.by_words(seat=call.seat, model=model, dim=dim, query=query,
+                                       outcome=call.args.outcome_filter)
+    except DatabaseError:
+        return None
+
+
 def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
     args = call.args
     try:
@@ -78,12 +93,18 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
         return failure("configuration", str(exc))
     if embedder is None:
         return failure("unconfigured")
-    embedded = embed_one(query, budget=PREFETCH_EMBED_BUDGET, embedder=embedder)
+    pending = begin_embed_one(query, budget=PREFETCH_EMBED_BUDGET, embedder=embedder)
+    shape = pending.shape
+    ranked_words = _by_words_meanwhile(call, query, shape)
+    embedded = pending.results(here_if_unstarted=True)[0]
     if embedded.vector is None:
         return failure(_embed_cause(embedded.status, embedded.error), embedded.error)
+    if shape != (embedded.model, len(embedded.vector)):
+        ranked_words = None
     try:
         rows, close_call, unlike = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model,
-                                                   query=query, limit=args.limit, outcome=args.outcome_filter)
+                                                   query=query, limit=args.limit, outcome=args.outcome_filter,
+                                                   ranked_words=ranked_words)
         unreachable = episodes.unreachable_count(seat=call.seat, model=embedded.model, dim=len(embedded.vector))
     except DatabaseError as exc:
         log.warning("episode store unreadable for %s", call.seat.handle, exc_info=True)
