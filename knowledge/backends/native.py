@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from django.db import DatabaseError, IntegrityError
 
 from core import hybrid
-from core.providers.embeddings import embed_one
+from core.providers.embeddings import begin_embed_one
 from core.words import search_words
 from knowledge.models import AUTO_DRAFT_PREFIX, AUTO_DRAFTED_PARENT, Page
 from knowledge.pages import is_auto_draft, save_page
@@ -71,15 +71,20 @@ def query_words(query: str) -> list[str]:
 
 
 def ranked(qs, query: str, limit: int) -> tuple[list[int], bool]:
-    """Ids of the visible pages best by meaning and words fused, and whether the query had a vector."""
-    result = embed_one(query, budget=QUERY_EMBED_BUDGET)
+    """Ids of the visible pages best by meaning and words fused, and whether the query had a vector. The
+    pages are ranked by the query's words while it embeds (their scope holds no vector's model or width)."""
+    pending = begin_embed_one(query, budget=QUERY_EMBED_BUDGET)
     words = query_words(query)
+    scope_sql, scope_params = qs.values("id").query.sql_with_params()
+    scope = f"t.id IN ({scope_sql})"
+    by_words = hybrid.by_words(CORPUS, scope=scope, scope_params=scope_params, words=words,
+                               shortlist=max(hybrid.SHORTLIST, int(limit)))
+    result = pending.results(here_if_unstarted=True)[0]
     if result.vector is None and not words:
         return [], False
-    scope_sql, scope_params = qs.values("id").query.sql_with_params()
     ids = [page_id for page_id, _score in hybrid.ranked(
-        CORPUS, scope=f"t.id IN ({scope_sql})", scope_params=scope_params, vector=result.vector,
-        model=result.model, words=words, limit=limit, max_distance=NATIVE_MAX_DISTANCE)]
+        CORPUS, scope=scope, scope_params=scope_params, vector=result.vector, model=result.model, words=words,
+        limit=limit, max_distance=NATIVE_MAX_DISTANCE, ranked_words=by_words)]
     return ids, result.vector is not None
 
 

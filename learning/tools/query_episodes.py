@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError
 from pydantic import Field
 
-from core.providers.embeddings import begin_embed_one, get_embedder
+from core.providers.embeddings import embed_one_beside, get_embedder
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from learning.memory import episode_search, episodes
 from learning.prefetch import hints, past_turns
@@ -70,14 +70,9 @@ def _hits(call: ToolCall[QueryEpisodesArgs], rows) -> list[dict]:
             for t in rendered]
 
 
-def _by_words_meanwhile(call: ToolCall[QueryEpisodesArgs], query: str,
-                        shape: tuple[str, int] | None) -> list[tuple[int, float]] | None:
-    """The turns ranked by the query's words while it embeds (a ranking needs the model and width of the
-    vector, ``shape``, not the vector); None when the width is not known yet or the store failed (the search
+def _by_words(call: ToolCall[QueryEpisodesArgs], query: str, model: str, dim: int) -> list[tuple[int, float]] | None:
+    """The turns ranked by the query's words, made while it embeds; None when the store failed (the search
     then ranks them itself, and reports the failure)."""
-    if shape is None:
-        return None
-    model, dim = shape
     try:
         return episode_search.by_words(seat=call.seat, model=model, dim=dim, query=query,
                                        outcome=call.args.outcome_filter)
@@ -93,14 +88,10 @@ def similarity(call: ToolCall[QueryEpisodesArgs], query: str) -> ToolResult:
         return failure("configuration", str(exc))
     if embedder is None:
         return failure("unconfigured")
-    pending = begin_embed_one(query, budget=PREFETCH_EMBED_BUDGET, embedder=embedder)
-    shape = pending.shape
-    ranked_words = _by_words_meanwhile(call, query, shape)
-    embedded = pending.results(here_if_unstarted=True)[0]
+    embedded, ranked_words = embed_one_beside(query, lambda model, dim: _by_words(call, query, model, dim),
+                                              budget=PREFETCH_EMBED_BUDGET, embedder=embedder)
     if embedded.vector is None:
         return failure(_embed_cause(embedded.status, embedded.error), embedded.error)
-    if shape != (embedded.model, len(embedded.vector)):
-        ranked_words = None
     try:
         rows, close_call, unlike = episodes.recall(seat=call.seat, vector=embedded.vector, model=embedded.model,
                                                    query=query, limit=args.limit, outcome=args.outcome_filter,

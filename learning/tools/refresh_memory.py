@@ -15,10 +15,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 from pydantic import Field
 
 from core import auxiliary
-from core.providers.embeddings import embed_one
+from core.providers.embeddings import embed_one_beside
 from core.providers.embeddings.base import PREFETCH_EMBED_BUDGET
 from core.providers.errors import ProviderError
 from core.purposes import AnswerUnparseable
@@ -94,8 +95,13 @@ def triggered_by(*, seat: Seat, run_id: str) -> list[str]:
 
 
 def candidate_pool(call: ToolCall[RefreshMemoryArgs], hint: str) -> list:
-    embedded = embed_one(hint, budget=PREFETCH_EMBED_BUDGET)
-    return diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model, query=hint)
+    """The notes' pool for ``hint``; the notes are ranked by its words while it embeds."""
+    now = timezone.now()
+    embedded, ranked_words = embed_one_beside(
+        hint, lambda model, dim: diary.by_words(seat=call.seat, model=model, dim=dim, query=hint, now=now),
+        budget=PREFETCH_EMBED_BUDGET)
+    return diary.candidates(seat=call.seat, vector=embedded.vector, model=embedded.model, query=hint, now=now,
+                            ranked_words=ranked_words)
 
 
 def run_filter(call: ToolCall[RefreshMemoryArgs], hint: str, pool: list) -> list[int]:

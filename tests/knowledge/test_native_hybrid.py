@@ -1,6 +1,5 @@
-"""Native knowledge search is one hybrid statement (vector ranking fused with full-text ranking, in
-SQL), on both engines, with the packaged sentence model: pages written through ``save_page``, found
-through the searcher seam."""
+"""Native knowledge search ranks pages by meaning and by their words and fuses the two (``core.hybrid``),
+with the packaged sentence model: pages written through ``save_page``, found through the searcher seam."""
 
 from __future__ import annotations
 

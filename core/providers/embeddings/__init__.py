@@ -7,8 +7,9 @@ from core.providers.embeddings.base import (
     begin_embed_one,
     embed_many,
     embed_one,
+    embed_one_beside,
     get_embedder,
     reset_embedder,
 )
 
-__all__ = ["EmbedResult", "Embedder", "PendingEmbed", "begin_embed_one", "embed_many", "embed_one", "get_embedder", "reset_embedder"]
+__all__ = ["EmbedResult", "Embedder", "PendingEmbed", "begin_embed_one", "embed_many", "embed_one", "embed_one_beside", "get_embedder", "reset_embedder"]

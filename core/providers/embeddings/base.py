@@ -12,8 +12,9 @@ import concurrent.futures
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
@@ -65,6 +66,9 @@ _lock = threading.Lock()
 _cached: tuple | None = None
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="embed")
 _pending = threading.BoundedSemaphore(MAX_PENDING_CALLS)
+
+
+T = TypeVar("T")
 
 
 class _Cancelled(Exception):
@@ -224,6 +228,21 @@ def begin_embed_many(texts: list[str], *, budget: float | None = None, embedder:
 
 def begin_embed_one(text: str, *, budget: float | None = DIARY_EMBED_BUDGET, embedder: Embedder | None = None) -> PendingEmbed:
     return begin_embed_many([text], budget=budget, embedder=embedder)
+
+
+def embed_one_beside(text: str, meanwhile: Callable[[str, int], T], *, budget: float | None = DIARY_EMBED_BUDGET,
+                     embedder: Embedder | None = None) -> tuple[EmbedResult, T | None]:
+    """``embed_one``, with ``meanwhile(model, width)`` run on this thread while the text embeds (a search's
+    ranking by words needs the vector's model and width, not the vector). Its result comes back only when
+    the vector did, of that model and width; None otherwise, and when the width is not known before an
+    answer (``meanwhile`` is not run then)."""
+    pending = begin_embed_one(text, budget=budget, embedder=embedder)
+    shape = pending.shape
+    made = meanwhile(*shape) if shape is not None else None
+    result = pending.results(here_if_unstarted=True)[0]
+    if result.vector is None or shape != (result.model, len(result.vector)):
+        made = None
+    return result, made
 
 
 def embed_many(texts: list[str], *, budget: float | None = None, embedder: Embedder | None = None) -> list[EmbedResult]:

@@ -467,3 +467,20 @@ def test_one_text_at_a_time_gives_the_reference_pipelines_vectors(local_model):
         cosine = float(got @ expected / np.linalg.norm(got) / np.linalg.norm(expected))
         assert cosine >= 0.9999, (item["text"], cosine)
         assert np.abs(got - expected).max() < 1e-4, item["text"]
+
+
+def test_work_done_beside_an_embed_is_kept_only_for_the_width_it_was_done_for(db, monkeypatch):
+    """``embed_one_beside`` hands ``meanwhile`` the model and width the embedder announces; an answer of
+    another width drops what it made (a ranking of the wrong rows), and keeps the vector."""
+    from core.providers.embeddings import embed_one_beside
+
+    embedder = get_embedder()
+    asked = []
+    assert embed_one_beside("the billing export", lambda model, dim: asked.append((model, dim)) or "made")[1] == "made"
+    assert asked == [(embedder.model, embedder.dim)]
+
+    embed_batch = embedder.embed_batch
+    monkeypatch.setattr(embedder, "embed_batch", lambda texts: [[*v, 0.5] for v in embed_batch(texts)])
+    result, made = embed_one_beside("the billing export", lambda model, dim: "made")
+    assert result.vector is not None and len(result.vector) == embedder.dim + 1
+    assert made is None

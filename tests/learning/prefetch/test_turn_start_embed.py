@@ -6,22 +6,9 @@ import threading
 
 from core.providers.embeddings import get_embedder
 from learning.prefetch import skills_block
+from tests.embed_waits import embed_waits_for, watching_words
 
 from .conftest import block
-
-
-def _embed_waits_for(event: threading.Event, monkeypatch) -> dict:
-    """The embedder's batches wait (at most 30 s) for ``event``; ``seen["meanwhile"]``: whether it came."""
-    seen: dict = {}
-    embedder = get_embedder()
-    embed_batch = embedder.embed_batch
-
-    def waiting(texts):
-        seen["meanwhile"] = event.wait(timeout=30)
-        return embed_batch(texts)
-
-    monkeypatch.setattr(embedder, "embed_batch", waiting)
-    return seen
 
 
 def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, monkeypatch):
@@ -31,7 +18,7 @@ def test_the_asks_embed_runs_while_the_database_only_blocks_start(seat, run, mon
     skills_started = threading.Event()
     start = skills_block.start
     # an embed that ran before the blocks (on the request's thread) would wait here in vain
-    seen = _embed_waits_for(skills_started, monkeypatch)
+    seen = embed_waits_for(skills_started, monkeypatch)
 
     def skills_start(ctx):
         skills_started.set()
@@ -54,7 +41,7 @@ def test_the_tool_guidance_is_built_while_the_ask_is_embedded(seat, run, monkeyp
     guided = threading.Event()
     guidance = tool_skills.guidance
     # guidance built only once the vector is back would leave this embed waiting in vain
-    seen = _embed_waits_for(guided, monkeypatch)
+    seen = embed_waits_for(guided, monkeypatch)
 
     def guidance_then_signal(*args, **kwargs):
         out = guidance(*args, **kwargs)
@@ -90,13 +77,6 @@ def test_an_embed_no_worker_has_started_is_run_on_the_requests_thread(seat, run)
     assert block(result, "personal_memory")["hit"]
 
 
-def _words_statements(sql: str) -> str | None:
-    """The table a ranking-by-words statement reads (``core.hybrid.by_words``), or None."""
-    if not sql.startswith("WITH stats AS"):
-        return None
-    return next((t for t in ("agent_diary", "episodes") if f"FROM {t} t" in sql), None)
-
-
 def test_the_notes_and_past_turns_are_ranked_by_words_while_the_ask_is_embedded(seat, run, monkeypatch):
     """Ranking by words needs no vector: both rankings run while the ask embeds, once each."""
     from django.db import connection
@@ -105,18 +85,9 @@ def test_the_notes_and_past_turns_are_ranked_by_words_while_the_ask_is_embedded(
 
     note(seat, "The billing export runs nightly at 02:00")
     episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
-    ranked: list[str] = []
-    both = threading.Event()
+    watch, ranked, both = watching_words({"agent_diary", "episodes"})
     # ranked only once the vector is back, the words would leave this embed waiting in vain
-    seen = _embed_waits_for(both, monkeypatch)
-
-    def watch(execute, sql, params, many, context):
-        out = execute(sql, params, many, context)
-        if table := _words_statements(sql):
-            ranked.append(table)
-            if {"agent_diary", "episodes"} <= set(ranked):
-                both.set()
-        return out
+    seen = embed_waits_for(both, monkeypatch)
 
     with connection.execute_wrapper(watch):
         result = run(ask="the billing export failed again")
@@ -140,12 +111,7 @@ def test_a_vector_of_another_width_than_announced_is_ranked_by_its_own_words(sea
 
     embedder = get_embedder()  # announces a width it does not answer
     monkeypatch.setattr(PendingEmbed, "shape", property(lambda _self: (embedder.model, embedder.dim + 1)))
-    ranked: list[str] = []
-
-    def watch(execute, sql, params, many, context):
-        if table := _words_statements(sql):
-            ranked.append(table)
-        return execute(sql, params, many, context)
+    watch, ranked, _done = watching_words(set())
 
     with connection.execute_wrapper(watch):
         result = run(ask="the billing export failed again")

@@ -143,34 +143,17 @@ def test_every_cause_has_its_own_message():
 
 def test_the_turns_are_ranked_by_the_querys_words_while_it_embeds(seat, call, monkeypatch):
     """A ranking by words needs no vector: it runs while the query embeds, and the search uses it."""
-    import threading
-
     from django.db import connection
 
-    from core.providers.embeddings import get_embedder
+    from tests.embed_waits import embed_waits_for, watching_words
 
     episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
-    ranked = threading.Event()
-    words_statements = []
-    embedder = get_embedder()
-    embed_batch = embedder.embed_batch
-    seen = {}
+    watch, ranked, done = watching_words({"episodes"})
+    seen = embed_waits_for(done, monkeypatch)  # ranked only after the vector, the words would leave it waiting
 
-    def waiting(texts):  # ranked only once the vector is back, the words would leave this embed waiting in vain
-        seen["meanwhile"] = ranked.wait(timeout=30)
-        return embed_batch(texts)
-
-    def watch(execute, sql, params, many, context):
-        out = execute(sql, params, many, context)
-        if sql.startswith("WITH stats AS") and "FROM episodes t" in sql:
-            words_statements.append(sql)
-            ranked.set()
-        return out
-
-    monkeypatch.setattr(embedder, "embed_batch", waiting)
     with connection.execute_wrapper(watch):
         result = call("query_episodes", query="billing export failed")
 
     assert seen["meanwhile"] is True
-    assert len(words_statements) == 1  # the search used that ranking
+    assert ranked == ["episodes"]  # the search used that ranking
     assert result.ok and [h["turn_id"] for h in result.data["hits"]] == ["old-1"]
