@@ -81,8 +81,8 @@ def run_blocks(ctx: PrefetchContext, meanwhile=None):
 
     The ask's embed runs on a worker thread while the database-only blocks start, ``meanwhile``
     (the turn start's other work that needs no vector: the tool guidance) runs and the notes and past
-    turns are ranked by the ask's words; the vector blocks start once it is back, and only then is the auxiliary deadline armed (the embed has its own
-    budget).
+    turns are ranked by the ask's words; the vector blocks start once it is back, and only then is the
+    auxiliary deadline armed (the embed has its own budget).
     """
     ctx.begin_embed()
     started = {module.NAME: _start(module, ctx) for module in BLOCKS if module not in VECTOR_BLOCKS}
