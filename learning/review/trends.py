@@ -1,4 +1,4 @@
-"""Learning over time: daily buckets computed in SQL (both engines), one series per question.
+"""Learning over time: daily buckets computed in SQL, one series per question.
 
 - prefetch hit rate: blocks that hit / blocks rendered, from each day's ``prefetch_summary`` events;
 - skill uses: ``skill_used`` events of synthesized skills per day (an agent loading one of its skills);

@@ -1,6 +1,6 @@
-"""The diary's similarity half is hybrid (vector ranking fused with full-text ranking, in SQL): notes
+"""The diary's similarity half is hybrid (a ranking by meaning fused with a ranking by words): notes
 written through the production writer, read through the personal-memory pool, with the packaged
-sentence model, on both engines."""
+sentence model."""
 
 from __future__ import annotations
 

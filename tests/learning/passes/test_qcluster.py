@@ -1,4 +1,4 @@
-"""Real ``qcluster`` processes on the test database (both engines): the duty singleton under two
+"""Real ``qcluster`` processes on the test database: the duty singleton under two
 clusters, and a task through the Redis broker."""
 
 from __future__ import annotations

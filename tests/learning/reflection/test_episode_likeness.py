@@ -1,6 +1,6 @@
 """A recall says when none of the seat's turns is like the ask at all (``unlike``): turns written by a real
 reflection of tau-bench dev runs, asked through ``query_episodes`` and the turn start, with the packaged
-sentence model, on both engines."""
+sentence model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Hybrid episode search (vector ranking fused with full-text ranking, in SQL): turns written by a real
-reflection, searched through ``query_episodes`` on both engines, with the packaged sentence model."""
+"""Hybrid episode search (a ranking by meaning fused with a ranking by words): turns written by a real
+reflection, searched through ``query_episodes``, with the packaged sentence model."""
 
 from __future__ import annotations
 

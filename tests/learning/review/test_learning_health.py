@@ -1,4 +1,4 @@
-"""The learning_health view's numbers on both engines, the Berlot-Attwell reading, and the event charts."""
+"""The learning_health view's numbers, the Berlot-Attwell reading, and the event charts."""
 
 import io
 import re
