@@ -1,4 +1,4 @@
-"""The ask's one embed runs beside the database-only blocks, not before them."""
+"""The ask's one embed runs beside the database-only blocks and the rankings by words, not before them."""
 
 from __future__ import annotations
 
@@ -103,12 +103,11 @@ def test_a_vector_of_another_width_than_announced_is_ranked_by_its_own_words(sea
     with a ranking by words of its own scope, and still finds the notes and turns."""
     from django.db import connection
 
+    from core.providers.embeddings.base import PendingEmbed
     from tests.learning.memory.rows import episode, note
 
     note(seat, "The billing export runs nightly at 02:00")
     episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
-    from core.providers.embeddings.base import PendingEmbed
-
     embedder = get_embedder()  # announces a width it does not answer
     monkeypatch.setattr(PendingEmbed, "shape", property(lambda _self: (embedder.model, embedder.dim + 1)))
     watch, ranked, _done = watching_words(set())
