@@ -132,11 +132,13 @@ def recall_ids(*, seat: Seat, vector, model: str, query: str = "", limit: int = 
         ranked_words=ranked_words)]
 
 
-def by_words(*, seat: Seat, model: str, dim: int, query: str, now) -> list[tuple[int, float]]:
-    """The words half of ``recall_ids``: it needs no vector, only the model and width the query's will have."""
+def by_words(*, seat: Seat, model: str, dim: int, query: str, now,
+             shortlist: int = hybrid.SHORTLIST) -> list[tuple[int, float]]:
+    """The words half of ``recall_ids`` (``shortlist``: its limit, when more than ``core.hybrid.SHORTLIST``):
+    it needs no vector, only the model and width the query's will have."""
     scope, params = _scope(seat, model, dim, now)
     return hybrid.by_words(CORPUS, scope=scope, scope_params=params,
-                           words=search_words(query) if query.strip() else [])
+                           words=search_words(query) if query.strip() else [], shortlist=shortlist)
 
 
 def _newest(seat: Seat, now=None) -> QuerySet[DiaryEntry]:

@@ -58,8 +58,9 @@ def ranked(*, seat: Seat, vector, model: str, query: str, limit: int, outcome: s
                          ranked_words=ranked_words)
 
 
-def by_words(*, seat: Seat, model: str, dim: int, query: str, outcome: str | None = None) -> list[tuple[int, float]]:
-    """The words half of ``ranked`` (a shortlist of ``core.hybrid.SHORTLIST``): it needs no vector, only the
-    model and width the query's vector will have."""
+def by_words(*, seat: Seat, model: str, dim: int, query: str, outcome: str | None = None,
+             shortlist: int = hybrid.SHORTLIST) -> list[tuple[int, float]]:
+    """The words half of ``ranked`` (``shortlist``: its limit, when more than ``core.hybrid.SHORTLIST``): it
+    needs no vector, only the model and width the query's vector will have."""
     scope, params = _scope(seat, model, dim, outcome)
-    return hybrid.by_words(CORPUS, scope=scope, scope_params=params, words=search_words(query))
+    return hybrid.by_words(CORPUS, scope=scope, scope_params=params, words=search_words(query), shortlist=shortlist)

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from core import events
 from crewlet.errors import BadInput, NotFound
@@ -261,9 +262,10 @@ def search(*, seat: Seat, query: str, page: int | str = 1) -> SearchResults:
     Notes and episodes are ranked by the agents' own hybrid recall (``diary.recall_ids``,
     ``episode_search.ranked``), keeping the rows that hold a word of the query, then any other row
     holding every word; profiles and skills, which no recall ranks, match when they hold every word.
-    Each kind is counted and paged alike.
+    Each kind is counted and paged alike. Notes and episodes are ranked by the query's words while it
+    embeds.
     """
-    from core.providers.embeddings import embed_one
+    from core.providers.embeddings import embed_one_beside
     from core.words import search_words
     from learning.memory import episode_search
 
@@ -279,14 +281,23 @@ def search(*, seat: Seat, query: str, page: int | str = 1) -> SearchResults:
     if page < 1:
         raise BadInput("page: a page number is a whole number from 1")
     words = search_words(q)
-    embedded = embed_one(q, budget=SEARCH_EMBED_BUDGET)
+    now = timezone.now()
+
+    def by_words(model: str, dim: int) -> dict[str, list[tuple[int, float]]]:  # while the query embeds
+        return {"notes": diary.by_words(seat=seat, model=model, dim=dim, query=q, now=now, shortlist=SEARCH_POOL),
+                "episodes": episode_search.by_words(seat=seat, model=model, dim=dim, query=q, shortlist=SEARCH_POOL)}
+
+    embedded, ranked_words = embed_one_beside(q, by_words, budget=SEARCH_EMBED_BUDGET)
+    ranked_words = ranked_words or {}
     vector, model = embedded.vector, embedded.model
     note_fields, episode_fields = ("content",), ("task_summary", "ask", "plan_summary", "common_task_pattern")
     note_ids = episode_ids = []
     if vector:
-        note_ids = diary.recall_ids(seat=seat, vector=vector, model=model, query=q, limit=SEARCH_POOL)
+        note_ids = diary.recall_ids(seat=seat, vector=vector, model=model, query=q, limit=SEARCH_POOL, now=now,
+                                    ranked_words=ranked_words.get("notes"))
         episode_ids = [i for i, _ in episode_search.ranked(seat=seat, vector=vector, model=model, query=q,
-                                                           limit=SEARCH_POOL).rows]
+                                                           limit=SEARCH_POOL,
+                                                           ranked_words=ranked_words.get("episodes")).rows]
         note_ids = _with_a_word(diary.live(seat), note_ids, note_fields, words)
         episode_ids = _with_a_word(Episode.objects.filter(seat=seat), episode_ids, episode_fields, words)
     # then every row holding all the words that the recall left out (one not embedded yet, a compacted turn)
