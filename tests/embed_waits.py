@@ -44,3 +44,16 @@ def watching_words(tables: set[str]):
         return out
 
     return wrapper, ranked, done
+
+
+def ranked_while_embedding(tables: set[str], monkeypatch, run):
+    """``run()`` with an embed that waits until every one of ``tables`` has been ranked by words (a ranking
+    made only after the vector would leave it waiting in vain): ``(run's result, whether the wait ended so,
+    the tables ranked by words, in order)``."""
+    from django.db import connection
+
+    watch, ranked, done = watching_words(tables)
+    seen = embed_waits_for(done, monkeypatch)
+    with connection.execute_wrapper(watch):
+        result = run()
+    return result, seen.get("meanwhile"), ranked

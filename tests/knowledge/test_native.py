@@ -162,17 +162,12 @@ def test_limit_is_respected(seat, serve_native, db):
 
 def test_pages_are_ranked_by_the_querys_words_while_it_embeds(seat, serve_native, corpus, monkeypatch):
     """A ranking by words needs no vector: it runs while the query embeds, and the search uses it."""
-    from django.db import connection
-
-    from tests.embed_waits import embed_waits_for, watching_words
+    from tests.embed_waits import ranked_while_embedding
 
     serve_native(scope=["ENG", "OPS"])
-    watch, ranked, done = watching_words({"knowledge_page"})
-    seen = embed_waits_for(done, monkeypatch)  # ranked only after the vector, the words would leave it waiting
+    result, meanwhile, ranked = ranked_while_embedding(
+        {"knowledge_page"}, monkeypatch, lambda: search(seat, "deploy canary", 5))
 
-    with connection.execute_wrapper(watch):
-        result = search(seat, "deploy canary", 5)
-
-    assert seen["meanwhile"] is True
+    assert meanwhile is True
     assert ranked == ["knowledge_page"]  # the search used that ranking
     assert result.served_mode == "hybrid" and result.pages[0].title == "Deploy runbook"

@@ -6,7 +6,7 @@ import threading
 
 from core.providers.embeddings import get_embedder
 from learning.prefetch import skills_block
-from tests.embed_waits import embed_waits_for, watching_words
+from tests.embed_waits import embed_waits_for, ranked_while_embedding, watching_words
 
 from .conftest import block
 
@@ -79,20 +79,14 @@ def test_an_embed_no_worker_has_started_is_run_on_the_requests_thread(seat, run)
 
 def test_the_notes_and_past_turns_are_ranked_by_words_while_the_ask_is_embedded(seat, run, monkeypatch):
     """Ranking by words needs no vector: both rankings run while the ask embeds, once each."""
-    from django.db import connection
-
     from tests.learning.memory.rows import episode, note
 
     note(seat, "The billing export runs nightly at 02:00")
     episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
-    watch, ranked, both = watching_words({"agent_diary", "episodes"})
-    # ranked only once the vector is back, the words would leave this embed waiting in vain
-    seen = embed_waits_for(both, monkeypatch)
+    result, meanwhile, ranked = ranked_while_embedding(
+        {"agent_diary", "episodes"}, monkeypatch, lambda: run(ask="the billing export failed again"))
 
-    with connection.execute_wrapper(watch):
-        result = run(ask="the billing export failed again")
-
-    assert seen["meanwhile"] is True
+    assert meanwhile is True
     assert sorted(ranked) == ["agent_diary", "episodes"]  # the searches used them, not ranked again
     assert block(result, "personal_memory")["hit"]
     assert result["summary"]["similar_prior_work_recall"] in ("shown", "close_call")

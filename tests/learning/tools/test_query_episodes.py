@@ -143,17 +143,12 @@ def test_every_cause_has_its_own_message():
 
 def test_the_turns_are_ranked_by_the_querys_words_while_it_embeds(seat, call, monkeypatch):
     """A ranking by words needs no vector: it runs while the query embeds, and the search uses it."""
-    from django.db import connection
-
-    from tests.embed_waits import embed_waits_for, watching_words
+    from tests.embed_waits import ranked_while_embedding
 
     episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
-    watch, ranked, done = watching_words({"episodes"})
-    seen = embed_waits_for(done, monkeypatch)  # ranked only after the vector, the words would leave it waiting
+    result, meanwhile, ranked = ranked_while_embedding(
+        {"episodes"}, monkeypatch, lambda: call("query_episodes", query="billing export failed"))
 
-    with connection.execute_wrapper(watch):
-        result = call("query_episodes", query="billing export failed")
-
-    assert seen["meanwhile"] is True
+    assert meanwhile is True
     assert ranked == ["episodes"]  # the search used that ranking
     assert result.ok and [h["turn_id"] for h in result.data["hits"]] == ["old-1"]

@@ -158,16 +158,11 @@ def test_with_no_notes_to_pick_from_no_filter_call_is_made_and_no_slot_is_spent(
 
 def test_the_notes_are_ranked_by_the_hints_words_while_it_embeds(seat, call, notes, monkeypatch):
     """A ranking by words needs no vector: it runs while the hint embeds, and the pool uses it."""
-    from django.db import connection
+    from tests.embed_waits import ranked_while_embedding
 
-    from tests.embed_waits import embed_waits_for, watching_words
+    result, meanwhile, ranked = ranked_while_embedding(
+        {"agent_diary"}, monkeypatch, lambda: call("refresh_memory", context_hint="the billing export fact"))
 
-    watch, ranked, done = watching_words({"agent_diary"})
-    seen = embed_waits_for(done, monkeypatch)  # ranked only after the vector, the words would leave it waiting
-
-    with connection.execute_wrapper(watch):
-        result = call("refresh_memory", context_hint="the billing export fact")
-
-    assert seen["meanwhile"] is True
+    assert meanwhile is True
     assert ranked == ["agent_diary"]  # the pool used that ranking
     assert result.ok and "billing export fact" in result.text

@@ -199,21 +199,16 @@ def test_the_search_pages_through_every_match_and_refuses_a_page_it_does_not_hav
 
 def test_the_search_ranks_notes_and_episodes_by_words_while_the_query_embeds(client, lead, seat, monkeypatch):
     """A ranking by words needs no vector: both run while the query embeds, and the search uses them."""
-    from django.db import connection
-
-    from tests.embed_waits import embed_waits_for, watching_words
+    from tests.embed_waits import ranked_while_embedding
     from tests.learning.memory.rows import episode, note
 
     note(seat, "Before a deploy to staging, run the migration with lock_timeout set.")
     episode(seat, label="PLAT-7: staging deploy blocked", ask="the staging deploy hangs on a migration",
             did="Set lock_timeout on the migration and redeployed.", tools=["ci"], run_id="run-7")
     client.force_login(lead)
-    watch, ranked, both = watching_words({"agent_diary", "episodes"})
-    seen = embed_waits_for(both, monkeypatch)  # ranked only after the vector, the words would leave it waiting
+    html, meanwhile, ranked = ranked_while_embedding(
+        {"agent_diary", "episodes"}, monkeypatch, lambda: search_results(client, seat, q="migration staging deploy"))
 
-    with connection.execute_wrapper(watch):
-        html = search_results(client, seat, q="migration staging deploy")
-
-    assert seen["meanwhile"] is True
+    assert meanwhile is True
     assert sorted(ranked) == ["agent_diary", "episodes"]  # the searches used them
     assert "lock_timeout set" in html and "PLAT-7: staging deploy blocked" in html
