@@ -71,7 +71,6 @@ class PrefetchContext:
     _uncollected: set = field(default_factory=set, repr=False)
     _asked: dict = field(default_factory=dict, repr=False)  # each call's (purpose, inputs), for its offline answer
     _by_words: dict = field(default_factory=dict, repr=False)  # "notes"/"episodes" -> their ranking by the ask's words
-    _words_shape: tuple[str, int] | None = field(default=None, repr=False)  # the model and width they were ranked for
     now: datetime = field(default_factory=timezone.now)  # the moment the seat's live notes are read at
     room: bool | None = None  # the budget check, made once on the request thread before the first paid call
     fallbacks: dict = field(default_factory=dict)  # purpose -> why it was answered offline (the summary's)
@@ -125,15 +124,14 @@ class PrefetchContext:
                 "notes": diary.by_words(seat=self.seat, model=model, dim=dim, query=self.request.ask, now=self.now),
                 "episodes": episode_search.by_words(seat=self.seat, model=model, dim=dim, query=self.request.ask),
             }
-            self._words_shape = shape
         except DatabaseError:  # each search ranks its own words again, and reports its own failure
             log.warning("ranking by words failed for %s", self.seat.handle, exc_info=True)
 
     def ranked_words(self, name: str) -> list[tuple[int, float]] | None:
         """``rank_by_words``'s ranking of ``notes`` or ``episodes``, when the vector came back of the model and
         width they were ranked for; None otherwise (the search then ranks them itself)."""
-        e = self._embedding
-        if e is None or e.vector is None or self._words_shape != (e.model, len(e.vector)):
+        e, sent = self._embedding, self._embedding_pending
+        if e is None or e.vector is None or sent is None or sent.shape != (e.model, len(e.vector)):
             return None
         return self._by_words.get(name)
 

@@ -150,13 +150,10 @@ class PendingEmbed:
         self._texts, self._model, self._budget = texts, model, budget
         self._future, self._cancel, self._done, self._embedder = future, cancel, done, embedder
         self._deadline = None if budget is None else time.monotonic() + budget
-
-    @property
-    def shape(self) -> tuple[str, int] | None:
-        """The model and width of the vectors this embed is computing; None when already settled or when
-        the width is not known before an answer."""
-        dim = getattr(self._embedder, "dim", None)
-        return None if self._done is not None or self._embedder is None or not dim else (self._model, int(dim))
+        dim = getattr(embedder, "dim", None)
+        # the model and width the embedder announced when the embed was sent; None when it sent none, or
+        # the width is not known before an answer
+        self.shape: tuple[str, int] | None = None if future is None or not dim else (model, int(dim))
 
     def results(self, *, here_if_unstarted: bool = False) -> list[EmbedResult]:
         """The answer. ``here_if_unstarted``: an in-process embedder's call that no pool worker has

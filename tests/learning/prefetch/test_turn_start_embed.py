@@ -97,13 +97,19 @@ def test_a_vector_of_another_width_than_announced_is_ranked_by_its_own_words(sea
     with a ranking by words of its own scope, and still finds the notes and turns."""
     from django.db import connection
 
-    from core.providers.embeddings.base import PendingEmbed
+    from learning.prefetch import turn_state
     from tests.learning.memory.rows import episode, note
 
     note(seat, "The billing export runs nightly at 02:00")
     episode(seat, ask="billing export failure", did="restarted the billing export", run_id="old-1")
-    embedder = get_embedder()  # announces a width it does not answer
-    monkeypatch.setattr(PendingEmbed, "shape", property(lambda _self: (embedder.model, embedder.dim + 1)))
+    embedder, begin = get_embedder(), turn_state.begin_embed_one
+
+    def announcing_another_width(*args, **kwargs):  # an embed sent as one width, answered as another
+        pending = begin(*args, **kwargs)
+        pending.shape = (embedder.model, embedder.dim + 1)
+        return pending
+
+    monkeypatch.setattr(turn_state, "begin_embed_one", announcing_another_width)
     watch, ranked, _done = watching_words(set())
 
     with connection.execute_wrapper(watch):
