@@ -12,7 +12,8 @@ start's bookkeeping are committed before it).
 Each figure is printed beside the floor measured in the same run, turn by turn (before the rich turn
 start on every other turn, after it on the rest: ``measure``): the ask's embed
 plus four raw SELECTs on the driver's own connection (the seat's top-50 notes and top-3 episodes
-by cosine distance, its 50 most recent notes, its skill catalogue); the ask's embed is also timed alone,
+by cosine distance, read through the same index as the product's, its 50 most recent notes, its skill
+catalogue); the ask's embed is also timed alone,
 the part of the floor no query can save. Run with the hashing embedder
 and with the real one (all-MiniLM-L6-v2 in numpy; the seeded rows then carry its vectors, computed
 once and cached under var/bench/). One rich turn start, outside the timed ones, is counted:
@@ -120,11 +121,14 @@ def seed() -> list:
     return seats
 
 
+# the nearest rows as the product's searches read them: the distance written against the column cast to
+# the query's width, among rows of that width (``core.vectors.distance_sql``), so the episodes' approximate
+# index serves the ordering
 FLOOR_SQL = {
-    "notes": "SELECT id, embedding <=> %s AS d FROM agent_diary WHERE seat_id = %s AND embedding_model = %s"
-    " ORDER BY d, id DESC LIMIT 50",
-    "episodes": "SELECT id, embedding <=> %s AS d FROM episodes WHERE seat_id = %s AND kind = 'raw'"
-    " AND embedding_model = %s ORDER BY d, id DESC LIMIT 3",
+    "notes": "SELECT t.id, {d} AS d FROM agent_diary t WHERE t.seat_id = %s AND t.embedding_model = %s"
+    " AND t.embedding_dim = {dim} ORDER BY d, t.id DESC LIMIT 50",
+    "episodes": "SELECT t.id, {d} AS d FROM episodes t WHERE t.seat_id = %s AND t.kind = 'raw'"
+    " AND t.embedding_model = %s AND t.embedding_dim = {dim} ORDER BY d, t.id DESC LIMIT 3",
 }
 RECENT_SQL = "SELECT id, content FROM agent_diary WHERE seat_id = %s ORDER BY created_at DESC, id DESC LIMIT 50"
 SKILLS_SQL = "SELECT id, name, description, state FROM synthesized_skills WHERE seat_id = %s ORDER BY name"
@@ -136,11 +140,13 @@ def floor_turn(seat, ask: str) -> None:
     from pgvector import Vector
 
     from core.providers.embeddings import embed_one
+    from core.vectors import distance_sql
 
     result = embed_one(ask, budget=None)
-    raw, query = connection.connection, Vector(result.vector)
+    raw, query, dim = connection.connection, Vector(result.vector), len(result.vector)
     for name in ("notes", "episodes"):
-        raw.execute(FLOOR_SQL[name], [query, seat.id, result.model]).fetchall()
+        sql = FLOOR_SQL[name].format(d=distance_sql("t", dim), dim=dim)
+        raw.execute(sql, [query, seat.id, result.model]).fetchall()
     raw.execute(RECENT_SQL, [seat.id]).fetchall()
     raw.execute(SKILLS_SQL, [seat.id]).fetchall()
 
