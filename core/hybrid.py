@@ -89,26 +89,25 @@ def _meaning(corpus: Corpus, scope: str, scope_params: Sequence, vector: Sequenc
 
 def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[str],
            shortlist: int) -> tuple[str, list]:
-    """The statement of the BM25 ranking, ``(id, r)`` best first: the scope's size, the rows matching any
-    word (their average length stands for the scope's: the counts stay an index read), each word's rows
-    among them, and the sum of the matched words' weights."""
-    # ``asked`` is MATERIALIZED: inlined into ``hits``, it would parse each word again for every row it meets
-    ctes = [
-        f"stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n FROM {corpus.table} t WHERE ({scope}))",
-        "asked AS MATERIALIZED (SELECT w, to_tsquery('english', w) AS q FROM unnest(%s::text[]) w"
-        " WHERE numnode(to_tsquery('english', w)) > 0)",
-        f"matched AS MATERIALIZED (SELECT t.id, t.search_tsv AS v, t.search_len AS len FROM {corpus.table} t"
-        f" WHERE ({scope}) AND t.search_tsv @@ to_tsquery('english', %s))",
-        "avgdl AS MATERIALIZED (SELECT GREATEST(AVG(len), 1)::float8 AS len FROM matched)",
-        "hits AS (SELECT m.id, m.len, a.w FROM matched m JOIN asked a ON m.v @@ a.q)",
-        "df AS MATERIALIZED (SELECT w, COUNT(*)::float8 AS n FROM hits GROUP BY w)",
-    ]
-    sql = ("WITH " + ", ".join(ctes) + f" SELECT h.id, SUM(ln(1 + (s.n - df.n + 0.5) / (df.n + 0.5)) * {BM25_K1 + 1}"
-           f" / (1 + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * h.len / a.len))) AS r"
-           " FROM hits h JOIN df USING (w) CROSS JOIN stats s CROSS JOIN avgdl a GROUP BY h.id"
-           f" ORDER BY r DESC, h.id DESC LIMIT {shortlist}")
-    # each word alone in the OR-query: to_tsquery reads a bare word as its lexeme (stopwords drop out)
-    params = [*scope_params, list(words), *scope_params, " | ".join(words)]
+    """The statement of the BM25 ranking, ``(id, r)`` best first: the scope's size, the rows matching any word
+    with a column per word (whether it holds that word), each word's rows and the rows' average length among
+    them (it stands for the scope's: the counts stay an index read), and each row's sum of its words' weights.
+
+    Each word is its own ``to_tsquery`` (a bare word reads as its lexeme; a stopword matches nothing) and
+    every argument is a constant, so PostgreSQL parses each once, not once a row."""
+    hit = [f"(t.search_tsv @@ to_tsquery('english', %s)) AS h{i}" for i in range(len(words))]
+    df = [f"COUNT(*) FILTER (WHERE h{i})::float8 AS d{i}" for i in range(len(words))]
+    idf = [f"ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) AS w{i}" for i in range(len(words))]
+    weight = " + ".join(f"CASE WHEN m.h{i} THEN i.w{i} ELSE 0 END" for i in range(len(words)))
+    sql = (f"WITH stats AS MATERIALIZED (SELECT COUNT(*)::float8 AS n FROM {corpus.table} t WHERE ({scope})),"
+           f" matched AS MATERIALIZED (SELECT t.id, t.search_len AS len, {', '.join(hit)} FROM {corpus.table} t"
+           f" WHERE ({scope}) AND t.search_tsv @@ to_tsquery('english', %s)),"
+           f" df AS (SELECT {', '.join(df)}, GREATEST(AVG(len), 1)::float8 AS avgdl FROM matched),"
+           f" idf AS MATERIALIZED (SELECT {', '.join(idf)}, df.avgdl FROM df, stats s)"
+           f" SELECT m.id, ({weight}) * {BM25_K1 + 1!r}::float8 / (1 + {BM25_K1!r}::float8 * ({1 - BM25_B!r}::float8"
+           f" + {BM25_B!r}::float8 * m.len / i.avgdl)) AS r FROM matched m, idf i"
+           f" ORDER BY r DESC, m.id DESC LIMIT {shortlist}")
+    params = [*scope_params, *words, *scope_params, " | ".join(words)]
     return sql, params
 
 
