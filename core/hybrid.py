@@ -93,8 +93,9 @@ def _words(corpus: Corpus, scope: str, scope_params: Sequence, words: Sequence[s
     with a column per word (whether it holds that word), each word's rows and the rows' average length among
     them (it stands for the scope's: the counts stay an index read), and each row's sum of its words' weights.
 
-    Each word is its own ``to_tsquery`` (a bare word reads as its lexeme; a stopword matches nothing) and
-    every argument is a constant, so PostgreSQL parses each once, not once a row."""
+    Each word is its own ``to_tsquery`` (a bare word reads as its lexeme; a stopword matches nothing). Django
+    binds parameters on the client, so each word reaches the planner as a literal and is parsed once, not
+    once a row."""
     hit = [f"(t.search_tsv @@ to_tsquery('english', %s)) AS h{i}" for i in range(len(words))]
     df = [f"COUNT(*) FILTER (WHERE h{i})::float8 AS d{i}" for i in range(len(words))]
     idf = [f"ln(1 + (s.n - df.d{i} + 0.5) / (df.d{i} + 0.5)) AS w{i}" for i in range(len(words))]

@@ -6,6 +6,7 @@ is found however many better matches outside the scope the seat holds."""
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 from django.utils import timezone
@@ -89,3 +90,31 @@ def test_a_word_of_another_script_is_searched_whole(seat):
     assert search_words("Rückgabe заказ") == ["rückgabe", "заказ"]  # not "ckgabe", not nothing
     assert by_words(seat, "Rückgabe") == [german]
     assert by_words(seat, "Заказ") == [russian]
+
+
+def test_each_score_is_bm25_of_the_words_its_row_holds(seat):
+    """The statement's scores against BM25 worked out here from the stored word vectors: a word counts once a
+    row, weighed ln(1 + (N - n + 0.5) / (n + 0.5)) by the n of the seat's N rows that hold it, and a row's
+    length is normalised against the average of the rows that hold any query word."""
+    from django.db import connection
+
+    for body in COMMON[:6] + ["The Vantoro audit needs the garden budget.", "Vantoro called about pottery."]:
+        write(seat, body)
+    query = search_words("Vantoro garden pottery budget")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, tsvector_to_array(search_tsv), search_len FROM agent_diary WHERE seat_id = %s",
+                       [seat.pk])
+        rows = {i: (set(lexemes), length) for i, lexemes, length in cursor.fetchall()}
+        cursor.execute("SELECT querytree(to_tsquery('english', w)) FROM unnest(%s::text[]) w", [query])
+        asked = [q.strip("'") for (q,) in cursor.fetchall()]
+    matched = {i: row for i, row in rows.items() if row[0] & set(asked)}
+    df = {w: sum(w in lexemes for lexemes, _ in rows.values()) for w in asked}
+    average = sum(length for _, length in matched.values()) / len(matched)
+    expected = {
+        i: sum(math.log(1 + (len(rows) - df[w] + 0.5) / (df[w] + 0.5)) for w in asked if w in lexemes)
+        * (hybrid.BM25_K1 + 1) / (1 + hybrid.BM25_K1 * (1 - hybrid.BM25_B + hybrid.BM25_B * length / average))
+        for i, (lexemes, length) in matched.items()
+    }
+    got = dict(hybrid.by_words(diary.CORPUS, scope="t.seat_id = %s", scope_params=[seat.pk], words=query))
+    assert got.keys() == expected.keys()
+    assert all(math.isclose(got[i], expected[i], rel_tol=1e-9) for i in got)
